@@ -1,0 +1,265 @@
+//! Literal edits, done the slow and obvious way: on vectors of characters, with an explicit map
+//! from the LF-normalised view back to the file's own characters.
+//!
+//! The rule (SPEC "byte-faithful edits"): matching happens on the LF-normalised view, but only the
+//! matched regions change on disk. A matched region that begins at a line break which the file
+//! spells `\r\n` takes the `\r` with it. Line breaks inside the replacement take the file's
+//! dominant style: CRLF iff CRLF pairs outnumber bare LFs in the first 4096 characters. A leading
+//! BOM is kept.
+
+use crate::text::{NotText, STYLE_SAMPLE_CHARS, decode_for_edit, lf_normalize};
+
+/// Why an edit cannot apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EditError {
+    /// The file is binary or not UTF-8.
+    NotText(NotTextReason),
+    /// The old string is empty after normalisation.
+    EmptyOld,
+    /// The old string occurs nowhere.
+    NotFound,
+    /// The old string occurs this many times and `replace_all` is off.
+    Ambiguous(usize),
+}
+
+/// Which decoding rule an edit tripped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotTextReason {
+    /// A NUL byte somewhere.
+    Binary,
+    /// Not strict UTF-8.
+    InvalidUtf8,
+}
+
+/// A successful edit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditResult {
+    /// The file's new bytes.
+    pub bytes: Vec<u8>,
+    /// The old text, LF-normalised, without BOM.
+    pub before: String,
+    /// The new text, LF-normalised, without BOM.
+    pub after: String,
+    /// How many regions were replaced.
+    pub replacements: usize,
+}
+
+/// Applies a literal edit to a file's bytes.
+pub fn apply_literal_edit(
+    bytes: &[u8],
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<EditResult, EditError> {
+    let (text, bom) = decode_for_edit(bytes).map_err(|e| {
+        EditError::NotText(match e {
+            NotText::Binary => NotTextReason::Binary,
+            NotText::InvalidUtf8 => NotTextReason::InvalidUtf8,
+        })
+    })?;
+    let t: Vec<char> = text.chars().collect();
+
+    // The normalised view: every `\r` directly followed by `\n` is dropped. For each character of
+    // the view, remember where it sits in `t` and whether a dropped `\r` stood right before it.
+    let mut view: Vec<char> = Vec::new();
+    let mut origin: Vec<usize> = Vec::new();
+    let mut after_dropped_cr: Vec<bool> = Vec::new();
+    let mut i = 0;
+    while i < t.len() {
+        if t[i] == '\r' && i + 1 < t.len() && t[i + 1] == '\n' {
+            view.push('\n');
+            origin.push(i + 1);
+            after_dropped_cr.push(true);
+            i += 2;
+        } else {
+            view.push(t[i]);
+            origin.push(i);
+            after_dropped_cr.push(false);
+            i += 1;
+        }
+    }
+
+    let old_view: Vec<char> = lf_normalize(old).chars().collect();
+    let new_view: Vec<char> = lf_normalize(new).chars().collect();
+    if old_view.is_empty() {
+        return Err(EditError::EmptyOld);
+    }
+
+    let mut matches = Vec::new();
+    let mut at = 0;
+    while at + old_view.len() <= view.len() {
+        if view[at..at + old_view.len()] == old_view[..] {
+            matches.push(at);
+            at += old_view.len();
+        } else {
+            at += 1;
+        }
+    }
+    if matches.is_empty() {
+        return Err(EditError::NotFound);
+    }
+    if matches.len() > 1 && !replace_all {
+        return Err(EditError::Ambiguous(matches.len()));
+    }
+
+    let sample: Vec<char> = t.iter().take(STYLE_SAMPLE_CHARS).copied().collect();
+    let mut crlf = 0usize;
+    let mut lf = 0usize;
+    for k in 0..sample.len() {
+        if sample[k] == '\n' {
+            lf += 1;
+            if k > 0 && sample[k - 1] == '\r' {
+                crlf += 1;
+            }
+        }
+    }
+    let use_crlf = crlf > lf - crlf;
+    let mut replacement: Vec<char> = Vec::new();
+    for &c in &new_view {
+        if c == '\n' && use_crlf {
+            replacement.push('\r');
+        }
+        replacement.push(c);
+    }
+
+    // Regions in `t`, left to right and disjoint.
+    let mut regions: Vec<(usize, usize)> = Vec::new();
+    for &m in &matches {
+        let mut start = origin[m];
+        if view[m] == '\n' && after_dropped_cr[m] {
+            start -= 1;
+        }
+        let end = origin[m + old_view.len() - 1] + 1;
+        regions.push((start, end));
+    }
+    let mut out: Vec<char> = Vec::new();
+    let mut cursor = 0;
+    for &(start, end) in &regions {
+        out.extend_from_slice(&t[cursor..start]);
+        out.extend_from_slice(&replacement);
+        cursor = end;
+    }
+    out.extend_from_slice(&t[cursor..]);
+
+    let out_text: String = out.iter().collect();
+    let mut new_bytes = Vec::new();
+    if bom {
+        new_bytes.extend_from_slice("\u{FEFF}".as_bytes());
+    }
+    new_bytes.extend_from_slice(out_text.as_bytes());
+    Ok(EditResult {
+        bytes: new_bytes,
+        before: view.iter().collect(),
+        after: lf_normalize(&out_text),
+        replacements: matches.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(bytes: &[u8], old: &str, new: &str, all: bool) -> Result<EditResult, EditError> {
+        apply_literal_edit(bytes, old, new, all)
+    }
+
+    fn bytes_of(r: Result<EditResult, EditError>) -> Vec<u8> {
+        r.expect("edit applies").bytes
+    }
+
+    // seed-source §3.14 applyLiteralEdit: "replaces a unique match" ('a b c' → 'a X c').
+    #[test]
+    fn replaces_a_unique_match() {
+        let r = edit(b"a b c", "b", "X", false).expect("applies");
+        assert_eq!(r.bytes, b"a X c");
+        assert_eq!(r.replacements, 1);
+    }
+
+    // "rejects zero matches", "rejects an empty oldString", "rejects multiple matches".
+    #[test]
+    fn rejects_zero_empty_and_ambiguous() {
+        assert_eq!(edit(b"abc", "z", "y", false), Err(EditError::NotFound));
+        assert_eq!(edit(b"abc", "", "y", false), Err(EditError::EmptyOld));
+        assert_eq!(edit(b"abc", "\r\n", "y", false), Err(EditError::NotFound));
+        assert_eq!(
+            edit(b"a a a", "a", "b", false),
+            Err(EditError::Ambiguous(3))
+        );
+        assert_eq!(edit(b"z", "a", "b", true), Err(EditError::NotFound));
+    }
+
+    // "replaces all matches with replaceAll" (3 replacements), non-overlapping from the left.
+    #[test]
+    fn replace_all_is_non_overlapping() {
+        let r = edit(b"a a a", "a", "b", true).expect("applies");
+        assert_eq!((r.bytes.as_slice(), r.replacements), (&b"b b b"[..], 3));
+        assert_eq!(bytes_of(edit(b"aaa", "aa", "x", true)), b"xa");
+    }
+
+    // "matches across normalized line endings" and "round-trips CRLF".
+    #[test]
+    fn matches_on_lf_and_keeps_crlf_on_disk() {
+        let r = edit(b"one\r\ntwo\r\n", "one\ntwo", "1\n2", false).expect("applies");
+        assert_eq!(r.bytes, b"1\r\n2\r\n");
+        assert_eq!(r.before, "one\ntwo\n");
+        assert_eq!(r.after, "1\n2\n");
+    }
+
+    // Where we go further: a mixed file stays mixed outside the match.
+    #[test]
+    fn untouched_lines_keep_their_own_endings() {
+        let r = edit(b"a\r\nb\nc\r\nd\n", "c", "C", false).expect("applies");
+        assert_eq!(r.bytes, b"a\r\nb\nC\r\nd\n");
+        // Dominant LF (2 CRLF vs 2 bare... tie => LF): inserted breaks are LF.
+        assert_eq!(
+            bytes_of(edit(b"a\r\nb\nc\r\nd\n", "b", "x\ny", false)),
+            b"a\r\nx\ny\nc\r\nd\n"
+        );
+        // Dominant CRLF: inserted breaks are CRLF, the bare LF elsewhere survives.
+        assert_eq!(
+            bytes_of(edit(b"a\r\nb\r\nc\n", "a", "x\ny", false)),
+            b"x\r\ny\r\nb\r\nc\n"
+        );
+    }
+
+    #[test]
+    fn a_match_that_starts_at_a_crlf_break_takes_the_cr() {
+        assert_eq!(bytes_of(edit(b"a\r\nb", "\nb", "\nc", false)), b"a\r\nc");
+        assert_eq!(bytes_of(edit(b"a\r\nb", "a\n", "", false)), b"b");
+        assert_eq!(bytes_of(edit(b"a\r\nb", "a", "z", false)), b"z\r\nb");
+    }
+
+    #[test]
+    fn replacement_is_literal_and_the_bom_is_kept() {
+        assert_eq!(bytes_of(edit(b"x", "x", "$&$$$1", false)), b"$&$$$1");
+        let r = edit(b"\xEF\xBB\xBFhello", "hello", "bye", false).expect("applies");
+        assert_eq!(r.bytes, b"\xEF\xBB\xBFbye");
+        assert_eq!((r.before.as_str(), r.after.as_str()), ("hello", "bye"));
+    }
+
+    #[test]
+    fn binary_and_invalid_text_are_refused() {
+        let mut late = vec![b'a'; 9000];
+        late.push(0);
+        assert_eq!(
+            edit(&late, "a", "b", true),
+            Err(EditError::NotText(NotTextReason::Binary))
+        );
+        assert_eq!(
+            edit(b"h\xFFi", "h", "b", false),
+            Err(EditError::NotText(NotTextReason::InvalidUtf8))
+        );
+    }
+
+    #[test]
+    fn lone_cr_and_cr_cr_lf_are_kept_byte_for_byte() {
+        assert_eq!(
+            bytes_of(edit(b"a\rb\r\r\nc", "c", "d", false)),
+            b"a\rb\r\r\nd"
+        );
+        assert_eq!(
+            bytes_of(edit("é日🦀".as_bytes(), "日", "x", false)),
+            "éx🦀".as_bytes()
+        );
+    }
+}

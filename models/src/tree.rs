@@ -1,0 +1,255 @@
+//! The model's world: nested maps of nodes, and a counter that mints versions.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One object in the model's tree.
+#[derive(Clone, Debug)]
+pub(crate) enum Node {
+    File {
+        bytes: Vec<u8>,
+        mode: u32,
+        version: u64,
+    },
+    Dir {
+        entries: BTreeMap<String, Node>,
+        /// `None` when the provider created it (its mode depends on the umask).
+        mode: Option<u32>,
+        id: u64,
+        /// Bumped when the set of entries (names or kinds) changes.
+        entries_v: u64,
+        /// Bumped by every mutation that may have touched the directory.
+        touch_v: u64,
+    },
+    Symlink {
+        target: String,
+        version: u64,
+    },
+    Other {
+        version: u64,
+    },
+}
+
+/// What a snapshot of the world holds at one relative path.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SnapEntry {
+    /// A regular file with its bytes and permission bits (`None`: not compared).
+    File {
+        /// Raw content.
+        #[serde(with = "crate::tree::bytes_or_text")]
+        bytes: Vec<u8>,
+        /// Permission bits.
+        mode: Option<u32>,
+    },
+    /// A directory (`mode` `None`: not compared).
+    Dir {
+        /// Permission bits.
+        mode: Option<u32>,
+    },
+    /// A symbolic link with its text (root-absolute targets start with `/`).
+    Symlink {
+        /// The link text.
+        target: String,
+    },
+    /// Anything else (a FIFO).
+    Other,
+}
+
+impl SnapEntry {
+    /// Whether an observed entry satisfies this expected one (`None` modes match anything).
+    pub fn admits(&self, observed: &SnapEntry) -> bool {
+        match (self, observed) {
+            (SnapEntry::File { bytes: a, mode: ma }, SnapEntry::File { bytes: b, mode: mb }) => {
+                a == b && (ma.is_none() || mb.is_none() || ma == mb)
+            }
+            (SnapEntry::Dir { mode: ma }, SnapEntry::Dir { mode: mb }) => {
+                ma.is_none() || mb.is_none() || ma == mb
+            }
+            (a, b) => a == b,
+        }
+    }
+
+    /// The same entry with its mode forgotten (for backends that do not claim permissions).
+    pub fn without_mode(&self) -> SnapEntry {
+        match self {
+            SnapEntry::File { bytes, .. } => SnapEntry::File {
+                bytes: bytes.clone(),
+                mode: None,
+            },
+            SnapEntry::Dir { .. } => SnapEntry::Dir { mode: None },
+            other => other.clone(),
+        }
+    }
+}
+
+/// Serialises bytes as a string when they are UTF-8, else as an array, so traces stay readable.
+pub(crate) mod bytes_or_text {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Repr {
+        Text(String),
+        Bytes(Vec<u8>),
+    }
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        match std::str::from_utf8(bytes) {
+            Ok(t) => Repr::Text(t.to_string()).serialize(s),
+            Err(_) => Repr::Bytes(bytes.to_vec()).serialize(s),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        Ok(match Repr::deserialize(d)? {
+            Repr::Text(t) => t.into_bytes(),
+            Repr::Bytes(b) => b,
+        })
+    }
+}
+
+/// The tree and its version counter.
+#[derive(Clone, Debug)]
+pub(crate) struct Tree {
+    pub root: Node,
+    counter: u64,
+}
+
+impl Tree {
+    pub fn new() -> Self {
+        Tree {
+            root: Node::Dir {
+                entries: BTreeMap::new(),
+                mode: None,
+                id: 0,
+                entries_v: 1,
+                touch_v: 1,
+            },
+            counter: 1,
+        }
+    }
+
+    /// A version number never handed out before.
+    pub fn mint(&mut self) -> u64 {
+        self.counter += 1;
+        self.counter
+    }
+
+    /// The node at exactly these components (no link is followed).
+    pub fn get(&self, comps: &[String]) -> Option<&Node> {
+        let mut node = &self.root;
+        for c in comps {
+            match node {
+                Node::Dir { entries, .. } => node = entries.get(c)?,
+                _ => return None,
+            }
+        }
+        Some(node)
+    }
+
+    /// The mutable node at exactly these components.
+    pub fn get_mut(&mut self, comps: &[String]) -> Option<&mut Node> {
+        let mut node = &mut self.root;
+        for c in comps {
+            match node {
+                Node::Dir { entries, .. } => node = entries.get_mut(c)?,
+                _ => return None,
+            }
+        }
+        Some(node)
+    }
+
+    /// Marks a directory as touched by a mutation (and, when `entries` is set, as having
+    /// changed its set of entries).
+    pub fn touch(&mut self, dir: &[String], entries: bool) {
+        let v = self.mint();
+        if let Some(Node::Dir {
+            entries_v, touch_v, ..
+        }) = self.get_mut(dir)
+        {
+            *touch_v = v;
+            if entries {
+                *entries_v = v;
+            }
+        }
+    }
+
+    /// Puts `node` at `comps` (the parent must be a directory), replacing what was there.
+    /// Returns false when the parent is not a directory.
+    pub fn put(&mut self, comps: &[String], node: Node) -> bool {
+        let Some((name, parent)) = comps.split_last() else {
+            return false;
+        };
+        let replaced_kind_same = matches!(
+            (self.get(comps), &node),
+            (Some(Node::File { .. }), Node::File { .. })
+        );
+        match self.get_mut(parent) {
+            Some(Node::Dir { entries, .. }) => {
+                entries.insert(name.clone(), node);
+            }
+            _ => return false,
+        }
+        self.touch(parent, !replaced_kind_same);
+        true
+    }
+
+    /// Removes whatever is at `comps`.
+    pub fn remove(&mut self, comps: &[String]) -> bool {
+        let Some((name, parent)) = comps.split_last() else {
+            return false;
+        };
+        let removed = match self.get_mut(parent) {
+            Some(Node::Dir { entries, .. }) => entries.remove(name).is_some(),
+            _ => false,
+        };
+        if removed {
+            self.touch(parent, true);
+        }
+        removed
+    }
+
+    /// A new, empty directory node.
+    pub fn new_dir(&mut self, mode: Option<u32>) -> Node {
+        let v = self.mint();
+        Node::Dir {
+            entries: BTreeMap::new(),
+            mode,
+            id: v,
+            entries_v: v,
+            touch_v: v,
+        }
+    }
+
+    /// Every entry under the root, by relative path.
+    pub fn snapshot(&self) -> BTreeMap<String, SnapEntry> {
+        let mut out = BTreeMap::new();
+        fn walk(prefix: &str, node: &Node, out: &mut BTreeMap<String, SnapEntry>) {
+            if let Node::Dir { entries, .. } = node {
+                for (name, child) in entries {
+                    let path = if prefix.is_empty() {
+                        name.clone()
+                    } else {
+                        format!("{prefix}/{name}")
+                    };
+                    let entry = match child {
+                        Node::File { bytes, mode, .. } => SnapEntry::File {
+                            bytes: bytes.clone(),
+                            mode: Some(*mode),
+                        },
+                        Node::Dir { mode, .. } => SnapEntry::Dir { mode: *mode },
+                        Node::Symlink { target, .. } => SnapEntry::Symlink {
+                            target: target.clone(),
+                        },
+                        Node::Other { .. } => SnapEntry::Other,
+                    };
+                    out.insert(path.clone(), entry);
+                    walk(&path, child, out);
+                }
+            }
+        }
+        walk("", &self.root, &mut out);
+        out
+    }
+}
