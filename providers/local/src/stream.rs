@@ -1,0 +1,112 @@
+//! `stream_text`: the same text as `read_text`, in chunks of at most 64 KiB, so memory stays flat
+//! however large the file. Decoding is incremental: a multi-byte sequence split across chunks is
+//! carried to the next one; a truncated one at the end is invalid UTF-8.
+
+use crate::errors::{fail, io as io_err};
+use crate::read::NUL_SAMPLE;
+use seam::{FsError, FsErrorCode, Signal, Verb};
+use std::fs::File;
+use std::io::Read;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// Bytes read per chunk (64 KiB: the raw copy peaks here on this class of machine).
+pub(crate) const CHUNK: usize = 64 * 1024;
+
+pub(crate) struct TextChunks {
+    file: File,
+    display: String,
+    signal: Signal,
+    carry: Vec<u8>,
+    seen: usize,
+    at_start: bool,
+    done: bool,
+}
+
+impl TextChunks {
+    pub fn new(file: File, display: String, signal: Signal) -> Self {
+        Self {
+            file,
+            display,
+            signal,
+            carry: Vec::new(),
+            seen: 0,
+            at_start: true,
+            done: false,
+        }
+    }
+
+    fn not_text(&self, why: &str) -> FsError {
+        fail(FsErrorCode::NotText, "read", &self.display, why)
+    }
+
+    fn next_chunk(&mut self) -> Option<Result<String, FsError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if let Err(e) = self.signal.check(Verb::Read) {
+                self.done = true;
+                return Some(Err(e));
+            }
+            let mut buf = std::mem::take(&mut self.carry);
+            let start = buf.len();
+            buf.reserve(CHUNK);
+            // `take(..).read_to_end` reads into spare capacity without zeroing it first.
+            let n = match (&self.file).take(CHUNK as u64).read_to_end(&mut buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(io_err(e, "read", &self.display)));
+                }
+            };
+            let eof = n == 0;
+            if self.seen < NUL_SAMPLE {
+                let fresh = &buf[start..];
+                let look = fresh.len().min(NUL_SAMPLE - self.seen);
+                if fresh[..look].contains(&0) {
+                    self.done = true;
+                    return Some(Err(self.not_text("binary file")));
+                }
+                self.seen += n;
+            }
+            if self.at_start {
+                if buf.len() < seam::text::BOM.len() && !eof && seam::text::BOM.starts_with(&buf) {
+                    self.carry = buf;
+                    continue;
+                }
+                self.at_start = false;
+                if buf.starts_with(seam::text::BOM) {
+                    buf.drain(..seam::text::BOM.len());
+                }
+            }
+            let valid = match std::str::from_utf8(&buf) {
+                Ok(_) => buf.len(),
+                Err(e) if e.error_len().is_none() && !eof => e.valid_up_to(),
+                Err(_) => {
+                    self.done = true;
+                    return Some(Err(self.not_text("invalid UTF-8 text")));
+                }
+            };
+            self.carry = buf.split_off(valid);
+            if eof {
+                self.done = true;
+            }
+            if buf.is_empty() && !eof {
+                continue;
+            }
+            if buf.is_empty() {
+                return None;
+            }
+            return Some(String::from_utf8(buf).map_err(|_| self.not_text("invalid UTF-8 text")));
+        }
+    }
+}
+
+impl futures_core::Stream for TextChunks {
+    type Item = Result<String, FsError>;
+
+    fn poll_next(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Poll::Ready(self.get_mut().next_chunk())
+    }
+}
