@@ -1,0 +1,47 @@
+//! How the suite gets a fresh subject for every case, without knowing which provider it is.
+
+use crate::world::World;
+use seam::FileSystem;
+use std::sync::Arc;
+
+/// How much durability a case asks of the provider. Generated runs use `Relaxed` for speed and
+/// run a share of their cases at `Full`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseDurability {
+    /// fsync file and directory.
+    Full,
+    /// Whatever is fastest while still atomic.
+    Relaxed,
+}
+
+/// What a case asks of its subject.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseOptions {
+    /// Seed for every random choice the provider makes (staging names...). Two subjects made
+    /// with the same seed should make the same choices.
+    pub seed: u64,
+    /// Durability for this case.
+    pub durability: CaseDurability,
+}
+
+/// A provider under test and its world, fresh for one case.
+pub struct Subject {
+    /// The provider.
+    pub fs: Arc<dyn FileSystem>,
+    /// Out-of-band control of its storage.
+    pub world: Arc<dyn World>,
+    /// The provider's exclusive diff-basis limit, so the model predicts `before` exactly.
+    pub diff_basis_max_bytes: u64,
+    /// Anything that must live as long as the subject (a temporary directory, a server).
+    pub keep_alive: Box<dyn Send + Sync>,
+}
+
+/// Makes subjects. A backend author implements this in their own tests.
+pub trait Factory: Send + Sync {
+    /// The provider's name, for reports.
+    fn name(&self) -> String;
+
+    /// A fresh, empty subject.
+    fn make(&self, options: &CaseOptions) -> Result<Subject, String>;
+}

@@ -1,0 +1,297 @@
+//! The generated-sequence property: proptest (through proptest-state-machine's sequential
+//! strategy, so shrinking deletes whole steps before it simplifies single ones) drives sequences
+//! against fresh subjects; a failing one is shrunk and then replayed once more to capture a
+//! readable record of every step.
+
+use crate::factory::{CaseDurability, CaseOptions, Factory};
+use crate::generate::step_strategy;
+use crate::harness::{Harness, MessageCheck, StepRecord};
+use crate::stats::Stats;
+use crate::step::Step;
+use proptest::strategy::{BoxedStrategy, Just};
+use proptest::test_runner::{
+    Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
+};
+use proptest_state_machine::strategy::Sequential;
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+use tokio::runtime::Runtime;
+
+/// Settings of the sequence property.
+#[derive(Clone, Debug)]
+pub struct SequenceConfig {
+    /// How many sequences to generate.
+    pub cases: u32,
+    /// The longest sequence.
+    pub max_steps: usize,
+    /// The seed of the whole run.
+    pub seed: u64,
+    /// Every n-th case runs at full durability (the rest relaxed).
+    pub full_durability_every: u32,
+    /// How strictly messages are compared.
+    pub messages: MessageCheck,
+    /// Upper bound on shrinking attempts.
+    pub max_shrink_iters: u32,
+}
+
+impl Default for SequenceConfig {
+    fn default() -> Self {
+        Self {
+            cases: 256,
+            max_steps: 40,
+            seed: 0x5EA4,
+            full_durability_every: 8,
+            messages: MessageCheck::Exact,
+            max_shrink_iters: 2048,
+        }
+    }
+}
+
+/// Where a run is, for progress displays.
+#[derive(Clone, Copy, Debug)]
+pub enum Progress {
+    /// Generated case `done` of `total` finished; `steps` executed so far.
+    Case {
+        /// Cases finished.
+        done: u64,
+        /// Cases planned.
+        total: u64,
+        /// Steps executed so far.
+        steps: u64,
+    },
+    /// A failure was found; shrinking attempt `attempt`, best length so far `len`.
+    Shrinking {
+        /// Attempts so far.
+        attempt: u64,
+        /// Length of the shortest failing sequence so far.
+        len: usize,
+    },
+}
+
+/// A failing sequence, shrunk.
+#[derive(Clone, Debug)]
+pub struct SequenceFailure {
+    /// What went wrong at the failing step.
+    pub message: String,
+    /// The shrunk sequence, ending at the failing step.
+    pub steps: Vec<Step>,
+    /// The length of the sequence before shrinking.
+    pub original_len: usize,
+    /// Each step of the shrunk sequence as replayed.
+    pub records: Vec<StepRecord>,
+    /// Runs spent shrinking.
+    pub shrink_runs: u64,
+}
+
+/// The outcome of the sequence property.
+#[derive(Clone, Debug, Default)]
+pub struct SequenceOutcome {
+    /// Counts over the generated (not the shrinking) runs.
+    pub stats: Stats,
+    /// Cases generated and run.
+    pub cases: u64,
+    /// Of those, run at full durability.
+    pub full_durability_cases: u64,
+    /// The failure, if any.
+    pub failure: Option<SequenceFailure>,
+    /// Seconds spent.
+    pub seconds: f64,
+}
+
+fn rng_for(seed: u64) -> TestRng {
+    let mut bytes = [0u8; 32];
+    for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+        let mixed = seed
+            .wrapping_add(i as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(17);
+        chunk.copy_from_slice(&mixed.to_le_bytes());
+    }
+    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
+}
+
+/// A current-thread runtime for driving a provider from synchronous test code.
+pub fn runtime() -> Result<Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a runtime: {e}"))
+}
+
+/// Runs `steps` against a fresh subject; returns every record up to and including the first
+/// failure, and the harness counts.
+pub fn run_steps(
+    factory: &dyn Factory,
+    rt: &Runtime,
+    options: &CaseOptions,
+    messages: MessageCheck,
+    steps: &[Step],
+    seen: Option<&AtomicUsize>,
+) -> Result<(Vec<StepRecord>, Stats), String> {
+    let subject = factory
+        .make(options)
+        .map_err(|e| format!("cannot make a subject: {e}"))?;
+    let mut harness = Harness::new(subject, messages);
+    if let Err(e) = harness.verify_world() {
+        return Err(format!("the fresh subject is not empty: {e}"));
+    }
+    let mut records = Vec::with_capacity(steps.len());
+    for (i, step) in steps.iter().enumerate() {
+        if let Some(seen) = seen {
+            seen.fetch_add(1, Ordering::SeqCst);
+        }
+        let record = harness.step(rt, i, step);
+        let failed = record.failure.is_some();
+        records.push(record);
+        if failed {
+            break;
+        }
+    }
+    Ok((records, harness.stats))
+}
+
+struct RunState {
+    outcome: SequenceOutcome,
+    failing: bool,
+    best_len: usize,
+    original_len: usize,
+}
+
+/// Runs the sequence property.
+pub fn run_sequences(
+    factory: &dyn Factory,
+    config: &SequenceConfig,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<SequenceOutcome, String> {
+    let started = Instant::now();
+    let rt = runtime()?;
+    let probe = factory.make(&CaseOptions {
+        seed: config.seed,
+        durability: CaseDurability::Relaxed,
+    })?;
+    let caps = probe.fs.capabilities();
+    let fifos = probe.world.supports_fifos();
+    drop(probe);
+
+    // Steps do not depend on the state (every step is valid anywhere; the model predicts its
+    // outcome), so the machine's own state is unit and preconditions always hold: the sequential
+    // strategy is used for its shrinking, which deletes whole steps before simplifying any.
+    let strategy = Sequential::new(
+        (1..=config.max_steps.max(1)).into(),
+        || Just(()),
+        |_: &(), _: &Step| true,
+        move |_: &()| -> BoxedStrategy<Step> { step_strategy(caps, fifos) },
+        |s: (), _: &Step| s,
+    );
+    let proptest_config = Config {
+        cases: config.cases,
+        failure_persistence: None,
+        max_shrink_iters: config.max_shrink_iters,
+        fork: false,
+        timeout: 0,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new_with_rng(proptest_config, rng_for(config.seed));
+    let state = RefCell::new(RunState {
+        outcome: SequenceOutcome::default(),
+        failing: false,
+        best_len: usize::MAX,
+        original_len: 0,
+    });
+    let every = u64::from(config.full_durability_every.max(1));
+    let progress = RefCell::new(progress);
+    let result = runner.run(&strategy, |(_, steps, seen): ((), Vec<Step>, Option<Arc<AtomicUsize>>)| {
+        let (case_no, failing) = {
+            let st = state.borrow();
+            (st.outcome.cases, st.failing)
+        };
+        let durability = if case_no % every == 0 {
+            CaseDurability::Full
+        } else {
+            CaseDurability::Relaxed
+        };
+        let options = CaseOptions {
+            seed: config.seed,
+            durability,
+        };
+        let (records, stats) = run_steps(factory, &rt, &options, config.messages, &steps, seen.as_deref())
+            .map_err(TestCaseError::fail)?;
+        let mut st = state.borrow_mut();
+        let failure = records.last().and_then(|r| r.failure.clone().map(|f| (r.index, f)));
+        if failing {
+            st.outcome.failure.get_or_insert_with(|| SequenceFailure {
+                message: String::new(),
+                steps: Vec::new(),
+                original_len: 0,
+                records: Vec::new(),
+                shrink_runs: 0,
+            });
+            if let Some(f) = st.outcome.failure.as_mut() {
+                f.shrink_runs += 1;
+            }
+            if let Some((index, _)) = &failure {
+                st.best_len = st.best_len.min(index + 1);
+            }
+            let (attempt, len) = (
+                st.outcome.failure.as_ref().map_or(0, |f| f.shrink_runs),
+                st.best_len,
+            );
+            drop(st);
+            (progress.borrow_mut())(Progress::Shrinking { attempt, len });
+        } else {
+            st.outcome.cases += 1;
+            if durability == CaseDurability::Full {
+                st.outcome.full_durability_cases += 1;
+            }
+            st.outcome.stats.merge(&stats);
+            if let Some((index, _)) = &failure {
+                st.failing = true;
+                st.original_len = index + 1;
+                st.best_len = index + 1;
+            }
+            let p = Progress::Case {
+                done: st.outcome.cases,
+                total: u64::from(config.cases),
+                steps: st.outcome.stats.steps,
+            };
+            drop(st);
+            (progress.borrow_mut())(p);
+        }
+        match failure {
+            Some((index, message)) => Err(TestCaseError::fail(format!("step {index}: {message}"))),
+            None => Ok(()),
+        }
+    });
+    let mut st = state.into_inner();
+    match result {
+        Ok(()) => {}
+        Err(TestError::Fail(_, (_, steps, _))) => {
+            // Replay the minimal sequence once more for a clean record of each step.
+            let options = CaseOptions {
+                seed: config.seed,
+                durability: CaseDurability::Full,
+            };
+            let (records, _) = run_steps(factory, &rt, &options, config.messages, &steps, None)?;
+            let shrink_runs = st.outcome.failure.as_ref().map_or(0, |f| f.shrink_runs);
+            let (message, len) = match records.last().and_then(|r| r.failure.clone()) {
+                Some(m) => (m, records.len()),
+                None => (
+                    "the shrunk sequence passed when replayed (a flaky failure)".to_string(),
+                    steps.len(),
+                ),
+            };
+            st.outcome.failure = Some(SequenceFailure {
+                message,
+                steps: steps[..len.min(steps.len())].to_vec(),
+                original_len: st.original_len,
+                records,
+                shrink_runs,
+            });
+        }
+        Err(TestError::Abort(why)) => return Err(format!("the run was aborted: {why}")),
+    }
+    st.outcome.seconds = started.elapsed().as_secs_f64();
+    Ok(st.outcome)
+}

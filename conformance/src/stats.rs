@@ -1,0 +1,73 @@
+//! Counts of what a run exercised, so a report can show that a check was reached, not only that
+//! it did not fail.
+
+use seam::FsErrorCode;
+use std::collections::BTreeMap;
+
+/// What ran.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Stats {
+    /// Steps executed (provider operations and world changes).
+    pub steps: u64,
+    /// Provider operations by name.
+    pub ops: BTreeMap<String, u64>,
+    /// Error codes produced (and expected) by name.
+    pub codes: BTreeMap<String, u64>,
+    /// World changes applied.
+    pub world_applied: u64,
+    /// World changes not applicable in the state reached (skipped on both sides).
+    pub world_skipped: u64,
+    /// Mutations that succeeded.
+    pub mutations_committed: u64,
+    /// Fresh stats compared with a mutation's returned version.
+    pub fresh_stats: u64,
+    /// Mutations whose staging was inspected at the staged point.
+    pub staging_observed: u64,
+    /// Full comparisons of the world with the model.
+    pub world_checks: u64,
+}
+
+impl Stats {
+    /// Counts one provider operation.
+    pub fn op(&mut self, kind: &str) {
+        *self.ops.entry(kind.to_string()).or_default() += 1;
+    }
+
+    /// Counts one error code.
+    pub fn code(&mut self, code: FsErrorCode) {
+        *self.codes.entry(code.as_str().to_string()).or_default() += 1;
+    }
+
+    /// Counts a world change.
+    pub fn world(&mut self, applied: bool) {
+        if applied {
+            self.world_applied += 1;
+        } else {
+            self.world_skipped += 1;
+        }
+    }
+
+    /// Counts a mutation's success.
+    pub fn op_committed(&mut self, ok: bool) {
+        if ok {
+            self.mutations_committed += 1;
+        }
+    }
+
+    /// Adds another run's counts.
+    pub fn merge(&mut self, other: &Stats) {
+        self.steps += other.steps;
+        for (k, v) in &other.ops {
+            *self.ops.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &other.codes {
+            *self.codes.entry(k.clone()).or_default() += v;
+        }
+        self.world_applied += other.world_applied;
+        self.world_skipped += other.world_skipped;
+        self.mutations_committed += other.mutations_committed;
+        self.fresh_stats += other.fresh_stats;
+        self.staging_observed += other.staging_observed;
+        self.world_checks += other.world_checks;
+    }
+}

@@ -1,0 +1,245 @@
+//! The steps of a generated sequence, as they appear in a JSON trace.
+//!
+//! Paths are written relative to the test root (`d/../a`), or absolute with a `{root}` prefix
+//! (`{root}/d/a`) that is replaced by the root's display path when the step runs, so a trace
+//! replays against any provider in any directory.
+
+use seam::CancelPoint;
+use seam_model::{Competitor, WorldOp};
+use serde::{Deserialize, Serialize};
+
+/// The placeholder for the root's display path in a traced path.
+pub const ROOT_TOKEN: &str = "{root}";
+
+/// A version seen earlier in the sequence: `Recent(0)` is the most recent file version any step
+/// returned, `Recent(1)` the one before, and so on (wrapping). With none seen yet it is a token
+/// no backend ever issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VersionRef {
+    /// The k-th most recent file version seen.
+    Recent(u8),
+}
+
+/// A write's guard in a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteGuard {
+    /// No guard.
+    None,
+    /// Create only if absent.
+    CreateIfAbsent,
+    /// Replace only at a version seen earlier.
+    ReplaceIfVersion(VersionRef),
+}
+
+/// What happens to an operation while it runs.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interfere {
+    /// Nothing.
+    #[default]
+    None,
+    /// Cancelled before it starts.
+    CancelledBeforeStart,
+    /// Cancelled when the mutation reaches this point.
+    CancelAt(CancelPoint),
+    /// Something appears at the target between the guard check and publication.
+    Competitor(Competitor),
+}
+
+impl Interfere {
+    fn is_none(&self) -> bool {
+        *self == Interfere::None
+    }
+}
+
+/// One operation of a sequence.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// `resolve`.
+    Resolve {
+        /// Path as spelled.
+        path: String,
+    },
+    /// `resolve` then `stat`.
+    Stat {
+        /// Path as spelled.
+        path: String,
+    },
+    /// `lstat`.
+    Lstat {
+        /// Path as spelled.
+        path: String,
+    },
+    /// `resolve` then `read_text`.
+    ReadText {
+        /// Path as spelled.
+        path: String,
+    },
+    /// `resolve` then `stream_text`, chunks concatenated.
+    StreamText {
+        /// Path as spelled.
+        path: String,
+    },
+    /// `resolve` then `read_bytes`.
+    ReadBytes {
+        /// Path as spelled.
+        path: String,
+        /// The inclusive cap.
+        max: u64,
+    },
+    /// `resolve` then `list_dir`.
+    ListDir {
+        /// Path as spelled.
+        path: String,
+    },
+    /// `resolve` then `write_text`.
+    Write {
+        /// Path as spelled.
+        path: String,
+        /// The content.
+        content: String,
+        /// The guard.
+        guard: WriteGuard,
+    },
+    /// `resolve` then `edit_text`.
+    Edit {
+        /// Path as spelled.
+        path: String,
+        /// Text to find.
+        old: String,
+        /// Replacement.
+        new: String,
+        /// Replace every match.
+        replace_all: bool,
+        /// Version guard, if any.
+        guard: Option<VersionRef>,
+    },
+    /// A change behind the provider's back.
+    World(WorldOp),
+}
+
+impl Op {
+    /// A short name for counting.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::Resolve { .. } => "resolve",
+            Op::Stat { .. } => "stat",
+            Op::Lstat { .. } => "lstat",
+            Op::ReadText { .. } => "read_text",
+            Op::StreamText { .. } => "stream_text",
+            Op::ReadBytes { .. } => "read_bytes",
+            Op::ListDir { .. } => "list_dir",
+            Op::Write { .. } => "write_text",
+            Op::Edit { .. } => "edit_text",
+            Op::World(_) => "world",
+        }
+    }
+
+    /// Whether the operation mutates through the provider.
+    pub fn is_mutation(&self) -> bool {
+        matches!(self, Op::Write { .. } | Op::Edit { .. })
+    }
+}
+
+/// One step: an operation and what interferes with it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// The operation.
+    #[serde(flatten)]
+    pub op: Op,
+    /// Interference, if any.
+    #[serde(default, skip_serializing_if = "Interfere::is_none")]
+    pub interfere: Interfere,
+}
+
+impl Step {
+    /// A step with no interference.
+    pub fn plain(op: Op) -> Self {
+        Step {
+            op,
+            interfere: Interfere::None,
+        }
+    }
+}
+
+/// Replaces a leading `{root}` with the root's display path.
+pub fn render_path(path: &str, root: &str) -> String {
+    match path.strip_prefix(ROOT_TOKEN) {
+        Some(rest) => format!("{root}{rest}"),
+        None => path.to_string(),
+    }
+}
+
+/// A one-line description of a step, for reports and replay.
+pub fn describe(step: &Step) -> String {
+    let op = match &step.op {
+        Op::Resolve { path } => format!("resolve {path:?}"),
+        Op::Stat { path } => format!("stat {path:?}"),
+        Op::Lstat { path } => format!("lstat {path:?}"),
+        Op::ReadText { path } => format!("read_text {path:?}"),
+        Op::StreamText { path } => format!("stream_text {path:?}"),
+        Op::ReadBytes { path, max } => format!("read_bytes {path:?} max={max}"),
+        Op::ListDir { path } => format!("list_dir {path:?}"),
+        Op::Write {
+            path,
+            content,
+            guard,
+        } => format!("write_text {path:?} {:?} guard={guard:?}", short(content)),
+        Op::Edit {
+            path,
+            old,
+            new,
+            replace_all,
+            guard,
+        } => format!(
+            "edit_text {path:?} {:?} -> {:?}{} guard={guard:?}",
+            short(old),
+            short(new),
+            if *replace_all { " (all)" } else { "" }
+        ),
+        Op::World(w) => format!("world {}", serde_json::to_string(w).unwrap_or_default()),
+    };
+    match &step.interfere {
+        Interfere::None => op,
+        other => format!("{op} [{other:?}]"),
+    }
+}
+
+fn short(s: &str) -> String {
+    if s.chars().count() > 40 {
+        let head: String = s.chars().take(37).collect();
+        format!("{head}... ({} bytes)", s.len())
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_round_trip_through_json_and_stay_readable() {
+        let step = Step {
+            op: Op::Write {
+                path: "{root}/d/a".into(),
+                content: "x\r\n".into(),
+                guard: WriteGuard::ReplaceIfVersion(VersionRef::Recent(1)),
+            },
+            interfere: Interfere::CancelAt(CancelPoint::Staged),
+        };
+        let json = serde_json::to_string(&step).expect("json");
+        assert_eq!(
+            json,
+            r#"{"op":"write","path":"{root}/d/a","content":"x\r\n","guard":{"replace_if_version":{"recent":1}},"interfere":{"cancel_at":"staged"}}"#
+        );
+        let back: Step = serde_json::from_str(&json).expect("parse");
+        assert_eq!(back, step);
+        let plain = Step::plain(Op::Stat { path: "a".into() });
+        assert_eq!(serde_json::to_string(&plain).expect("json"), r#"{"op":"stat","path":"a"}"#);
+        assert_eq!(render_path("{root}/a", "/tmp/x"), "/tmp/x/a");
+    }
+}

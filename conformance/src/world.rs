@@ -1,0 +1,238 @@
+//! The side channel to a backend's storage.
+//!
+//! The suite must see the world without asking the provider under test: it sets up fixtures,
+//! plays the person or linter who edits a file behind the agent's back, and reads every byte back
+//! after every step. For local and sandboxed providers that is plain `std::fs` on the test root
+//! ([`DiskWorld`]); a remote backend exposes the same operations through its test-control channel.
+
+use seam_model::{SnapEntry, WorldEffect};
+use std::collections::BTreeMap;
+use std::io;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+
+/// The kind and permission bits of one entry, as seen out of band.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryMode {
+    /// A directory?
+    pub is_dir: bool,
+    /// Permission bits.
+    pub mode: u32,
+}
+
+/// Out-of-band control of the storage under one test root.
+pub trait World: Send + Sync {
+    /// The display path of the root in the provider's world (absolute, no trailing slash).
+    fn root_display(&self) -> String;
+
+    /// Carries out a change the model decided on.
+    fn apply(&self, effect: &WorldEffect) -> io::Result<()>;
+
+    /// Every entry under the root by relative path, with raw bytes and permission bits.
+    fn snapshot(&self) -> io::Result<BTreeMap<String, SnapEntry>>;
+
+    /// The kind and mode of an entry named by an absolute path in the provider's world, without
+    /// following a final link; `None` when nothing is there.
+    fn entry_mode(&self, path: &str) -> io::Result<Option<EntryMode>>;
+
+    /// Whether this world can make FIFOs.
+    fn supports_fifos(&self) -> bool {
+        false
+    }
+
+    /// Lets other users traverse the root (for running cases as an unprivileged user).
+    fn open_to_others(&self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A [`World`] on the local disk: a root directory reached with `std::fs`.
+#[derive(Debug)]
+pub struct DiskWorld {
+    root: PathBuf,
+    display: String,
+}
+
+impl DiskWorld {
+    /// A world rooted at `root`, whose display path is its canonical form.
+    pub fn new(root: &Path) -> io::Result<Self> {
+        let real = std::fs::canonicalize(root)?;
+        let display = real
+            .to_str()
+            .ok_or_else(|| io::Error::other("the test root is not valid UTF-8"))?
+            .to_string();
+        Ok(Self {
+            root: real,
+            display,
+        })
+    }
+
+    /// The real root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn at(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    fn link_text(&self, target: &str) -> PathBuf {
+        match target.strip_prefix('/') {
+            Some(rest) => self.root.join(rest),
+            None => PathBuf::from(target),
+        }
+    }
+
+    fn create_parents(&self, rel: &str) -> io::Result<()> {
+        let mut cur = self.root.clone();
+        let parts: Vec<&str> = rel.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            cur.push(part);
+            if std::fs::symlink_metadata(&cur).is_err() {
+                std::fs::create_dir(&cur)?;
+                std::fs::set_permissions(&cur, std::fs::Permissions::from_mode(0o755))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl World for DiskWorld {
+    fn root_display(&self) -> String {
+        self.display.clone()
+    }
+
+    fn apply(&self, effect: &WorldEffect) -> io::Result<()> {
+        match effect {
+            WorldEffect::CreateFile { path, bytes, mode } => {
+                self.create_parents(path)?;
+                let p = self.at(path);
+                if std::fs::symlink_metadata(&p).is_ok() {
+                    std::fs::remove_file(&p)?;
+                }
+                std::fs::write(&p, bytes)?;
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(*mode))
+            }
+            WorldEffect::RewriteFile {
+                path,
+                bytes,
+                restore_mtime,
+            } => {
+                let p = self.at(path);
+                let before = std::fs::metadata(&p)?.modified()?;
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(&p)?;
+                io::Write::write_all(&mut f, bytes)?;
+                if *restore_mtime {
+                    f.set_modified(before)?;
+                }
+                Ok(())
+            }
+            WorldEffect::CreateDir { path } => {
+                let p = self.at(path);
+                std::fs::create_dir(&p)?;
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))
+            }
+            WorldEffect::Symlink { path, target } => symlink(self.link_text(target), self.at(path)),
+            WorldEffect::Remove { path } => {
+                let p = self.at(path);
+                let meta = std::fs::symlink_metadata(&p)?;
+                if meta.is_dir() {
+                    std::fs::remove_dir_all(&p)
+                } else {
+                    std::fs::remove_file(&p)
+                }
+            }
+            WorldEffect::Chmod { path, mode } => {
+                std::fs::set_permissions(self.at(path), std::fs::Permissions::from_mode(*mode))
+            }
+            WorldEffect::Mkfifo { path } => rustix::fs::mknodat(
+                rustix::fs::CWD,
+                self.at(path).as_path(),
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            )
+            .map_err(io::Error::from),
+        }
+    }
+
+    fn snapshot(&self) -> io::Result<BTreeMap<String, SnapEntry>> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![(self.root.clone(), String::new())];
+        while let Some((dir, prefix)) = stack.pop() {
+            for entry in std::fs::read_dir(&dir)? {
+                let entry = entry?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let rel = if prefix.is_empty() {
+                    name
+                } else {
+                    format!("{prefix}/{name}")
+                };
+                let path = entry.path();
+                let meta = std::fs::symlink_metadata(&path)?;
+                let mode = meta.permissions().mode() & 0o7777;
+                let snap = if meta.file_type().is_symlink() {
+                    let text = std::fs::read_link(&path)?;
+                    let text = match text.strip_prefix(&self.root) {
+                        Ok(rest) if text.is_absolute() => format!("/{}", rest.to_string_lossy()),
+                        _ => text.to_string_lossy().into_owned(),
+                    };
+                    SnapEntry::Symlink { target: text }
+                } else if meta.is_dir() {
+                    stack.push((path.clone(), rel.clone()));
+                    SnapEntry::Dir { mode: Some(mode) }
+                } else if meta.is_file() {
+                    let bytes = if mode & 0o400 == 0 && !is_root() {
+                        read_privileged(&path)?
+                    } else {
+                        std::fs::read(&path)?
+                    };
+                    SnapEntry::File {
+                        bytes,
+                        mode: Some(mode),
+                    }
+                } else {
+                    SnapEntry::Other
+                };
+                out.insert(rel, snap);
+            }
+        }
+        Ok(out)
+    }
+
+    fn entry_mode(&self, path: &str) -> io::Result<Option<EntryMode>> {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) => Ok(Some(EntryMode {
+                is_dir: m.is_dir(),
+                mode: m.permissions().mode() & 0o7777,
+            })),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn supports_fifos(&self) -> bool {
+        true
+    }
+
+    fn open_to_others(&self) -> io::Result<()> {
+        std::fs::set_permissions(&self.root, std::fs::Permissions::from_mode(0o755))
+    }
+}
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// Reads a file whose owner-read bit is off by lending ourselves the bit for a moment.
+fn read_privileged(path: &Path) -> io::Result<Vec<u8>> {
+    let meta = std::fs::metadata(path)?;
+    let mode = meta.permissions().mode();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode | 0o400))?;
+    let bytes = std::fs::read(path);
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    bytes
+}

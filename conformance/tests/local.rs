@@ -1,0 +1,30 @@
+//! The suite against the correct local provider: every property passes.
+
+mod support;
+
+use seam_conformance::{SequenceConfig, Status, SuiteConfig, run_suite};
+use support::LocalFactory;
+
+#[test]
+fn the_local_provider_passes_every_property() {
+    let config = SuiteConfig {
+        sequences: SequenceConfig {
+            cases: 64,
+            seed: 11,
+            ..SequenceConfig::default()
+        },
+        ..SuiteConfig::default()
+    };
+    let report = run_suite(&LocalFactory { fault: None }, &config, &mut |_| {}).expect("suite runs");
+    println!("{}", report.render());
+    assert!(report.passed(), "{}", report.render());
+    assert_eq!(report.cases, 64);
+    assert!(report.stats.steps > 64 * 5, "sequences ran: {}", report.stats.steps);
+    for p in &report.properties {
+        if p.name == "permission-denied" && rustix::process::geteuid().is_root() {
+            // As root it needs a privilege-dropping runner (the seam binary provides one).
+            continue;
+        }
+        assert_eq!(p.status, Status::Passed, "{}: {:?}", p.name, p.status);
+    }
+}
