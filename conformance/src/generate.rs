@@ -6,14 +6,14 @@ use crate::step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard};
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use seam::{CancelPoint, Capabilities};
-use seam_model::{Competitor, WorldOp};
+use seam_model::{Competitor, Interference, Model, SnapEntry, WorldOp};
 
 /// Names, with weights: lower and upper case (byte order vs locale order), a multi-byte name,
 /// and the names that directories and links tend to get. `a` is the hot file.
 const NAMES: &[(u32, &str)] = &[
     (8, "a"),
     (2, "b"),
-    (1, "B"),
+    (3, "B"),
     (1, "é"),
     (4, "d"),
     (2, "e"),
@@ -68,8 +68,24 @@ fn byte_corpus() -> Vec<Vec<u8>> {
 }
 
 const OLD_STRINGS: &[&str] = &[
-    "a", "a a", "\n", "\r\n", "o", "one\ntwo", "one\r\ntwo", "lf\nlone", "bom", "é", "🦀", "$&",
-    "", "x", "a\n", "\nb", "line", "mixed\n",
+    "a",
+    "a a",
+    "\n",
+    "\r\n",
+    "o",
+    "one\ntwo",
+    "one\r\ntwo",
+    "lf\nlone",
+    "bom",
+    "é",
+    "🦀",
+    "$&",
+    "",
+    "x",
+    "a\n",
+    "\nb",
+    "line",
+    "mixed\n",
 ];
 const NEW_STRINGS: &[&str] = &["b", "", "$&", "x\ny", "\r\n", "Z", "é", "\n", "a"];
 
@@ -84,14 +100,132 @@ fn name() -> BoxedStrategy<&'static str> {
     .boxed()
 }
 
+/// Names that tend to be directories (or links to them) when they lead a longer path.
+fn dir_name() -> BoxedStrategy<&'static str> {
+    prop_oneof![6 => Just("d"), 2 => Just("e"), 2 => Just("l"), 1 => Just("a"), 1 => Just("m")]
+        .boxed()
+}
+
 fn rel_path() -> BoxedStrategy<String> {
     let name = name();
+    let dir = dir_name();
     prop_oneof![
-        5 => name.clone().prop_map(|n| n.to_string()),
-        3 => (name.clone(), name.clone()).prop_map(|(a, b)| format!("{a}/{b}")),
-        1 => (name.clone(), name.clone(), name).prop_map(|(a, b, c)| format!("{a}/{b}/{c}")),
+        6 => name.clone().prop_map(|n| n.to_string()),
+        3 => (dir.clone(), name.clone()).prop_map(|(a, b)| format!("{a}/{b}")),
+        1 => (dir.clone(), dir, name).prop_map(|(a, b, c)| format!("{a}/{b}/{c}")),
     ]
     .boxed()
+}
+
+/// Paths where a directory is wanted.
+fn dir_path() -> BoxedStrategy<String> {
+    let dir = dir_name();
+    prop_oneof![
+        4 => dir.clone().prop_map(str::to_string),
+        1 => (dir.clone(), dir).prop_map(|(a, b)| format!("{a}/{b}")),
+    ]
+    .boxed()
+}
+
+/// What the world holds at this point of a sequence, to aim steps at it.
+#[derive(Clone, Debug, Default)]
+pub struct Hints {
+    /// Relative paths of existing entries.
+    pub paths: Vec<String>,
+    /// Relative paths of existing regular files.
+    pub files: Vec<String>,
+    /// Relative paths of existing directories.
+    pub dirs: Vec<String>,
+    /// Words that occur in existing text files.
+    pub words: Vec<String>,
+}
+
+impl Hints {
+    /// Hints from the generation model's state.
+    pub fn from_model(model: &Model) -> Hints {
+        let snap = model.snapshot();
+        let mut words: Vec<String> = Vec::new();
+        for e in snap.values() {
+            if let SnapEntry::File { bytes, .. } = e
+                && let Ok(text) = std::str::from_utf8(bytes)
+            {
+                for w in text
+                    .split([' ', '\n'])
+                    .filter(|w| !w.is_empty() && w.len() <= 12)
+                {
+                    if !words.iter().any(|x| x == w) && words.len() < 16 {
+                        words.push(w.to_string());
+                    }
+                }
+            }
+        }
+        let of = |want: fn(&SnapEntry) -> bool| -> Vec<String> {
+            snap.iter()
+                .filter(|(_, e)| want(e))
+                .map(|(p, _)| p.clone())
+                .collect()
+        };
+        Hints {
+            files: of(|e| matches!(e, SnapEntry::File { .. })),
+            dirs: std::iter::once(".".to_string())
+                .chain(of(|e| matches!(e, SnapEntry::Dir { .. })))
+                .collect(),
+            paths: snap.keys().cloned().collect(),
+            words,
+        }
+    }
+}
+
+/// The root the generation model uses (paths are only hints there).
+pub const GEN_ROOT: &str = "/seam-gen-root";
+
+/// Applies a step to the generation model, roughly: enough to know what exists next.
+pub fn apply_hint(mut model: Model, step: &Step) -> Model {
+    let root = GEN_ROOT;
+    let p = |path: &str| crate::step::render_path(path, root);
+    match &step.op {
+        Op::World(op) => {
+            let _ = model.world(op);
+        }
+        Op::Write { path, content, .. } => {
+            let _ = model.write_text(&p(path), content, None, &Interference::None);
+        }
+        Op::Edit {
+            path,
+            old,
+            new,
+            replace_all,
+            ..
+        } => {
+            let _ = model.edit_text(&p(path), old, new, *replace_all, None, &Interference::None);
+        }
+        _ => {}
+    }
+    model
+}
+
+/// A spelling of a path the way a model might type it, aimed at existing entries half the time
+/// (at entries of the kind the operation wants, when there are some).
+fn spelling_hinted(hints: &Hints, want: &[String]) -> BoxedStrategy<String> {
+    let pool = if want.is_empty() { &hints.paths } else { want };
+    if pool.is_empty() {
+        return spelling();
+    }
+    let existing = pick(pool.to_vec());
+    prop_oneof![
+        7 => existing.clone(),
+        1 => existing.prop_map(|p| format!("{ROOT_TOKEN}/{p}")),
+        3 => spelling(),
+    ]
+    .boxed()
+}
+
+fn old_string(hints: &Hints) -> BoxedStrategy<String> {
+    let fixed = pick(OLD_STRINGS.to_vec()).prop_map(str::to_string);
+    if hints.words.is_empty() {
+        return fixed.boxed();
+    }
+    prop_oneof![1 => fixed, 2 => pick(hints.words.clone())].boxed()
 }
 
 /// A spelling of a path the way a model might type it.
@@ -113,7 +247,14 @@ fn spelling() -> BoxedStrategy<String> {
 }
 
 fn version_ref() -> BoxedStrategy<VersionRef> {
-    (0u8..4).prop_map(VersionRef::Recent).boxed()
+    prop_oneof![
+        12 => Just(VersionRef::Target),
+        4 => Just(VersionRef::Recent(0)),
+        2 => Just(VersionRef::Recent(1)),
+        1 => Just(VersionRef::Recent(2)),
+        1 => Just(VersionRef::Recent(3)),
+    ]
+    .boxed()
 }
 
 fn world_op(caps: Capabilities, fifos: bool) -> BoxedStrategy<Step> {
@@ -141,12 +282,21 @@ fn world_op(caps: Capabilities, fifos: bool) -> BoxedStrategy<Step> {
         ),
         (
             2,
-            (rel_path(), pick(vec![b"\n".to_vec(), b"z".to_vec(), b"\r\n".to_vec()]))
+            (
+                rel_path(),
+                pick(vec![b"\n".to_vec(), b"z".to_vec(), b"\r\n".to_vec()]),
+            )
                 .prop_map(|(path, bytes)| WorldOp::Append { path, bytes })
                 .boxed(),
         ),
-        (6, rel_path().prop_map(|path| WorldOp::Mkdir { path }).boxed()),
-        (3, rel_path().prop_map(|path| WorldOp::Remove { path }).boxed()),
+        (
+            6,
+            dir_path().prop_map(|path| WorldOp::Mkdir { path }).boxed(),
+        ),
+        (
+            3,
+            rel_path().prop_map(|path| WorldOp::Remove { path }).boxed(),
+        ),
     ];
     if caps.symlinks {
         options.push((
@@ -168,7 +318,10 @@ fn world_op(caps: Capabilities, fifos: bool) -> BoxedStrategy<Step> {
         ));
     }
     if fifos {
-        options.push((1, rel_path().prop_map(|path| WorldOp::Mkfifo { path }).boxed()));
+        options.push((
+            1,
+            rel_path().prop_map(|path| WorldOp::Mkfifo { path }).boxed(),
+        ));
     }
     proptest::strategy::Union::new_weighted(options)
         .prop_map(|w| Step::plain(Op::World(w)))
@@ -192,10 +345,7 @@ fn mutation_interference(caps: Capabilities, competitors: bool) -> BoxedStrategy
             .boxed(),
         ));
         if competitors {
-            let mut kinds = vec![
-                Competitor::File("theirs\n".into()),
-                Competitor::Dir,
-            ];
+            let mut kinds = vec![Competitor::File("theirs\n".into()), Competitor::Dir];
             if caps.symlinks {
                 kinds.push(Competitor::DanglingLink);
             }
@@ -209,8 +359,12 @@ fn read_interference() -> BoxedStrategy<Interfere> {
     prop_oneof![97 => Just(Interfere::None), 3 => Just(Interfere::CancelledBeforeStart)].boxed()
 }
 
-/// The strategy for one step, given what the backend claims and its world can do.
-pub fn step_strategy(caps: Capabilities, fifos: bool) -> BoxedStrategy<Step> {
+/// The strategy for one step, given what the backend claims, what its world can do, and what
+/// exists at this point of the sequence.
+pub fn step_strategy(caps: Capabilities, fifos: bool, hints: &Hints) -> BoxedStrategy<Step> {
+    let spelling = || spelling_hinted(hints, &[]);
+    let file_spelling = || spelling_hinted(hints, &hints.files);
+    let dir_spelling = || spelling_hinted(hints, &hints.dirs);
     let read = |op: BoxedStrategy<Op>| {
         (op, read_interference())
             .prop_map(|(op, interfere)| Step { op, interfere })
@@ -221,10 +375,10 @@ pub fn step_strategy(caps: Capabilities, fifos: bool) -> BoxedStrategy<Step> {
         3 => Just(WriteGuard::CreateIfAbsent),
         3 => version_ref().prop_map(WriteGuard::ReplaceIfVersion),
     ];
-    let write = (spelling(), pick(text_corpus()), write_guard)
+    let write = (file_spelling(), pick(text_corpus()), write_guard)
         .prop_flat_map(move |(path, content, guard)| {
-            let competitors = guard != WriteGuard::ReplaceIfVersion(VersionRef::Recent(0))
-                && !matches!(guard, WriteGuard::ReplaceIfVersion(_));
+            // A competitor only matters where nothing was there to replace.
+            let competitors = !matches!(guard, WriteGuard::ReplaceIfVersion(_));
             mutation_interference(caps, competitors).prop_map(move |interfere| Step {
                 op: Op::Write {
                     path: path.clone(),
@@ -236,17 +390,17 @@ pub fn step_strategy(caps: Capabilities, fifos: bool) -> BoxedStrategy<Step> {
         })
         .boxed();
     let edit = (
-        spelling(),
-        pick(OLD_STRINGS.to_vec()),
+        file_spelling(),
+        old_string(hints),
         pick(NEW_STRINGS.to_vec()),
         prop::bool::weighted(0.3),
-        prop::option::of(version_ref()),
+        prop::option::weighted(0.25, version_ref()),
         mutation_interference(caps, false),
     )
         .prop_map(|(path, old, new, replace_all, guard, interfere)| Step {
             op: Op::Edit {
                 path,
-                old: old.to_string(),
+                old,
                 new: new.to_string(),
                 replace_all,
                 guard,
@@ -258,18 +412,44 @@ pub fn step_strategy(caps: Capabilities, fifos: bool) -> BoxedStrategy<Step> {
         (35, world_op(caps, fifos)),
         (14, write),
         (14, edit),
-        (6, read(spelling().prop_map(|path| Op::Stat { path }).boxed())),
-        (4, read(spelling().prop_map(|path| Op::Lstat { path }).boxed())),
-        (3, read(spelling().prop_map(|path| Op::Resolve { path }).boxed())),
-        (6, read(spelling().prop_map(|path| Op::ReadText { path }).boxed())),
-        (3, read(spelling().prop_map(|path| Op::StreamText { path }).boxed())),
-        (5, read(spelling().prop_map(|path| Op::ListDir { path }).boxed())),
+        (
+            6,
+            read(spelling().prop_map(|path| Op::Stat { path }).boxed()),
+        ),
+        (
+            4,
+            read(spelling().prop_map(|path| Op::Lstat { path }).boxed()),
+        ),
+        (
+            3,
+            read(spelling().prop_map(|path| Op::Resolve { path }).boxed()),
+        ),
+        (
+            6,
+            read(
+                file_spelling()
+                    .prop_map(|path| Op::ReadText { path })
+                    .boxed(),
+            ),
+        ),
+        (
+            3,
+            read(
+                file_spelling()
+                    .prop_map(|path| Op::StreamText { path })
+                    .boxed(),
+            ),
+        ),
+        (
+            5,
+            read(dir_spelling().prop_map(|path| Op::ListDir { path }).boxed()),
+        ),
     ];
     if caps.read_bytes {
         options.push((
             3,
             read(
-                (spelling(), pick(CAPS.to_vec()))
+                (file_spelling(), pick(CAPS.to_vec()))
                     .prop_map(|(path, max)| Op::ReadBytes { path, max })
                     .boxed(),
             ),

@@ -59,6 +59,7 @@ pub struct Harness {
     model: Model,
     laws: Laws,
     history: Vec<(Version, FsVersion)>,
+    latest: std::collections::HashMap<seam_model::Key, (Version, FsVersion)>,
     root: String,
     caps: Capabilities,
     messages: MessageCheck,
@@ -131,6 +132,7 @@ impl Harness {
             model,
             laws: Laws::default(),
             history: Vec::new(),
+            latest: std::collections::HashMap::new(),
             root,
             caps,
             messages,
@@ -197,13 +199,31 @@ impl Harness {
         Ok(())
     }
 
-    fn recent(&self, r: VersionRef) -> (Version, FsVersion) {
-        let VersionRef::Recent(k) = r;
-        if self.history.is_empty() {
-            return (Version::Object { n: u64::MAX }, FsVersion::new(NEVER_ISSUED));
+    fn recent(&self, r: VersionRef, path: &str) -> (Version, FsVersion) {
+        let never = (
+            Version::Object { n: u64::MAX },
+            FsVersion::new(NEVER_ISSUED),
+        );
+        match r {
+            VersionRef::Target => self
+                .model
+                .resolve(path)
+                .ok()
+                .and_then(|t| self.latest.get(&t.key).cloned())
+                .unwrap_or(never),
+            VersionRef::Recent(_) if self.history.is_empty() => never,
+            VersionRef::Recent(k) => {
+                let i = self.history.len() - 1 - (k as usize % self.history.len());
+                self.history[i].clone()
+            }
         }
-        let i = self.history.len() - 1 - (k as usize % self.history.len());
-        self.history[i].clone()
+    }
+
+    /// Remembers the latest file version seen for the object `path` names.
+    fn note_latest(&mut self, path: &str, v: &Version, token: &FsVersion) {
+        if let Ok(r) = self.model.resolve(path) {
+            self.latest.insert(r.key, (*v, token.clone()));
+        }
     }
 
     async fn resolved(&self, path: &str, signal: &Signal) -> Result<FsTarget, FsError> {
@@ -235,6 +255,9 @@ impl Harness {
             .and_then(|()| self.verify_world());
         self.stats.steps += 1;
         record.expected_code = self.last_expected_code;
+        if !matches!(step.op, Op::World(_)) {
+            self.stats.outcome(step.op.kind(), record.expected_code);
+        }
         if let Err(e) = result {
             record.failure = Some(e);
         }
@@ -294,7 +317,11 @@ impl Harness {
                     (Some(m), Some(a)) => {
                         same("kind", &m.kind, &a.kind)?;
                         same("size", &m.size, &a.size)?;
-                        h.observe(&m.version, &a.version, m.kind == seam::FsKind::File)
+                        let file = m.kind == seam::FsKind::File;
+                        if file {
+                            h.note_latest(&path, &m.version, &a.version);
+                        }
+                        h.observe(&m.version, &a.version, file)
                     }
                     (m, a) => Err(format!("expected {m:?}, got {a:?}")),
                 })
@@ -367,7 +394,11 @@ impl Harness {
                     if m == a {
                         Ok(())
                     } else {
-                        Err(format!("bytes differ: expected {}, got {}", show_bytes(m), show_bytes(a)))
+                        Err(format!(
+                            "bytes differ: expected {}, got {}",
+                            show_bytes(m),
+                            show_bytes(a)
+                        ))
                     }
                 })
             }
@@ -397,7 +428,11 @@ impl Harness {
                     for (m, a) in m.iter().zip(a) {
                         same(&format!("{}: kind", m.name), &m.kind, &a.kind)?;
                         same(&format!("{}: size", m.name), &m.size, &a.size)?;
-                        same(&format!("{}: display path", m.name), &m.display, &a.target.display_path)?;
+                        same(
+                            &format!("{}: display path", m.name),
+                            &m.display,
+                            &a.target.display_path,
+                        )?;
                         h.laws.key(&m.key, a.target.key.as_str())?;
                         match (&m.version, &a.version) {
                             (None, None) => {}
@@ -425,11 +460,12 @@ impl Harness {
                 let path = render_path(path, &root);
                 let (model_guard, intent) = match guard {
                     WriteGuard::None => (None, None),
-                    WriteGuard::CreateIfAbsent => {
-                        (Some(Guard::CreateIfAbsent), Some(WriteIntent::CreateIfAbsent))
-                    }
+                    WriteGuard::CreateIfAbsent => (
+                        Some(Guard::CreateIfAbsent),
+                        Some(WriteIntent::CreateIfAbsent),
+                    ),
                     WriteGuard::ReplaceIfVersion(r) => {
-                        let (v, token) = self.recent(*r);
+                        let (v, token) = self.recent(*r, &path);
                         (
                             Some(Guard::ReplaceIfVersion(v)),
                             Some(WriteIntent::ReplaceIfVersion { version: token }),
@@ -437,7 +473,9 @@ impl Harness {
                     }
                 };
                 let interference = self.interference(&step.interfere);
-                let result = self.model.write_text(&path, content, model_guard, &interference);
+                let result = self
+                    .model
+                    .write_text(&path, content, model_guard, &interference);
                 let (signal, log) = self.probe(&step.interfere, result.competitor.clone());
                 let actual = match self.resolved(&path, &signal).await {
                     Ok(t) => {
@@ -461,6 +499,7 @@ impl Harness {
                     same("operation", &m.operation, &a.operation)?;
                     same("before", &m.before, &a.before)?;
                     same("after", &m.after, &a.after)?;
+                    h.note_latest(&path, &m.version, &a.version);
                     h.observe(&m.version, &a.version, true)
                 })
             }
@@ -475,7 +514,7 @@ impl Harness {
                 let (model_guard, expected_version) = match guard {
                     None => (None, None),
                     Some(r) => {
-                        let (v, token) = self.recent(*r);
+                        let (v, token) = self.recent(*r, &path);
                         (Some(v), Some(token))
                     }
                 };
@@ -510,6 +549,7 @@ impl Harness {
                 self.outcome(&expected, &actual, |h, m, a| {
                     same("before", &m.1, &a.before)?;
                     same("after", &m.2, &a.after)?;
+                    h.note_latest(&path, &m.0, &a.version);
                     h.observe(&m.0, &a.version, true)
                 })
             }
@@ -562,7 +602,11 @@ impl Harness {
     }
 
     /// A signal whose probe plays the competitor, cancels where asked, and checks staging.
-    fn probe(&self, interfere: &Interfere, competitor: Option<WorldEffect>) -> (Signal, Arc<Mutex<ProbeLog>>) {
+    fn probe(
+        &self,
+        interfere: &Interfere,
+        competitor: Option<WorldEffect>,
+    ) -> (Signal, Arc<Mutex<ProbeLog>>) {
         let log: Arc<Mutex<ProbeLog>> = Arc::default();
         let cancel_at = match interfere {
             Interfere::CancelAt(p) => Some(*p),
@@ -580,7 +624,8 @@ impl Harness {
                     if let Some(e) = effect
                         && let Err(err) = world.apply(&e)
                     {
-                        log.problems.push(format!("the competitor could not be placed: {err}"));
+                        log.problems
+                            .push(format!("the competitor could not be placed: {err}"));
                     }
                 }
                 CancelPoint::Staged => {
@@ -633,7 +678,10 @@ impl Harness {
                 info.version.as_str()
             )),
             Ok(None) => Err("the mutation succeeded but a fresh stat finds nothing".into()),
-            Err(e) => Err(format!("a fresh stat after the mutation failed: {}", show_err(&e))),
+            Err(e) => Err(format!(
+                "a fresh stat after the mutation failed: {}",
+                show_err(&e)
+            )),
         }
     }
 
@@ -673,7 +721,10 @@ impl Harness {
             }
         }
         if let Some((path, e)) = expected.iter().find(|(p, _)| !actual.contains_key(*p)) {
-            return Err(format!("{path:?} is missing on disk; the model says {}", show_entry(e)));
+            return Err(format!(
+                "{path:?} is missing on disk; the model says {}",
+                show_entry(e)
+            ));
         }
         Ok(())
     }

@@ -120,17 +120,27 @@ mod tests {
         l.observe(&Version::Object { n: 1 }, "t1").expect("first");
         l.observe(&Version::Object { n: 1 }, "t1").expect("same");
         assert!(l.observe(&Version::Object { n: 2 }, "t1").is_err(), "reuse");
-        assert!(l.observe(&Version::Object { n: 1 }, "t9").is_err(), "spurious change");
+        assert!(
+            l.observe(&Version::Object { n: 1 }, "t9").is_err(),
+            "spurious change"
+        );
     }
 
     #[test]
     fn directories_follow_the_weaker_law() {
         let mut l = Laws::default();
-        let v = |entries, touch| Version::Dir { id: 5, entries, touch };
+        let v = |entries, touch| Version::Dir {
+            id: 5,
+            entries,
+            touch,
+        };
         l.observe(&v(1, 1), "d1").expect("first");
         l.observe(&v(1, 2), "d1").expect("touched may keep");
         l.observe(&v(1, 3), "d2").expect("touched may change");
-        assert!(l.observe(&v(4, 4), "d2").is_err(), "entries changed, token kept");
+        assert!(
+            l.observe(&v(4, 4), "d2").is_err(),
+            "entries changed, token kept"
+        );
         assert!(l.observe(&v(1, 3), "d3").is_err(), "untouched but changed");
     }
 

@@ -119,10 +119,20 @@ impl Report {
         let _ = writeln!(
             s,
             "seam check — provider {} — seed {} — {} sequences (up to {} steps, {} at full durability) — {:.1}s",
-            self.provider, self.seed, self.cases, self.max_steps, self.full_durability_cases, self.seconds
+            self.provider,
+            self.seed,
+            self.cases,
+            self.max_steps,
+            self.full_durability_cases,
+            self.seconds
         );
         let _ = writeln!(s);
-        let width = self.properties.iter().map(|p| p.name.len()).max().unwrap_or(8);
+        let width = self
+            .properties
+            .iter()
+            .map(|p| p.name.len())
+            .max()
+            .unwrap_or(8);
         for p in &self.properties {
             let status = match &p.status {
                 Status::Passed => "passed".to_string(),
@@ -151,16 +161,36 @@ impl Report {
             self.stats.staging_observed,
             self.stats.world_checks
         );
-        let ops: Vec<String> = self.stats.ops.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let ops: Vec<String> = self
+            .stats
+            .ops
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         let _ = writeln!(s, "operations: {}", ops.join(", "));
         let codes: Vec<String> = FsErrorCode::ALL
             .iter()
-            .map(|c| format!("{} {}", c.as_str(), self.stats.codes.get(c.as_str()).copied().unwrap_or(0)))
+            .map(|c| {
+                format!(
+                    "{} {}",
+                    c.as_str(),
+                    self.stats.codes.get(c.as_str()).copied().unwrap_or(0)
+                )
+            })
             .collect();
         let _ = writeln!(s, "error codes: {}", codes.join(", "));
-        for p in self.properties.iter().filter(|p| p.status == Status::Failed) {
+        for p in self
+            .properties
+            .iter()
+            .filter(|p| p.status == Status::Failed)
+        {
             let _ = writeln!(s);
-            let _ = writeln!(s, "FAILED {}: {}", p.name, p.failure.as_deref().unwrap_or(""));
+            let _ = writeln!(
+                s,
+                "FAILED {}: {}",
+                p.name,
+                p.failure.as_deref().unwrap_or("")
+            );
             if let Some(t) = &p.trace {
                 let from = p
                     .shrunk_from
@@ -173,7 +203,15 @@ impl Report {
             }
         }
         let _ = writeln!(s);
-        let _ = writeln!(s, "{}", if self.passed() { "RESULT: pass" } else { "RESULT: FAIL" });
+        let _ = writeln!(
+            s,
+            "{}",
+            if self.passed() {
+                "RESULT: pass"
+            } else {
+                "RESULT: FAIL"
+            }
+        );
         s
     }
 
@@ -221,7 +259,11 @@ impl Report {
                     let _ = writeln!(s, "/>");
                 }
                 Status::NotClaimed(why) => {
-                    let _ = writeln!(s, ">\n      <skipped message=\"not claimed: {}\"/>\n    </testcase>", xml(why));
+                    let _ = writeln!(
+                        s,
+                        ">\n      <skipped message=\"not claimed: {}\"/>\n    </testcase>",
+                        xml(why)
+                    );
                 }
                 Status::Failed => {
                     let body = p.trace.as_ref().map(Trace::to_json).unwrap_or_default();

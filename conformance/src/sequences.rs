@@ -4,15 +4,14 @@
 //! readable record of every step.
 
 use crate::factory::{CaseDurability, CaseOptions, Factory};
-use crate::generate::step_strategy;
+use crate::generate::{GEN_ROOT, Hints, apply_hint, step_strategy};
 use crate::harness::{Harness, MessageCheck, StepRecord};
 use crate::stats::Stats;
 use crate::step::Step;
 use proptest::strategy::{BoxedStrategy, Just};
-use proptest::test_runner::{
-    Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
-};
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use proptest_state_machine::strategy::Sequential;
+use seam_model::{Model, ModelConfig};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -175,15 +174,17 @@ pub fn run_sequences(
     let fifos = probe.world.supports_fifos();
     drop(probe);
 
-    // Steps do not depend on the state (every step is valid anywhere; the model predicts its
-    // outcome), so the machine's own state is unit and preconditions always hold: the sequential
-    // strategy is used for its shrinking, which deletes whole steps before simplifying any.
+    // The reference state during generation is a model of the world, used to aim steps at
+    // entries that exist. Every step is valid in every state (the model predicts its outcome),
+    // so preconditions always hold and shrinking may delete any step.
     let strategy = Sequential::new(
         (1..=config.max_steps.max(1)).into(),
-        || Just(()),
-        |_: &(), _: &Step| true,
-        move |_: &()| -> BoxedStrategy<Step> { step_strategy(caps, fifos) },
-        |s: (), _: &Step| s,
+        || Just(Model::new(ModelConfig::new(GEN_ROOT))),
+        |_: &Model, _: &Step| true,
+        move |state: &Model| -> BoxedStrategy<Step> {
+            step_strategy(caps, fifos, &Hints::from_model(state))
+        },
+        apply_hint,
     );
     let proptest_config = Config {
         cases: config.cases,
@@ -202,68 +203,82 @@ pub fn run_sequences(
     });
     let every = u64::from(config.full_durability_every.max(1));
     let progress = RefCell::new(progress);
-    let result = runner.run(&strategy, |(_, steps, seen): ((), Vec<Step>, Option<Arc<AtomicUsize>>)| {
-        let (case_no, failing) = {
-            let st = state.borrow();
-            (st.outcome.cases, st.failing)
-        };
-        let durability = if case_no % every == 0 {
-            CaseDurability::Full
-        } else {
-            CaseDurability::Relaxed
-        };
-        let options = CaseOptions {
-            seed: config.seed,
-            durability,
-        };
-        let (records, stats) = run_steps(factory, &rt, &options, config.messages, &steps, seen.as_deref())
-            .map_err(TestCaseError::fail)?;
-        let mut st = state.borrow_mut();
-        let failure = records.last().and_then(|r| r.failure.clone().map(|f| (r.index, f)));
-        if failing {
-            st.outcome.failure.get_or_insert_with(|| SequenceFailure {
-                message: String::new(),
-                steps: Vec::new(),
-                original_len: 0,
-                records: Vec::new(),
-                shrink_runs: 0,
-            });
-            if let Some(f) = st.outcome.failure.as_mut() {
-                f.shrink_runs += 1;
-            }
-            if let Some((index, _)) = &failure {
-                st.best_len = st.best_len.min(index + 1);
-            }
-            let (attempt, len) = (
-                st.outcome.failure.as_ref().map_or(0, |f| f.shrink_runs),
-                st.best_len,
-            );
-            drop(st);
-            (progress.borrow_mut())(Progress::Shrinking { attempt, len });
-        } else {
-            st.outcome.cases += 1;
-            if durability == CaseDurability::Full {
-                st.outcome.full_durability_cases += 1;
-            }
-            st.outcome.stats.merge(&stats);
-            if let Some((index, _)) = &failure {
-                st.failing = true;
-                st.original_len = index + 1;
-                st.best_len = index + 1;
-            }
-            let p = Progress::Case {
-                done: st.outcome.cases,
-                total: u64::from(config.cases),
-                steps: st.outcome.stats.steps,
+    let result = runner.run(
+        &strategy,
+        |(_, steps, seen): (Model, Vec<Step>, Option<Arc<AtomicUsize>>)| {
+            let (case_no, failing) = {
+                let st = state.borrow();
+                (st.outcome.cases, st.failing)
             };
-            drop(st);
-            (progress.borrow_mut())(p);
-        }
-        match failure {
-            Some((index, message)) => Err(TestCaseError::fail(format!("step {index}: {message}"))),
-            None => Ok(()),
-        }
-    });
+            let durability = if case_no % every == 0 {
+                CaseDurability::Full
+            } else {
+                CaseDurability::Relaxed
+            };
+            let options = CaseOptions {
+                seed: config.seed,
+                durability,
+            };
+            let (records, stats) = run_steps(
+                factory,
+                &rt,
+                &options,
+                config.messages,
+                &steps,
+                seen.as_deref(),
+            )
+            .map_err(TestCaseError::fail)?;
+            let mut st = state.borrow_mut();
+            let failure = records
+                .last()
+                .and_then(|r| r.failure.clone().map(|f| (r.index, f)));
+            if failing {
+                st.outcome.failure.get_or_insert_with(|| SequenceFailure {
+                    message: String::new(),
+                    steps: Vec::new(),
+                    original_len: 0,
+                    records: Vec::new(),
+                    shrink_runs: 0,
+                });
+                if let Some(f) = st.outcome.failure.as_mut() {
+                    f.shrink_runs += 1;
+                }
+                if let Some((index, _)) = &failure {
+                    st.best_len = st.best_len.min(index + 1);
+                }
+                let (attempt, len) = (
+                    st.outcome.failure.as_ref().map_or(0, |f| f.shrink_runs),
+                    st.best_len,
+                );
+                drop(st);
+                (progress.borrow_mut())(Progress::Shrinking { attempt, len });
+            } else {
+                st.outcome.cases += 1;
+                if durability == CaseDurability::Full {
+                    st.outcome.full_durability_cases += 1;
+                }
+                st.outcome.stats.merge(&stats);
+                if let Some((index, _)) = &failure {
+                    st.failing = true;
+                    st.original_len = index + 1;
+                    st.best_len = index + 1;
+                }
+                let p = Progress::Case {
+                    done: st.outcome.cases,
+                    total: u64::from(config.cases),
+                    steps: st.outcome.stats.steps,
+                };
+                drop(st);
+                (progress.borrow_mut())(p);
+            }
+            match failure {
+                Some((index, message)) => {
+                    Err(TestCaseError::fail(format!("step {index}: {message}")))
+                }
+                None => Ok(()),
+            }
+        },
+    );
     let mut st = state.into_inner();
     match result {
         Ok(()) => {}

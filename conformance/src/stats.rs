@@ -25,6 +25,8 @@ pub struct Stats {
     pub staging_observed: u64,
     /// Full comparisons of the world with the model.
     pub world_checks: u64,
+    /// Outcomes per operation: `ok` or the error code.
+    pub outcomes: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
 impl Stats {
@@ -69,5 +71,22 @@ impl Stats {
         self.fresh_stats += other.fresh_stats;
         self.staging_observed += other.staging_observed;
         self.world_checks += other.world_checks;
+        for (op, m) in &other.outcomes {
+            let mine = self.outcomes.entry(op.clone()).or_default();
+            for (k, v) in m {
+                *mine.entry(k.clone()).or_default() += v;
+            }
+        }
+    }
+
+    /// Counts the outcome of one operation.
+    pub fn outcome(&mut self, op: &str, code: Option<FsErrorCode>) {
+        let key = code.map_or("ok", FsErrorCode::as_str);
+        *self
+            .outcomes
+            .entry(op.to_string())
+            .or_default()
+            .entry(key.to_string())
+            .or_default() += 1;
     }
 }

@@ -11,14 +11,15 @@ use serde::{Deserialize, Serialize};
 /// The placeholder for the root's display path in a traced path.
 pub const ROOT_TOKEN: &str = "{root}";
 
-/// A version seen earlier in the sequence: `Recent(0)` is the most recent file version any step
-/// returned, `Recent(1)` the one before, and so on (wrapping). With none seen yet it is a token
-/// no backend ever issued.
+/// A version seen earlier in the sequence. With none seen yet it is a token no backend ever
+/// issued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VersionRef {
-    /// The k-th most recent file version seen.
+    /// The k-th most recent file version any step returned (`0` is the latest; wraps around).
     Recent(u8),
+    /// The latest version seen of the file the step targets (as a careful agent would use).
+    Target,
 }
 
 /// A write's guard in a trace.
@@ -200,11 +201,41 @@ pub fn describe(step: &Step) -> String {
             short(new),
             if *replace_all { " (all)" } else { "" }
         ),
-        Op::World(w) => format!("world {}", serde_json::to_string(w).unwrap_or_default()),
+        Op::World(w) => describe_world(w),
     };
     match &step.interfere {
         Interfere::None => op,
         other => format!("{op} [{other:?}]"),
+    }
+}
+
+fn describe_world(w: &WorldOp) -> String {
+    let bytes = |b: &[u8]| short(&String::from_utf8_lossy(b));
+    match w {
+        WorldOp::Write {
+            path,
+            bytes: b,
+            mode,
+        } => {
+            format!("world: write {path:?} {:?} mode {mode:o}", bytes(b))
+        }
+        WorldOp::Scribble {
+            path,
+            restore_mtime,
+        } => format!(
+            "world: same-size rewrite of {path:?}{}",
+            if *restore_mtime {
+                ", mtime restored"
+            } else {
+                ""
+            }
+        ),
+        WorldOp::Append { path, bytes: b } => format!("world: append {:?} to {path:?}", bytes(b)),
+        WorldOp::Mkdir { path } => format!("world: mkdir {path:?}"),
+        WorldOp::Symlink { path, target } => format!("world: symlink {path:?} -> {target:?}"),
+        WorldOp::Remove { path } => format!("world: remove {path:?}"),
+        WorldOp::Chmod { path, mode } => format!("world: chmod {mode:o} {path:?}"),
+        WorldOp::Mkfifo { path } => format!("world: mkfifo {path:?}"),
     }
 }
 
@@ -239,7 +270,10 @@ mod tests {
         let back: Step = serde_json::from_str(&json).expect("parse");
         assert_eq!(back, step);
         let plain = Step::plain(Op::Stat { path: "a".into() });
-        assert_eq!(serde_json::to_string(&plain).expect("json"), r#"{"op":"stat","path":"a"}"#);
+        assert_eq!(
+            serde_json::to_string(&plain).expect("json"),
+            r#"{"op":"stat","path":"a"}"#
+        );
         assert_eq!(render_path("{root}/a", "/tmp/x"), "/tmp/x/a");
     }
 }

@@ -94,7 +94,8 @@ pub fn run_suite(
                 properties::permissions::run(&cx, config.unprivileged.as_deref(), &mut stats)
             }
             _ => {
-                let outcome = run_sequences(factory, seq, &mut |p| progress(SuiteProgress::Sequences(p)))?;
+                let outcome =
+                    run_sequences(factory, seq, &mut |p| progress(SuiteProgress::Sequences(p)))?;
                 stats.merge(&outcome.stats);
                 cases = outcome.cases;
                 full = outcome.full_durability_cases;
@@ -102,10 +103,19 @@ pub fn run_suite(
                 let mut r = match outcome.failure {
                     None => PropertyResult::passed("sequences", SEQUENCES_SUMMARY, checks),
                     Some(f) => {
-                        let mut r = PropertyResult::failed("sequences", SEQUENCES_SUMMARY, checks, {
-                            let at = f.records.last().map(|r| r.description.clone()).unwrap_or_default();
-                            format!("step {} ({at}): {}", f.steps.len().saturating_sub(1), f.message)
-                        });
+                        let mut r =
+                            PropertyResult::failed("sequences", SEQUENCES_SUMMARY, checks, {
+                                let at = f
+                                    .records
+                                    .last()
+                                    .map(|r| r.description.clone())
+                                    .unwrap_or_default();
+                                format!(
+                                    "step {} ({at}): {}",
+                                    f.steps.len().saturating_sub(1),
+                                    f.message
+                                )
+                            });
                         r.shrunk_from = Some(f.original_len);
                         r.trace = Some(Trace {
                             seam_trace: TRACE_FORMAT,

@@ -101,7 +101,10 @@ mod tests {
     #[test]
     fn malformed_and_future_traces_are_refused_with_a_reason() {
         assert!(matches!(Trace::parse("{"), Err(TraceError::Malformed(_))));
-        assert!(matches!(Trace::parse(r#"{"x":1}"#), Err(TraceError::Malformed(_))));
+        assert!(matches!(
+            Trace::parse(r#"{"x":1}"#),
+            Err(TraceError::Malformed(_))
+        ));
         let future = r#"{"seam_trace":9,"provider":"p","property":"x","seed":1,"steps":[]}"#;
         assert!(matches!(Trace::parse(future), Err(TraceError::Version(9))));
         let ok = r#"{"seam_trace":1,"provider":"p","property":"x","seed":1,"steps":[{"op":"stat","path":"a"}]}"#;

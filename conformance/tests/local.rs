@@ -15,16 +15,36 @@ fn the_local_provider_passes_every_property() {
         },
         ..SuiteConfig::default()
     };
-    let report = run_suite(&LocalFactory { fault: None }, &config, &mut |_| {}).expect("suite runs");
+    let report =
+        run_suite(&LocalFactory { fault: None }, &config, &mut |_| {}).expect("suite runs");
     println!("{}", report.render());
     assert!(report.passed(), "{}", report.render());
     assert_eq!(report.cases, 64);
-    assert!(report.stats.steps > 64 * 5, "sequences ran: {}", report.stats.steps);
+    assert!(
+        report.stats.steps > 64 * 5,
+        "sequences ran: {}",
+        report.stats.steps
+    );
     for p in &report.properties {
         if p.name == "permission-denied" && rustix::process::geteuid().is_root() {
             // As root it needs a privilege-dropping runner (the seam binary provides one).
             continue;
         }
         assert_eq!(p.status, Status::Passed, "{}: {:?}", p.name, p.status);
+    }
+}
+
+#[test]
+#[ignore = "prints the outcome distribution of generated steps (for tuning generators)"]
+fn outcome_distribution() {
+    let config = SequenceConfig {
+        cases: 256,
+        seed: 3,
+        ..SequenceConfig::default()
+    };
+    let out = seam_conformance::run_sequences(&LocalFactory { fault: None }, &config, &mut |_| {})
+        .expect("runs");
+    for (op, m) in &out.stats.outcomes {
+        println!("{op}: {m:?}");
     }
 }

@@ -308,6 +308,10 @@ impl Model {
                 },
                 size: match n {
                     Node::File { bytes, .. } => Some(bytes.len() as u64),
+                    // A root-absolute link text is stored under the real root.
+                    Node::Symlink { target, .. } if target.starts_with('/') => {
+                        Some((self.config.root.len() + target.len()) as u64)
+                    }
                     Node::Symlink { target, .. } => Some(target.len() as u64),
                     _ => None,
                 },

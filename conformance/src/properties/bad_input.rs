@@ -11,15 +11,28 @@ use seam::FsErrorCode;
 use seam_model::WorldOp;
 
 const NAME: &str = "bad-input";
-const SUMMARY: &str = "bad paths and wrong kinds fail with a coded error naming the path and change nothing";
+const SUMMARY: &str =
+    "bad paths and wrong kinds fail with a coded error naming the path and change nothing";
 
 /// Runs the property.
 pub fn run(cx: &Context<'_>, stats: &mut Stats) -> PropertyResult {
     let mut steps = vec![
-        Step::plain(Op::World(WorldOp::Write { path: "f".into(), bytes: b"text\n".to_vec(), mode: 0o644 })),
+        Step::plain(Op::World(WorldOp::Write {
+            path: "f".into(),
+            bytes: b"text\n".to_vec(),
+            mode: 0o644,
+        })),
         Step::plain(Op::World(WorldOp::Mkdir { path: "d".into() })),
-        Step::plain(Op::World(WorldOp::Write { path: "bin".into(), bytes: b"a\0b".to_vec(), mode: 0o644 })),
-        Step::plain(Op::World(WorldOp::Write { path: "bad".into(), bytes: b"h\xFFi".to_vec(), mode: 0o644 })),
+        Step::plain(Op::World(WorldOp::Write {
+            path: "bin".into(),
+            bytes: b"a\0b".to_vec(),
+            mode: 0o644,
+        })),
+        Step::plain(Op::World(WorldOp::Write {
+            path: "bad".into(),
+            bytes: b"h\xFFi".to_vec(),
+            mode: 0o644,
+        })),
     ];
     let mut intents: Vec<Intent> = Vec::new();
     let mut add = |steps: &mut Vec<Step>, op: Op, code: FsErrorCode| {
@@ -29,15 +42,49 @@ pub fn run(cx: &Context<'_>, stats: &mut Stats) -> PropertyResult {
     let long = "n".repeat(256);
     for bad in ["", "   ", "a\0b", long.as_str(), "d/a\0"] {
         let p = bad.to_string();
-        add(&mut steps, Op::Resolve { path: p.clone() }, FsErrorCode::NotFound);
-        add(&mut steps, Op::Stat { path: p.clone() }, FsErrorCode::NotFound);
-        add(&mut steps, Op::Lstat { path: p.clone() }, FsErrorCode::NotFound);
-        add(&mut steps, Op::ReadText { path: p.clone() }, FsErrorCode::NotFound);
-        add(&mut steps, Op::ListDir { path: p.clone() }, FsErrorCode::NotFound);
-        add(&mut steps, Op::Write { path: p.clone(), content: "x".into(), guard: WriteGuard::None }, FsErrorCode::NotFound);
         add(
             &mut steps,
-            Op::Edit { path: p, old: "a".into(), new: "b".into(), replace_all: false, guard: None },
+            Op::Resolve { path: p.clone() },
+            FsErrorCode::NotFound,
+        );
+        add(
+            &mut steps,
+            Op::Stat { path: p.clone() },
+            FsErrorCode::NotFound,
+        );
+        add(
+            &mut steps,
+            Op::Lstat { path: p.clone() },
+            FsErrorCode::NotFound,
+        );
+        add(
+            &mut steps,
+            Op::ReadText { path: p.clone() },
+            FsErrorCode::NotFound,
+        );
+        add(
+            &mut steps,
+            Op::ListDir { path: p.clone() },
+            FsErrorCode::NotFound,
+        );
+        add(
+            &mut steps,
+            Op::Write {
+                path: p.clone(),
+                content: "x".into(),
+                guard: WriteGuard::None,
+            },
+            FsErrorCode::NotFound,
+        );
+        add(
+            &mut steps,
+            Op::Edit {
+                path: p,
+                old: "a".into(),
+                new: "b".into(),
+                replace_all: false,
+                guard: None,
+            },
             FsErrorCode::NotFound,
         );
     }
@@ -48,29 +95,119 @@ pub fn run(cx: &Context<'_>, stats: &mut Stats) -> PropertyResult {
         replace_all: false,
         guard: None,
     };
-    add(&mut steps, Op::Write { path: "d".into(), content: "x".into(), guard: WriteGuard::None }, FsErrorCode::NotRegularFile);
-    add(&mut steps, Op::Write { path: "d".into(), content: "x".into(), guard: WriteGuard::CreateIfAbsent }, FsErrorCode::NotRegularFile);
+    add(
+        &mut steps,
+        Op::Write {
+            path: "d".into(),
+            content: "x".into(),
+            guard: WriteGuard::None,
+        },
+        FsErrorCode::NotRegularFile,
+    );
+    add(
+        &mut steps,
+        Op::Write {
+            path: "d".into(),
+            content: "x".into(),
+            guard: WriteGuard::CreateIfAbsent,
+        },
+        FsErrorCode::NotRegularFile,
+    );
     add(&mut steps, edit("d", "a"), FsErrorCode::NotRegularFile);
-    add(&mut steps, Op::ReadText { path: "d".into() }, FsErrorCode::NotRegularFile);
-    add(&mut steps, Op::StreamText { path: "d".into() }, FsErrorCode::NotRegularFile);
-    add(&mut steps, Op::ListDir { path: "f".into() }, FsErrorCode::NotDirectory);
-    add(&mut steps, Op::ReadText { path: "bin".into() }, FsErrorCode::NotText);
-    add(&mut steps, Op::StreamText { path: "bin".into() }, FsErrorCode::NotText);
-    add(&mut steps, Op::ReadText { path: "bad".into() }, FsErrorCode::NotText);
-    add(&mut steps, Op::StreamText { path: "bad".into() }, FsErrorCode::NotText);
+    add(
+        &mut steps,
+        Op::ReadText { path: "d".into() },
+        FsErrorCode::NotRegularFile,
+    );
+    add(
+        &mut steps,
+        Op::StreamText { path: "d".into() },
+        FsErrorCode::NotRegularFile,
+    );
+    add(
+        &mut steps,
+        Op::ListDir { path: "f".into() },
+        FsErrorCode::NotDirectory,
+    );
+    add(
+        &mut steps,
+        Op::ReadText { path: "bin".into() },
+        FsErrorCode::NotText,
+    );
+    add(
+        &mut steps,
+        Op::StreamText { path: "bin".into() },
+        FsErrorCode::NotText,
+    );
+    add(
+        &mut steps,
+        Op::ReadText { path: "bad".into() },
+        FsErrorCode::NotText,
+    );
+    add(
+        &mut steps,
+        Op::StreamText { path: "bad".into() },
+        FsErrorCode::NotText,
+    );
     add(&mut steps, edit("bin", "a"), FsErrorCode::NotText);
     add(&mut steps, edit("bad", "h"), FsErrorCode::NotText);
-    add(&mut steps, Op::Resolve { path: "f/x".into() }, FsErrorCode::NotFound);
-    add(&mut steps, Op::Write { path: "f/x".into(), content: "x".into(), guard: WriteGuard::None }, FsErrorCode::NotFound);
-    add(&mut steps, Op::ReadText { path: "missing".into() }, FsErrorCode::NotFound);
-    add(&mut steps, Op::ListDir { path: "missing".into() }, FsErrorCode::NotFound);
+    add(
+        &mut steps,
+        Op::Resolve { path: "f/x".into() },
+        FsErrorCode::NotFound,
+    );
+    add(
+        &mut steps,
+        Op::Write {
+            path: "f/x".into(),
+            content: "x".into(),
+            guard: WriteGuard::None,
+        },
+        FsErrorCode::NotFound,
+    );
+    add(
+        &mut steps,
+        Op::ReadText {
+            path: "missing".into(),
+        },
+        FsErrorCode::NotFound,
+    );
+    add(
+        &mut steps,
+        Op::ListDir {
+            path: "missing".into(),
+        },
+        FsErrorCode::NotFound,
+    );
     add(&mut steps, edit("missing", "a"), FsErrorCode::StaleVersion);
     add(&mut steps, edit("f", ""), FsErrorCode::EditNotFound);
     add(&mut steps, edit("f", "zzz"), FsErrorCode::EditNotFound);
-    add(&mut steps, Op::Write { path: "f".into(), content: "x".into(), guard: WriteGuard::CreateIfAbsent }, FsErrorCode::NotObserved);
+    add(
+        &mut steps,
+        Op::Write {
+            path: "f".into(),
+            content: "x".into(),
+            guard: WriteGuard::CreateIfAbsent,
+        },
+        FsErrorCode::NotObserved,
+    );
     if cx.caps.read_bytes {
-        add(&mut steps, Op::ReadBytes { path: "f".into(), max: 1 }, FsErrorCode::TooLarge);
-        add(&mut steps, Op::ReadBytes { path: "d".into(), max: 1 }, FsErrorCode::NotRegularFile);
+        add(
+            &mut steps,
+            Op::ReadBytes {
+                path: "f".into(),
+                max: 1,
+            },
+            FsErrorCode::TooLarge,
+        );
+        add(
+            &mut steps,
+            Op::ReadBytes {
+                path: "d".into(),
+                max: 1,
+            },
+            FsErrorCode::NotRegularFile,
+        );
     }
     scenario(cx, NAME, SUMMARY, steps, &intents, stats)
 }

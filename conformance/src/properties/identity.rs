@@ -25,17 +25,40 @@ pub fn run(cx: &Context<'_>, stats: &mut Stats) -> PropertyResult {
         return PropertyResult::not_claimed(NAME, SUMMARY, "no symlinks");
     }
     let steps = vec![
-        world(WorldOp::Write { path: "a".into(), bytes: b"v1\n".to_vec(), mode: 0o644 }),
-        world(WorldOp::Write { path: "d/x".into(), bytes: b"x1\r\n".to_vec(), mode: 0o640 }),
-        world(WorldOp::Symlink { path: "l".into(), target: "a".into() }),
-        world(WorldOp::Symlink { path: "dl".into(), target: "d".into() }),
-        world(WorldOp::Symlink { path: "abs".into(), target: "/d/x".into() }),
+        world(WorldOp::Write {
+            path: "a".into(),
+            bytes: b"v1\n".to_vec(),
+            mode: 0o644,
+        }),
+        world(WorldOp::Write {
+            path: "d/x".into(),
+            bytes: b"x1\r\n".to_vec(),
+            mode: 0o640,
+        }),
+        world(WorldOp::Symlink {
+            path: "l".into(),
+            target: "a".into(),
+        }),
+        world(WorldOp::Symlink {
+            path: "dl".into(),
+            target: "d".into(),
+        }),
+        world(WorldOp::Symlink {
+            path: "abs".into(),
+            target: "/d/x".into(),
+        }),
         // 5..: one key through every spelling.
         Step::plain(Op::Resolve { path: "a".into() }),
         Step::plain(Op::Resolve { path: "l".into() }),
-        Step::plain(Op::Resolve { path: format!("{ROOT_TOKEN}/l") }),
-        Step::plain(Op::Resolve { path: "d/../l".into() }),
-        Step::plain(Op::Resolve { path: "dl/x".into() }),
+        Step::plain(Op::Resolve {
+            path: format!("{ROOT_TOKEN}/l"),
+        }),
+        Step::plain(Op::Resolve {
+            path: "d/../l".into(),
+        }),
+        Step::plain(Op::Resolve {
+            path: "dl/x".into(),
+        }),
         Step::plain(Op::Resolve { path: "abs".into() }),
         // 11..: one version through every alias (history: va, va).
         stat("a"),

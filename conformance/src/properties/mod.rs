@@ -78,7 +78,12 @@ pub(crate) fn scenario(
     stats.merge(&run_stats);
     if let Some(r) = records.iter().find(|r| r.failure.is_some()) {
         return fail(
-            format!("step {} ({}): {}", r.index, r.description, r.failure.clone().unwrap_or_default()),
+            format!(
+                "step {} ({}): {}",
+                r.index,
+                r.description,
+                r.failure.clone().unwrap_or_default()
+            ),
             r.index + 1,
         );
     }
@@ -92,7 +97,8 @@ pub(crate) fn scenario(
                     "scenario drifted: step {i} ({}) was meant to {} but the model expects {}",
                     r.description,
                     want.map_or("succeed".to_string(), |c| format!("fail with {c}")),
-                    r.expected_code.map_or("success".to_string(), |c| c.to_string())
+                    r.expected_code
+                        .map_or("success".to_string(), |c| c.to_string())
                 ),
                 i + 1,
             );

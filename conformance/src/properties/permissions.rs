@@ -64,7 +64,10 @@ pub trait Unprivileged: Send + Sync {
 
 /// The cases; every one must be `FS_PERMISSION_DENIED`.
 pub fn cases() -> Vec<PermissionCase> {
-    let c = |op, path: &str| PermissionCase { op, path: path.into() };
+    let c = |op, path: &str| PermissionCase {
+        op,
+        path: path.into(),
+    };
     vec![
         c(PermissionOp::ReadText, "secret"),
         c(PermissionOp::StreamText, "secret"),
@@ -82,7 +85,11 @@ pub fn cases() -> Vec<PermissionCase> {
 }
 
 /// Runs `cases` against `fs` with relative paths under `root`.
-pub async fn run_cases(fs: &dyn FileSystem, root: &str, cases: &[PermissionCase]) -> Vec<CaseOutcome> {
+pub async fn run_cases(
+    fs: &dyn FileSystem,
+    root: &str,
+    cases: &[PermissionCase],
+) -> Vec<CaseOutcome> {
     let mut out = Vec::with_capacity(cases.len());
     let opts = ResolveOptions { cwd: Some(root) };
     let none = Signal::none();
@@ -107,23 +114,40 @@ pub async fn run_cases(fs: &dyn FileSystem, root: &str, cases: &[PermissionCase]
                 PermissionOp::ListDir => fs.list_dir(&t, &none).await.map(|_| ()),
                 PermissionOp::Write => fs.write_text(&t, "x", None, None, &none).await.map(|_| ()),
                 PermissionOp::Edit => {
-                    let e = EditRequest { old_string: "s".into(), new_string: "t".into(), replace_all: false };
+                    let e = EditRequest {
+                        old_string: "s".into(),
+                        new_string: "t".into(),
+                        replace_all: false,
+                    };
                     fs.edit_text(&t, &e, None, None, &none).await.map(|_| ())
                 }
             }
         }
         .await;
         out.push(match result {
-            Ok(()) => CaseOutcome { code: None, message: String::new() },
-            Err(e) => CaseOutcome { code: Some(e.code()), message: e.message().to_string() },
+            Ok(()) => CaseOutcome {
+                code: None,
+                message: String::new(),
+            },
+            Err(e) => CaseOutcome {
+                code: Some(e.code()),
+                message: e.message().to_string(),
+            },
         });
     }
     out
 }
 
 fn setup() -> Vec<WorldEffect> {
-    let file = |path: &str, mode| WorldEffect::CreateFile { path: path.into(), bytes: b"s\n".to_vec(), mode };
-    let chmod = |path: &str, mode| WorldEffect::Chmod { path: path.into(), mode };
+    let file = |path: &str, mode| WorldEffect::CreateFile {
+        path: path.into(),
+        bytes: b"s\n".to_vec(),
+        mode,
+    };
+    let chmod = |path: &str, mode| WorldEffect::Chmod {
+        path: path.into(),
+        mode,
+    };
     vec![
         file("secret", 0o000),
         file("ro/f", 0o666),
@@ -138,12 +162,19 @@ fn setup() -> Vec<WorldEffect> {
 fn teardown() -> Vec<WorldEffect> {
     ["ro", "locked", "noexec"]
         .into_iter()
-        .map(|p| WorldEffect::Chmod { path: p.into(), mode: 0o755 })
+        .map(|p| WorldEffect::Chmod {
+            path: p.into(),
+            mode: 0o755,
+        })
         .collect()
 }
 
 /// Runs the property; `unprivileged` is needed when this process is root.
-pub fn run(cx: &Context<'_>, unprivileged: Option<&dyn Unprivileged>, stats: &mut Stats) -> PropertyResult {
+pub fn run(
+    cx: &Context<'_>,
+    unprivileged: Option<&dyn Unprivileged>,
+    stats: &mut Stats,
+) -> PropertyResult {
     if !cx.caps.permissions {
         return PropertyResult::not_claimed(NAME, SUMMARY, "no permission bits");
     }
@@ -161,21 +192,31 @@ pub fn run(cx: &Context<'_>, unprivileged: Option<&dyn Unprivileged>, stats: &mu
         let world = subject.world.clone();
         let root = world.root_display();
         for e in setup() {
-            world.apply(&e).map_err(|err| format!("setup {e:?}: {err}"))?;
+            world
+                .apply(&e)
+                .map_err(|err| format!("setup {e:?}: {err}"))?;
         }
-        world.open_to_others().map_err(|e| format!("cannot open the root to other users: {e}"))?;
+        world
+            .open_to_others()
+            .map_err(|e| format!("cannot open the root to other users: {e}"))?;
         let before: BTreeMap<String, SnapEntry> = world.snapshot().map_err(|e| e.to_string())?;
         let cases = cases();
         let outcomes = match unprivileged.filter(|_| as_root) {
             Some(runner) => runner.run(&root, &cases)?,
-            None => cx.rt.block_on(run_cases(subject.fs.as_ref(), &root, &cases)),
+            None => cx
+                .rt
+                .block_on(run_cases(subject.fs.as_ref(), &root, &cases)),
         };
         let after = world.snapshot().map_err(|e| e.to_string());
         for e in teardown() {
             let _ = world.apply(&e);
         }
         if outcomes.len() != cases.len() {
-            return Err(format!("{} outcomes for {} cases", outcomes.len(), cases.len()));
+            return Err(format!(
+                "{} outcomes for {} cases",
+                outcomes.len(),
+                cases.len()
+            ));
         }
         for (case, out) in cases.iter().zip(&outcomes) {
             let display = format!("{root}/{}", case.path);
@@ -185,8 +226,13 @@ pub fn run(cx: &Context<'_>, unprivileged: Option<&dyn Unprivileged>, stats: &mu
                     case.op, case.path, out.code, out.message
                 ));
             }
-            if !out.message.contains(&format!("\"{display}")) && !out.message.contains(&format!("\"{root}/")) {
-                return Err(format!("{:?} {:?}: the message does not name the path: {:?}", case.op, case.path, out.message));
+            if !out.message.contains(&format!("\"{display}"))
+                && !out.message.contains(&format!("\"{root}/"))
+            {
+                return Err(format!(
+                    "{:?} {:?}: the message does not name the path: {:?}",
+                    case.op, case.path, out.message
+                ));
             }
             stats.code(FsErrorCode::PermissionDenied);
             stats.op(match case.op {

@@ -23,7 +23,11 @@ fn round(cx: &Context<'_>, create: bool) -> Result<(), String> {
     if !create {
         subject
             .world
-            .apply(&WorldEffect::CreateFile { path: "a".into(), bytes: b"base\n".to_vec(), mode: 0o644 })
+            .apply(&WorldEffect::CreateFile {
+                path: "a".into(),
+                bytes: b"base\n".to_vec(),
+                mode: 0o644,
+            })
             .map_err(|e| e.to_string())?;
     }
     let opts = ResolveOptions { cwd: Some(&root) };
@@ -48,22 +52,42 @@ fn round(cx: &Context<'_>, create: bool) -> Result<(), String> {
                 let version = version.clone();
                 let barrier = barrier.clone();
                 s.spawn(move || {
-                    let rt = tokio::runtime::Builder::new_current_thread().build().map_err(|_| FsErrorCode::IoError)?;
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .build()
+                        .map_err(|_| FsErrorCode::IoError)?;
                     let content = format!("racer {i}\n");
                     barrier.wait();
                     rt.block_on(async {
                         match (&version, i % 2) {
                             (None, _) => fs
-                                .write_text(&target, &content, Some(&WriteIntent::CreateIfAbsent), None, &Signal::none())
+                                .write_text(
+                                    &target,
+                                    &content,
+                                    Some(&WriteIntent::CreateIfAbsent),
+                                    None,
+                                    &Signal::none(),
+                                )
                                 .await
                                 .map(|_| content.clone()),
                             (Some(v), 0) => fs
-                                .write_text(&target, &content, Some(&WriteIntent::ReplaceIfVersion { version: v.clone() }), None, &Signal::none())
+                                .write_text(
+                                    &target,
+                                    &content,
+                                    Some(&WriteIntent::ReplaceIfVersion { version: v.clone() }),
+                                    None,
+                                    &Signal::none(),
+                                )
                                 .await
                                 .map(|_| content.clone()),
                             (Some(v), _) => {
-                                let e = EditRequest { old_string: "base".into(), new_string: format!("racer {i}"), replace_all: false };
-                                fs.edit_text(&target, &e, Some(v), None, &Signal::none()).await.map(|_| content.clone())
+                                let e = EditRequest {
+                                    old_string: "base".into(),
+                                    new_string: format!("racer {i}"),
+                                    replace_all: false,
+                                };
+                                fs.edit_text(&target, &e, Some(v), None, &Signal::none())
+                                    .await
+                                    .map(|_| content.clone())
                             }
                         }
                     })
@@ -71,14 +95,28 @@ fn round(cx: &Context<'_>, create: bool) -> Result<(), String> {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or(Err(FsErrorCode::IoError))).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(FsErrorCode::IoError)))
+            .collect()
     });
-    let loser_code = if create { FsErrorCode::NotObserved } else { FsErrorCode::StaleVersion };
+    let loser_code = if create {
+        FsErrorCode::NotObserved
+    } else {
+        FsErrorCode::StaleVersion
+    };
     let winners: Vec<&String> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
     if winners.len() != 1 {
-        return Err(format!("{} winners (must be exactly one): {results:?}", winners.len()));
+        return Err(format!(
+            "{} winners (must be exactly one): {results:?}",
+            winners.len()
+        ));
     }
-    if let Some(bad) = results.iter().filter_map(|r| r.as_ref().err()).find(|c| **c != loser_code) {
+    if let Some(bad) = results
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .find(|c| **c != loser_code)
+    {
         return Err(format!("a loser got {bad}, must be {loser_code}"));
     }
     let snap = subject.world.snapshot().map_err(|e| e.to_string())?;
@@ -88,7 +126,10 @@ fn round(cx: &Context<'_>, create: bool) -> Result<(), String> {
     }
     match snap.get("a") {
         Some(SnapEntry::File { bytes, .. }) if bytes == winners[0].as_bytes() => Ok(()),
-        other => Err(format!("the file holds {other:?}, the winner wrote {:?}", winners[0])),
+        other => Err(format!(
+            "the file holds {other:?}, the winner wrote {:?}",
+            winners[0]
+        )),
     }
 }
 

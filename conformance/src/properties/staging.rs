@@ -36,11 +36,13 @@ fn recording_signal(root: &str) -> (Signal, Seen) {
     (signal, seen)
 }
 
-fn modes_signal(root: &str, world: Arc<dyn World>) -> (Signal, Arc<Mutex<Vec<String>>>, Arc<Mutex<u64>>) {
+/// Problems seen, and how many staging entries were inspected.
+type ModeLog = (Arc<Mutex<Vec<String>>>, Arc<Mutex<u64>>);
+
+fn modes_signal(world: Arc<dyn World>) -> (Signal, ModeLog) {
     let problems: Arc<Mutex<Vec<String>>> = Arc::default();
     let inspected: Arc<Mutex<u64>> = Arc::default();
     let (p, i) = (problems.clone(), inspected.clone());
-    let _ = root;
     let signal = Signal::with_probe(move |cp| {
         if cp.point == CancelPoint::Staged {
             if cp.staging.is_empty() {
@@ -61,10 +63,9 @@ fn modes_signal(root: &str, world: Arc<dyn World>) -> (Signal, Arc<Mutex<Vec<Str
                             ));
                         }
                     }
-                    Ok(None) => p
-                        .lock()
-                        .unwrap_or_else(|x| x.into_inner())
-                        .push(format!("staging {path:?} does not exist at the staged point")),
+                    Ok(None) => p.lock().unwrap_or_else(|x| x.into_inner()).push(format!(
+                        "staging {path:?} does not exist at the staged point"
+                    )),
                     Err(e) => p
                         .lock()
                         .unwrap_or_else(|x| x.into_inner())
@@ -74,7 +75,7 @@ fn modes_signal(root: &str, world: Arc<dyn World>) -> (Signal, Arc<Mutex<Vec<Str
         }
         false
     });
-    (signal, problems, inspected)
+    (signal, (problems, inspected))
 }
 
 fn file_mode(world: &dyn World, rel: &str) -> Option<u32> {
@@ -87,7 +88,11 @@ fn file_mode(world: &dyn World, rel: &str) -> Option<u32> {
 /// `staging-private`.
 pub fn private(cx: &Context<'_>) -> PropertyResult {
     if !(cx.caps.staging_probe && cx.caps.permissions && cx.caps.cancel_points) {
-        return PropertyResult::not_claimed(PRIVATE, PRIVATE_SUMMARY, "needs staging probes and permissions");
+        return PropertyResult::not_claimed(
+            PRIVATE,
+            PRIVATE_SUMMARY,
+            "needs staging probes and permissions",
+        );
     }
     let started = std::time::Instant::now();
     let result = (|| -> Result<u64, String> {
@@ -96,19 +101,34 @@ pub fn private(cx: &Context<'_>) -> PropertyResult {
         let world = subject.world.clone();
         let root = world.root_display();
         world
-            .apply(&WorldEffect::CreateFile { path: "old".into(), bytes: b"one\n".to_vec(), mode: 0o644 })
+            .apply(&WorldEffect::CreateFile {
+                path: "old".into(),
+                bytes: b"one\n".to_vec(),
+                mode: 0o644,
+            })
             .map_err(|e| e.to_string())?;
         let mut inspected = 0;
         let opts = ResolveOptions { cwd: Some(&root) };
-        for (path, edit) in [("old", true), ("old", false), ("new", false), ("deep/er/new", false)] {
-            let (signal, problems, count) = modes_signal(&root, world.clone());
+        for (path, edit) in [
+            ("old", true),
+            ("old", false),
+            ("new", false),
+            ("deep/er/new", false),
+        ] {
+            let (signal, (problems, count)) = modes_signal(world.clone());
             let r = cx.rt.block_on(async {
                 let t = fs.resolve(path, opts, &Signal::none()).await?;
                 if edit {
-                    let e = EditRequest { old_string: "one".into(), new_string: "two".into(), replace_all: false };
+                    let e = EditRequest {
+                        old_string: "one".into(),
+                        new_string: "two".into(),
+                        replace_all: false,
+                    };
                     fs.edit_text(&t, &e, None, None, &signal).await.map(|_| ())
                 } else {
-                    fs.write_text(&t, "content\n", None, None, &signal).await.map(|_| ())
+                    fs.write_text(&t, "content\n", None, None, &signal)
+                        .await
+                        .map(|_| ())
                 }
             });
             r.map_err(|e| format!("{path}: {} {}", e.code(), e.message()))?;
@@ -118,16 +138,28 @@ pub fn private(cx: &Context<'_>) -> PropertyResult {
             inspected += *count.lock().unwrap_or_else(|x| x.into_inner());
         }
         if file_mode(world.as_ref(), "old") != Some(0o644) {
-            return Err(format!("the replaced file's mode 644 was not kept: {:?}", file_mode(world.as_ref(), "old")));
+            return Err(format!(
+                "the replaced file's mode 644 was not kept: {:?}",
+                file_mode(world.as_ref(), "old")
+            ));
         }
         for new in ["new", "deep/er/new"] {
             if file_mode(world.as_ref(), new) != Some(0o600) {
-                return Err(format!("new file {new:?} is not 0600: {:?}", file_mode(world.as_ref(), new)));
+                return Err(format!(
+                    "new file {new:?} is not 0600: {:?}",
+                    file_mode(world.as_ref(), new)
+                ));
             }
         }
-        let names: Vec<String> = world.snapshot().map_err(|e| e.to_string())?.into_keys().collect();
+        let names: Vec<String> = world
+            .snapshot()
+            .map_err(|e| e.to_string())?
+            .into_keys()
+            .collect();
         if names != ["deep", "deep/er", "deep/er/new", "new", "old"] {
-            return Err(format!("unexpected entries after the writes (litter?): {names:?}"));
+            return Err(format!(
+                "unexpected entries after the writes (litter?): {names:?}"
+            ));
         }
         drop(subject);
         Ok(inspected)
@@ -140,17 +172,30 @@ pub fn private(cx: &Context<'_>) -> PropertyResult {
     r
 }
 
-fn staged_paths(cx: &Context<'_>, subject: &Subject) -> Result<(Vec<String>, Result<(), String>), String> {
+fn staged_paths(
+    cx: &Context<'_>,
+    subject: &Subject,
+) -> Result<(Vec<String>, Result<(), String>), String> {
     let root = subject.world.root_display();
     let (signal, seen) = recording_signal(&root);
     let fs: Arc<dyn FileSystem> = subject.fs.clone();
     let opts = ResolveOptions { cwd: Some(&root) };
     let outcome = cx.rt.block_on(async {
         let t = fs.resolve("a", opts, &Signal::none()).await?;
-        fs.write_text(&t, "mine\n", None, None, &signal).await.map(|_| ())
+        fs.write_text(&t, "mine\n", None, None, &signal)
+            .await
+            .map(|_| ())
     });
-    let paths = seen.lock().unwrap_or_else(|p| p.into_inner()).first().cloned().unwrap_or_default();
-    Ok((paths, outcome.map_err(|e| format!("{} {}", e.code(), e.message()))))
+    let paths = seen
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    Ok((
+        paths,
+        outcome.map_err(|e| format!("{} {}", e.code(), e.message())),
+    ))
 }
 
 /// `staging-not-clobbered`.
@@ -183,7 +228,11 @@ pub fn not_clobbered(cx: &Context<'_>) -> PropertyResult {
         };
         subject
             .world
-            .apply(&WorldEffect::CreateFile { path: planted.clone(), bytes: b"PRECIOUS".to_vec(), mode: 0o644 })
+            .apply(&WorldEffect::CreateFile {
+                path: planted.clone(),
+                bytes: b"PRECIOUS".to_vec(),
+                mode: 0o644,
+            })
             .map_err(|e| e.to_string())?;
         let (p3, outcome) = staged_paths(cx, &subject)?;
         let snap = subject.world.snapshot().map_err(|e| e.to_string())?;
@@ -203,7 +252,9 @@ pub fn not_clobbered(cx: &Context<'_>) -> PropertyResult {
                 expected.push("a");
                 match snap.get("a") {
                     Some(SnapEntry::File { bytes, .. }) if bytes == b"mine\n" => {}
-                    other => return Err(format!("the write reported success but \"a\" is {other:?}")),
+                    other => {
+                        return Err(format!("the write reported success but \"a\" is {other:?}"));
+                    }
                 }
             }
             Err(e) if e.starts_with("FS_") => {}
@@ -212,7 +263,9 @@ pub fn not_clobbered(cx: &Context<'_>) -> PropertyResult {
         expected.sort();
         let names: Vec<&str> = snap.keys().map(String::as_str).collect();
         if names != expected {
-            return Err(format!("unexpected entries (litter?): {names:?}, expected {expected:?}"));
+            return Err(format!(
+                "unexpected entries (litter?): {names:?}, expected {expected:?}"
+            ));
         }
         Ok(Some(4))
     })();
