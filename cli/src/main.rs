@@ -1,1 +1,202 @@
-fn main() {}
+//! `seam`: the composition root. It knows every provider and runs the conformance suite against
+//! them (`check`), replays saved counterexamples (`replay`), and hosts the unprivileged child the
+//! permission property needs when run as root.
+
+mod check;
+mod progress;
+mod providers;
+mod replay;
+mod unprivileged;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use seam_conformance::MessageCheck;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Checks filesystem backends for AI-agent harnesses against the seam contract.
+#[derive(Parser, Debug)]
+#[command(name = "seam", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Messages {
+    /// Error messages must equal the contract's texts.
+    Exact,
+    /// Only error codes are compared.
+    CodeOnly,
+}
+
+impl From<Messages> for MessageCheck {
+    fn from(m: Messages) -> Self {
+        match m {
+            Messages::Exact => MessageCheck::Exact,
+            Messages::CodeOnly => MessageCheck::CodeOnly,
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the conformance suite against providers (all shipped ones by default).
+    Check {
+        /// A provider to check (repeatable); default: every shipped provider.
+        #[arg(long = "provider", value_name = "NAME")]
+        providers: Vec<String>,
+        /// Generated sequences per provider.
+        #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+        cases: u32,
+        /// Longest generated sequence.
+        #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+        max_steps: u64,
+        /// Seed of the run (same seed, same sequences).
+        #[arg(long, default_value_t = 0x5EA4)]
+        seed: u64,
+        /// Also write the report as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Also write the report as JUnit XML.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// Where failing traces are saved.
+        #[arg(long, value_name = "DIR", default_value = "seam-failures")]
+        trace_dir: PathBuf,
+        /// Run only this property (repeatable).
+        #[arg(long = "property", value_name = "NAME")]
+        properties: Vec<String>,
+        /// How strictly error messages are compared.
+        #[arg(long, value_enum, default_value_t = Messages::Exact)]
+        messages: Messages,
+        /// Check a deliberately broken variant of the provider (to see a failure).
+        #[arg(long, value_name = "FAULT")]
+        fault: Option<String>,
+    },
+    /// Re-run a saved trace step by step and show where the provider departs from the model.
+    Replay {
+        /// The trace file.
+        trace: PathBuf,
+        /// The provider to replay against.
+        #[arg(long, default_value = "local")]
+        provider: String,
+        /// Replay against a deliberately broken variant.
+        #[arg(long, value_name = "FAULT")]
+        fault: Option<String>,
+        /// How strictly error messages are compared.
+        #[arg(long, value_enum, default_value_t = Messages::Exact)]
+        messages: Messages,
+    },
+    /// Internal: run permission cases as the current (unprivileged) user.
+    #[command(name = "__unprivileged", hide = true)]
+    Unprivileged {
+        #[arg(long)]
+        provider: String,
+        #[arg(long)]
+        root: String,
+    },
+}
+
+/// A usage problem: said in one line, exit status 2.
+pub struct Usage(pub String);
+
+fn usage(message: &str) -> ExitCode {
+    eprintln!("seam: {message}");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                };
+            }
+            let first = e.to_string();
+            let first = first.lines().next().unwrap_or("bad arguments");
+            let first = first.trim_start_matches("error: ");
+            return usage(&format!("{first} (see seam --help)"));
+        }
+    };
+    match cli.command {
+        Command::Check {
+            providers,
+            cases,
+            max_steps,
+            seed,
+            json,
+            junit,
+            trace_dir,
+            properties,
+            messages,
+            fault,
+        } => {
+            for p in &properties {
+                if !seam_conformance::PROPERTIES.contains(&p.as_str()) {
+                    return usage(&format!(
+                        "unknown property {p:?} (known: {})",
+                        seam_conformance::PROPERTIES.join(", ")
+                    ));
+                }
+            }
+            for p in &providers {
+                if let Err(e) = providers::factory(p, fault.as_deref()) {
+                    return usage(&e);
+                }
+            }
+            if let Some(f) = &fault
+                && let Err(e) = providers::factory("local", Some(f))
+            {
+                return usage(&e);
+            }
+            let args = check::CheckArgs {
+                providers,
+                cases,
+                max_steps: usize::try_from(max_steps).unwrap_or(40),
+                seed,
+                json,
+                junit,
+                trace_dir,
+                properties,
+                messages: messages.into(),
+                fault,
+            };
+            match check::run(&args) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::from(1),
+                Err(e) => {
+                    eprintln!("seam: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Command::Replay {
+            trace,
+            provider,
+            fault,
+            messages,
+        } => match replay::run(&trace, &provider, fault.as_deref(), messages.into()) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(Usage(e)) => usage(&e),
+        },
+        Command::Unprivileged { provider, root } => match unprivileged::child(&provider, &root) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("seam __unprivileged: {e}");
+                ExitCode::from(1)
+            }
+        },
+    }
+}

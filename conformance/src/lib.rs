@@ -49,7 +49,7 @@ pub use generate::text_corpus;
 pub use harness::{Harness, MessageCheck, NEVER_ISSUED, StepRecord};
 pub use laws::Laws;
 pub use properties::permissions::{CaseOutcome, PermissionCase, Unprivileged, run_cases};
-pub use report::{PropertyResult, Report, Status};
+pub use report::{PropertyResult, Report, Status, junit_document};
 pub use sequences::{
     Progress, SequenceConfig, SequenceFailure, SequenceOutcome, run_sequences, run_steps, runtime,
 };

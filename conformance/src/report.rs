@@ -220,8 +220,12 @@ impl Report {
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
 
-    /// JUnit XML: one test case per property; not claimed is `skipped`.
+    /// JUnit XML for this report alone.
     pub fn to_junit(&self) -> String {
+        junit_document(std::slice::from_ref(self))
+    }
+
+    fn junit_suite(&self, s: &mut String) {
         let failures = self
             .properties
             .iter()
@@ -232,16 +236,9 @@ impl Report {
             .iter()
             .filter(|p| matches!(p.status, Status::NotClaimed(_)))
             .count();
-        let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         let _ = writeln!(
             s,
-            "<testsuites name=\"seam-conformance\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{:.3}\">",
-            self.properties.len(),
-            self.seconds
-        );
-        let _ = writeln!(
-            s,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{:.3}\">",
+            "  <testsuite name=\"seam-conformance.{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{:.3}\">",
             xml(&self.provider),
             self.properties.len(),
             self.seconds
@@ -276,9 +273,34 @@ impl Report {
                 }
             }
         }
-        let _ = writeln!(s, "  </testsuite>\n</testsuites>");
-        s
+        let _ = writeln!(s, "  </testsuite>");
     }
+}
+
+/// JUnit XML for several reports: one test suite per provider, one test case per property;
+/// a property that is not claimed is `skipped`.
+pub fn junit_document(reports: &[Report]) -> String {
+    let tests: usize = reports.iter().map(|r| r.properties.len()).sum();
+    let count = |f: &dyn Fn(&Status) -> bool| -> usize {
+        reports
+            .iter()
+            .flat_map(|r| &r.properties)
+            .filter(|p| f(&p.status))
+            .count()
+    };
+    let failures = count(&|s| *s == Status::Failed);
+    let skipped = count(&|s| matches!(s, Status::NotClaimed(_)));
+    let time: f64 = reports.iter().map(|r| r.seconds).sum();
+    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        s,
+        "<testsuites name=\"seam-conformance\" tests=\"{tests}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{time:.3}\">"
+    );
+    for r in reports {
+        r.junit_suite(&mut s);
+    }
+    let _ = writeln!(s, "</testsuites>");
+    s
 }
 
 fn xml(s: &str) -> String {

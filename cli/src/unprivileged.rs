@@ -1,0 +1,83 @@
+//! Running permission cases as an unprivileged user. Root ignores permission bits, so when
+//! `seam check` runs as root it re-executes itself as uid/gid 65534 (`nobody`) for these cases:
+//! `std::process::Command` drops the supplementary groups and the ids in the child before exec,
+//! which needs no unsafe code of ours.
+
+use seam_conformance::{CaseOutcome, PermissionCase, Unprivileged, run_cases};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// The user and group the child runs as.
+pub const NOBODY: u32 = 65534;
+
+/// Re-executes this binary as `nobody`.
+pub struct SelfExec {
+    /// The provider name to construct in the child.
+    pub provider: String,
+}
+
+impl Unprivileged for SelfExec {
+    fn run(&self, root: &str, cases: &[PermissionCase]) -> Result<Vec<CaseOutcome>, String> {
+        // The binary may live where `nobody` cannot reach (a root-owned checkout), so run a copy
+        // from a directory anyone can traverse.
+        let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+        let dir = tempfile::Builder::new()
+            .prefix("seam-exe-")
+            .tempdir()
+            .map_err(|e| e.to_string())?;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| e.to_string())?;
+        let copy: PathBuf = dir.path().join("seam");
+        std::fs::copy(&exe, &copy).map_err(|e| format!("cannot copy {}: {e}", exe.display()))?;
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| e.to_string())?;
+        let input = serde_json::to_vec(cases).map_err(|e| e.to_string())?;
+        let mut child = Command::new(&copy)
+            .args([
+                "__unprivileged",
+                "--provider",
+                &self.provider,
+                "--root",
+                root,
+            ])
+            .uid(NOBODY)
+            .gid(NOBODY)
+            .current_dir("/")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start the unprivileged child: {e}"))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(&input).map_err(|e| e.to_string())?;
+        }
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "the unprivileged child failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        serde_json::from_slice(&out.stdout)
+            .map_err(|e| format!("the unprivileged child answered nonsense: {e}"))
+    }
+}
+
+/// The child's side: read cases from stdin, run them, print outcomes.
+pub fn child(provider: &str, root: &str) -> Result<(), String> {
+    if rustix::process::geteuid().is_root() {
+        return Err("refusing to run permission cases as root".into());
+    }
+    let cases: Vec<PermissionCase> = serde_json::from_reader(std::io::stdin())
+        .map_err(|e| format!("bad case list on stdin: {e}"))?;
+    let fs = crate::providers::provider_at(provider, root)?;
+    let rt = seam_conformance::runtime()?;
+    let outcomes = rt.block_on(run_cases(fs.as_ref(), root, &cases));
+    let json = serde_json::to_string(&outcomes).map_err(|e| e.to_string())?;
+    println!("{json}");
+    Ok(())
+}
