@@ -24,11 +24,26 @@ fn fixtures() -> PathBuf {
 fn check_passes_on_the_local_provider_with_reports_and_real_permission_errors() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = seam(
-        &["check", "--provider", "local", "--cases", "24", "--json", "r.json", "--junit", "r.xml"],
+        &[
+            "check",
+            "--provider",
+            "local",
+            "--cases",
+            "24",
+            "--json",
+            "r.json",
+            "--junit",
+            "r.xml",
+        ],
         dir.path(),
     );
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
     for property in seam_conformance::PROPERTIES {
         let line = stdout
             .lines()
@@ -37,16 +52,23 @@ fn check_passes_on_the_local_provider_with_reports_and_real_permission_errors() 
         assert!(line.contains(" passed "), "{line}");
     }
     // FS_PERMISSION_DENIED really happened, as an unprivileged user even when we are root.
-    let codes = stdout.lines().find(|l| l.starts_with("error codes:")).expect("codes line");
+    let codes = stdout
+        .lines()
+        .find(|l| l.starts_with("error codes:"))
+        .expect("codes line");
     assert!(!codes.contains("FS_PERMISSION_DENIED 0"), "{codes}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).expect("json written"))
-            .expect("valid json");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("r.json")).expect("json written"),
+    )
+    .expect("valid json");
     assert_eq!(json[0]["provider"], "local");
     assert_eq!(json[0]["cases"], 24);
     let xml = std::fs::read_to_string(dir.path().join("r.xml")).expect("junit written");
     assert!(xml.starts_with("<?xml"));
-    assert_eq!(xml.matches("<testcase ").count(), seam_conformance::PROPERTIES.len());
+    assert_eq!(
+        xml.matches("<testcase ").count(),
+        seam_conformance::PROPERTIES.len()
+    );
     assert!(xml.contains("failures=\"0\""));
 }
 
@@ -54,7 +76,15 @@ fn check_passes_on_the_local_provider_with_reports_and_real_permission_errors() 
 fn a_broken_variant_fails_saves_a_trace_and_replays() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = seam(
-        &["check", "--fault", "drops-bom-on-edit", "--property", "sequences", "--trace-dir", "t"],
+        &[
+            "check",
+            "--fault",
+            "drops-bom-on-edit",
+            "--property",
+            "sequences",
+            "--trace-dir",
+            "t",
+        ],
         dir.path(),
     );
     let stdout = text(&out.stdout);
@@ -64,7 +94,10 @@ fn a_broken_variant_fails_saves_a_trace_and_replays() {
     let trace = dir.path().join("t/local+drops-bom-on-edit-sequences.json");
     assert!(trace.exists(), "{stdout}");
     let trace = trace.to_string_lossy().into_owned();
-    let broken = seam(&["replay", &trace, "--fault", "drops-bom-on-edit"], dir.path());
+    let broken = seam(
+        &["replay", &trace, "--fault", "drops-bom-on-edit"],
+        dir.path(),
+    );
     assert_eq!(broken.status.code(), Some(1), "{}", text(&broken.stdout));
     assert!(text(&broken.stdout).contains("DEPARTS"));
     let fixed = seam(&["replay", &trace, "--provider", "local"], dir.path());
@@ -75,8 +108,11 @@ fn a_broken_variant_fails_saves_a_trace_and_replays() {
 fn usage_errors_are_one_line_and_exit_2() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("bad.json"), "{ not json").expect("write");
-    std::fs::write(dir.path().join("future.json"), r#"{"seam_trace":99,"provider":"x","property":"p","seed":0,"steps":[]}"#)
-        .expect("write");
+    std::fs::write(
+        dir.path().join("future.json"),
+        r#"{"seam_trace":99,"provider":"x","property":"p","seed":0,"steps":[]}"#,
+    )
+    .expect("write");
     let cases: &[&[&str]] = &[
         &["check", "--bogus"],
         &["check", "--provider", "nfs"],
@@ -110,10 +146,18 @@ fn every_saved_counterexample_passes_and_fault_traces_still_catch_their_fault() 
         let p = path.to_string_lossy().into_owned();
         let ok = seam(&["replay", &p, "--provider", "local"], Path::new("."));
         assert_eq!(ok.status.code(), Some(0), "{p}:\n{}", text(&ok.stdout));
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
         if let Some(fault) = stem.strip_prefix("fault-") {
             let caught = seam(&["replay", &p, "--fault", fault], Path::new("."));
-            assert_eq!(caught.status.code(), Some(1), "{p} no longer catches {fault}:\n{}", text(&caught.stdout));
+            assert_eq!(
+                caught.status.code(),
+                Some(1),
+                "{p} no longer catches {fault}:\n{}",
+                text(&caught.stdout)
+            );
         }
     }
     assert!(seen >= 7, "only {seen} counterexamples");
@@ -124,5 +168,8 @@ fn help_and_version_exit_0() {
     let dir = tempfile::tempdir().expect("tempdir");
     assert_eq!(seam(&["--help"], dir.path()).status.code(), Some(0));
     assert_eq!(seam(&["--version"], dir.path()).status.code(), Some(0));
-    assert_eq!(seam(&["check", "--help"], dir.path()).status.code(), Some(0));
+    assert_eq!(
+        seam(&["check", "--help"], dir.path()).status.code(),
+        Some(0)
+    );
 }

@@ -60,7 +60,11 @@ fn the_corpus_fixtures_hold_exactly_the_generator_alphabet() {
         .into_iter()
         .map(String::into_bytes)
         .collect();
-    generated.extend([b"h\xFFi".to_vec(), b"ok\n\xC3".to_vec(), b"\xEF\xBB\xBF".to_vec()]);
+    generated.extend([
+        b"h\xFFi".to_vec(),
+        b"ok\n\xC3".to_vec(),
+        b"\xEF\xBB\xBF".to_vec(),
+    ]);
     on_disk.sort();
     generated.sort();
     assert_eq!(on_disk, generated);
