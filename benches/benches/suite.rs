@@ -1,0 +1,62 @@
+//! The suite itself: generated steps per second against each provider (relaxed durability, as
+//! the generated runs use; one case in eight runs at full durability).
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use seam_benches::quick;
+use seam_conformance::{
+    CaseDurability, CaseOptions, DiskWorld, Factory, SequenceConfig, Subject, World,
+    run_sequences,
+};
+use seam_local::{Durability, LocalConfig, LocalFileSystem};
+use std::sync::Arc;
+use std::time::Duration;
+
+struct Local;
+
+impl Factory for Local {
+    fn name(&self) -> String {
+        "local".into()
+    }
+
+    fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let world = DiskWorld::new(dir.path()).map_err(|e| e.to_string())?;
+        let config = LocalConfig::new(world.root_display())
+            .with_durability(match options.durability {
+                CaseDurability::Full => Durability::Full,
+                CaseDurability::Relaxed => Durability::None,
+            })
+            .with_diff_basis_max_bytes(1024)
+            .with_seeded_nonces(options.seed);
+        Ok(Subject {
+            fs: Arc::new(LocalFileSystem::new(config)),
+            world: Arc::new(world),
+            diff_basis_max_bytes: 1024,
+            keep_alive: Box::new(dir),
+        })
+    }
+}
+
+fn suite(c: &mut Criterion) {
+    let config = SequenceConfig {
+        cases: if quick() { 4 } else { 32 },
+        seed: 1,
+        ..SequenceConfig::default()
+    };
+    let steps = match run_sequences(&Local, &config, &mut |_| {}) {
+        Ok(o) if o.failure.is_none() => o.stats.steps,
+        Ok(o) => panic!("the suite failed on local: {:?}", o.failure.map(|f| f.message)),
+        Err(e) => panic!("the suite did not run: {e}"),
+    };
+    let mut g = c.benchmark_group("suite/steps");
+    g.throughput(Throughput::Elements(steps));
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(if quick() { 1 } else { 10 }));
+    g.bench_function(BenchmarkId::new("local", format!("{}cases", config.cases)), |b| {
+        b.iter(|| run_sequences(&Local, &config, &mut |_| {}).map(|o| o.stats.steps))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, suite);
+criterion_main!(benches);
