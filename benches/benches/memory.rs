@@ -12,7 +12,12 @@ use seam_local::Durability;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const MODES: &[&str] = &["raw_read_to_string", "raw_chunked_utf8", "local_read_text", "local_stream_text"];
+const MODES: &[&str] = &[
+    "raw_read_to_string",
+    "raw_chunked_utf8",
+    "local_read_text",
+    "local_stream_text",
+];
 
 fn hwm_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -58,18 +63,28 @@ fn out_dir() -> PathBuf {
 }
 
 fn main() {
-    if let (Ok(mode), Ok(path)) = (std::env::var("SEAM_RSS_MODE"), std::env::var("SEAM_RSS_FILE")) {
+    if let (Ok(mode), Ok(path)) = (
+        std::env::var("SEAM_RSS_MODE"),
+        std::env::var("SEAM_RSS_FILE"),
+    ) {
         child(&mode, Path::new(&path));
         return;
     }
-    let sizes: Vec<u64> = if quick() { vec![1 << 20] } else { vec![64 << 20, 512 << 20] };
+    let sizes: Vec<u64> = if quick() {
+        vec![1 << 20]
+    } else {
+        vec![64 << 20, 512 << 20]
+    };
     let dir = scratch();
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => panic!("cannot find this binary: {e}"),
     };
     let mut rows = Vec::new();
-    println!("{:<20} {:>8} {:>14} {:>12} {:>14}", "mode", "file", "baseline KiB", "peak KiB", "growth KiB");
+    println!(
+        "{:<20} {:>8} {:>14} {:>12} {:>14}",
+        "mode", "file", "baseline KiB", "peak KiB", "growth KiB"
+    );
     for size in sizes {
         let path = dir.path().join(format!("f{}.txt", label(size)));
         if let Err(e) = text_file(&path, size) {
@@ -86,18 +101,34 @@ fn main() {
                 Err(e) => panic!("cannot run the child: {e}"),
             };
             let text = String::from_utf8_lossy(&out.stdout);
-            let nums: Vec<u64> = text.split_whitespace().filter_map(|n| n.parse().ok()).collect();
+            let nums: Vec<u64> = text
+                .split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect();
             let [before, peak, bytes] = nums[..] else {
-                panic!("child said {text:?} {}", String::from_utf8_lossy(&out.stderr));
+                panic!(
+                    "child said {text:?} {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
             };
-            assert!(bytes > 0 && bytes <= size, "the child read {bytes} of {size} bytes");
+            assert!(
+                bytes > 0 && bytes <= size,
+                "the child read {bytes} of {size} bytes"
+            );
             let growth = peak.saturating_sub(before);
-            println!("{mode:<20} {:>8} {before:>14} {peak:>12} {growth:>14}", label(size));
+            println!(
+                "{mode:<20} {:>8} {before:>14} {peak:>12} {growth:>14}",
+                label(size)
+            );
             rows.push(serde_json::json!({
                 "mode": mode, "bytes": size, "baseline_kib": before, "peak_kib": peak, "growth_kib": growth
             }));
             if *mode == "local_stream_text" {
-                assert!(growth <= 8 * 1024, "stream_text grew {growth} KiB on {}", label(size));
+                assert!(
+                    growth <= 8 * 1024,
+                    "stream_text grew {growth} KiB on {}",
+                    label(size)
+                );
             }
         }
         let _ = std::fs::remove_file(&path);

@@ -33,9 +33,11 @@ fn metadata(c: &mut Criterion) {
         })
     });
     g.bench_function(BenchmarkId::new("local", "resolve"), |b| {
-        b.iter(|| match rt.block_on(fs.resolve(&spelled, ResolveOptions::default(), &Signal::none())) {
-            Ok(t) => black_box(t.key.as_str().len()),
-            Err(e) => panic!("resolve: {e}"),
+        b.iter(|| {
+            match rt.block_on(fs.resolve(&spelled, ResolveOptions::default(), &Signal::none())) {
+                Ok(t) => black_box(t.key.as_str().len()),
+                Err(e) => panic!("resolve: {e}"),
+            }
         })
     });
     g.finish();

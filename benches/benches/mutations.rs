@@ -36,16 +36,25 @@ fn writes(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("raw", "replace"), |b| {
             b.iter(|| {
                 n += 1;
-                raw::atomic_write(dir.path(), &dir_fd, "raw.txt", content.as_bytes(), durability, n)
+                raw::atomic_write(
+                    dir.path(),
+                    &dir_fd,
+                    "raw.txt",
+                    content.as_bytes(),
+                    durability,
+                    n,
+                )
             })
         });
         let t = target(&rt, &fs, &dir.path().join("local.txt"));
         let _ = rt.block_on(fs.write_text(&t, &content, None, None, &Signal::none()));
         g.bench_function(BenchmarkId::new("local", "replace"), |b| {
-            b.iter(|| match rt.block_on(fs.write_text(&t, &content, None, None, &Signal::none())) {
-                Ok(o) => black_box(o.version),
-                Err(e) => panic!("write: {e}"),
-            })
+            b.iter(
+                || match rt.block_on(fs.write_text(&t, &content, None, None, &Signal::none())) {
+                    Ok(o) => black_box(o.version),
+                    Err(e) => panic!("write: {e}"),
+                },
+            )
         });
         let mut version = match rt.block_on(fs.stat(&t, &Signal::none())) {
             Ok(Some(i)) => i.version,
@@ -53,8 +62,11 @@ fn writes(c: &mut Criterion) {
         };
         g.bench_function(BenchmarkId::new("local", "guarded_replace"), |b| {
             b.iter(|| {
-                let intent = WriteIntent::ReplaceIfVersion { version: version.clone() };
-                match rt.block_on(fs.write_text(&t, &content, Some(&intent), None, &Signal::none())) {
+                let intent = WriteIntent::ReplaceIfVersion {
+                    version: version.clone(),
+                };
+                match rt.block_on(fs.write_text(&t, &content, Some(&intent), None, &Signal::none()))
+                {
                     Ok(o) => version = o.version,
                     Err(e) => panic!("guarded write: {e}"),
                 }
@@ -67,7 +79,14 @@ fn writes(c: &mut Criterion) {
                     n += 1;
                     let name = format!("rc-{n}");
                     let start = Instant::now();
-                    raw::atomic_write(dir.path(), &dir_fd, &name, content.as_bytes(), durability, n);
+                    raw::atomic_write(
+                        dir.path(),
+                        &dir_fd,
+                        &name,
+                        content.as_bytes(),
+                        durability,
+                        n,
+                    );
                     total += start.elapsed();
                     let _ = std::fs::remove_file(dir.path().join(&name));
                 }
@@ -82,7 +101,13 @@ fn writes(c: &mut Criterion) {
                     let path = dir.path().join(format!("lc-{n}"));
                     let t = target(&rt, &fs, &path);
                     let start = Instant::now();
-                    let r = rt.block_on(fs.write_text(&t, &content, Some(&WriteIntent::CreateIfAbsent), None, &Signal::none()));
+                    let r = rt.block_on(fs.write_text(
+                        &t,
+                        &content,
+                        Some(&WriteIntent::CreateIfAbsent),
+                        None,
+                        &Signal::none(),
+                    ));
                     total += start.elapsed();
                     if let Err(e) = r {
                         panic!("create: {e}");
@@ -121,7 +146,11 @@ fn edits(c: &mut Criterion) {
             b.iter(|| {
                 n += 1;
                 flip = !flip;
-                let (old, new) = if flip { ("AAAA", "BBBB") } else { ("BBBB", "AAAA") };
+                let (old, new) = if flip {
+                    ("AAAA", "BBBB")
+                } else {
+                    ("BBBB", "AAAA")
+                };
                 raw::edit(dir.path(), &dir_fd, "raw.txt", old, new, durability, n)
             })
         });
@@ -130,8 +159,16 @@ fn edits(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("local", "edit_text"), |b| {
             b.iter(|| {
                 flip = !flip;
-                let (old, new) = if flip { ("AAAA", "BBBB") } else { ("BBBB", "AAAA") };
-                let e = EditRequest { old_string: old.into(), new_string: new.into(), replace_all: false };
+                let (old, new) = if flip {
+                    ("AAAA", "BBBB")
+                } else {
+                    ("BBBB", "AAAA")
+                };
+                let e = EditRequest {
+                    old_string: old.into(),
+                    new_string: new.into(),
+                    replace_all: false,
+                };
                 match rt.block_on(fs.edit_text(&t, &e, None, None, &Signal::none())) {
                     Ok(o) => black_box(o.version),
                     Err(e) => panic!("edit: {e}"),

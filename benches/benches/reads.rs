@@ -3,7 +3,9 @@
 //! written fresh at the start of the run). Also the small sizes where buffered and streamed
 //! reads cross over, which decide the read tool's stream threshold.
 
-use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
 use futures_util::StreamExt;
 use seam::{FileSystem, Signal};
 use seam_benches::{label, local, quick, raw, runtime, scratch, sizes, target, text_file};

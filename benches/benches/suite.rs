@@ -4,8 +4,7 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use seam_benches::quick;
 use seam_conformance::{
-    CaseDurability, CaseOptions, DiskWorld, Factory, SequenceConfig, Subject, World,
-    run_sequences,
+    CaseDurability, CaseOptions, DiskWorld, Factory, SequenceConfig, Subject, World, run_sequences,
 };
 use seam_local::{Durability, LocalConfig, LocalFileSystem};
 use std::sync::Arc;
@@ -45,16 +44,20 @@ fn suite(c: &mut Criterion) {
     };
     let steps = match run_sequences(&Local, &config, &mut |_| {}) {
         Ok(o) if o.failure.is_none() => o.stats.steps,
-        Ok(o) => panic!("the suite failed on local: {:?}", o.failure.map(|f| f.message)),
+        Ok(o) => panic!(
+            "the suite failed on local: {:?}",
+            o.failure.map(|f| f.message)
+        ),
         Err(e) => panic!("the suite did not run: {e}"),
     };
     let mut g = c.benchmark_group("suite/steps");
     g.throughput(Throughput::Elements(steps));
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(if quick() { 1 } else { 10 }));
-    g.bench_function(BenchmarkId::new("local", format!("{}cases", config.cases)), |b| {
-        b.iter(|| run_sequences(&Local, &config, &mut |_| {}).map(|o| o.stats.steps))
-    });
+    g.bench_function(
+        BenchmarkId::new("local", format!("{}cases", config.cases)),
+        |b| b.iter(|| run_sequences(&Local, &config, &mut |_| {}).map(|o| o.stats.steps)),
+    );
     g.finish();
 }
 

@@ -42,13 +42,21 @@ fn collect(dir: &Path, out: &mut BTreeMap<String, BTreeMap<String, Bench>>) {
         let p = e.path();
         if p.is_dir() {
             if p.file_name().and_then(|n| n.to_str()) == Some("new") {
-                let (Some(b), Some(est)) = (read(&p.join("benchmark.json")), read(&p.join("estimates.json"))) else {
+                let (Some(b), Some(est)) = (
+                    read(&p.join("benchmark.json")),
+                    read(&p.join("estimates.json")),
+                ) else {
                     continue;
                 };
                 let sample = read(&p.join("sample.json"));
                 let per_iter: Vec<f64> = sample
                     .as_ref()
-                    .and_then(|s| Some((s["iters"].as_array()?.clone(), s["times"].as_array()?.clone())))
+                    .and_then(|s| {
+                        Some((
+                            s["iters"].as_array()?.clone(),
+                            s["times"].as_array()?.clone(),
+                        ))
+                    })
                     .map(|(i, t)| {
                         i.iter()
                             .zip(t.iter())
@@ -63,14 +71,20 @@ fn collect(dir: &Path, out: &mut BTreeMap<String, BTreeMap<String, Bench>>) {
                     b["value_str"].as_str().unwrap_or("")
                 );
                 let throughput = b["throughput"].as_object().and_then(|t| {
-                    t.iter().next().and_then(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                    t.iter()
+                        .next()
+                        .and_then(|(k, v)| Some((k.clone(), v.as_f64()?)))
                 });
                 out.entry(group).or_default().insert(
                     id,
                     Bench {
                         median_ns: est["median"]["point_estimate"].as_f64().unwrap_or(f64::NAN),
-                        low_ns: est["median"]["confidence_interval"]["lower_bound"].as_f64().unwrap_or(f64::NAN),
-                        high_ns: est["median"]["confidence_interval"]["upper_bound"].as_f64().unwrap_or(f64::NAN),
+                        low_ns: est["median"]["confidence_interval"]["lower_bound"]
+                            .as_f64()
+                            .unwrap_or(f64::NAN),
+                        high_ns: est["median"]["confidence_interval"]["upper_bound"]
+                            .as_f64()
+                            .unwrap_or(f64::NAN),
                         min_ns: per_iter.iter().copied().fold(f64::INFINITY, f64::min),
                         max_ns: per_iter.iter().copied().fold(0.0, f64::max),
                         throughput,
@@ -108,10 +122,15 @@ fn main() {
     let mut groups = BTreeMap::new();
     collect(&dir, &mut groups);
     if groups.is_empty() {
-        eprintln!("no criterion results under {}: run `cargo bench -p seam-benches` first", dir.display());
+        eprintln!(
+            "no criterion results under {}: run `cargo bench -p seam-benches` first",
+            dir.display()
+        );
         return;
     }
-    println!("| group | benchmark | median | 95% CI of median | min–max per iteration | rate | ratio to raw |");
+    println!(
+        "| group | benchmark | median | 95% CI of median | min–max per iteration | rate | ratio to raw |"
+    );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     for (group, benches) in &groups {
         for (id, b) in benches {

@@ -50,8 +50,15 @@ pub fn stream_validated(path: &Path) -> usize {
 
 /// `statx` by path, turned into the same five facts a version token uses.
 pub fn statx(path: &Path) -> u64 {
-    match rustix::fs::statx(rustix::fs::CWD, path, AtFlags::empty(), StatxFlags::BASIC_STATS) {
-        Ok(st) => st.stx_ino ^ st.stx_size ^ st.stx_mtime.tv_nsec as u64 ^ st.stx_ctime.tv_nsec as u64,
+    match rustix::fs::statx(
+        rustix::fs::CWD,
+        path,
+        AtFlags::empty(),
+        StatxFlags::BASIC_STATS,
+    ) {
+        Ok(st) => {
+            st.stx_ino ^ st.stx_size ^ st.stx_mtime.tv_nsec as u64 ^ st.stx_ctime.tv_nsec as u64
+        }
         Err(_) => 0,
     }
 }
@@ -74,7 +81,14 @@ pub fn read_dir_statx(dir: &Path) -> usize {
 
 /// The raw atomic replace with a durability: an exclusive 0600 temp file next to the target,
 /// write, fsync (unless `None`), rename, fsync the directory (if `Full`).
-pub fn atomic_write(dir: &Path, dir_fd: &File, name: &str, content: &[u8], durability: Durability, n: u64) {
+pub fn atomic_write(
+    dir: &Path,
+    dir_fd: &File,
+    name: &str,
+    content: &[u8],
+    durability: Durability,
+    n: u64,
+) {
     let tmp = format!(".raw-{n}.tmp");
     let fd = match rustix::fs::openat(
         dir_fd,
@@ -102,7 +116,15 @@ pub fn atomic_write(dir: &Path, dir_fd: &File, name: &str, content: &[u8], durab
 }
 
 /// The raw edit: read the file, replace one literal, publish as [`atomic_write`].
-pub fn edit(dir: &Path, dir_fd: &File, name: &str, old: &str, new: &str, durability: Durability, n: u64) {
+pub fn edit(
+    dir: &Path,
+    dir_fd: &File,
+    name: &str,
+    old: &str,
+    new: &str,
+    durability: Durability,
+    n: u64,
+) {
     let text = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
     let edited = text.replacen(old, new, 1);
     atomic_write(dir, dir_fd, name, edited.as_bytes(), durability, n);

@@ -15,8 +15,7 @@ fn the_local_provider_passes_every_property() {
         },
         ..SuiteConfig::default()
     };
-    let report =
-        run_suite(&LocalFactory { fault: None }, &config, &mut |_| {}).expect("suite runs");
+    let report = run_suite(&LocalFactory::correct(), &config, &mut |_| {}).expect("suite runs");
     println!("{}", report.render());
     assert!(report.passed(), "{}", report.render());
     assert_eq!(report.cases, 64);
@@ -35,6 +34,25 @@ fn the_local_provider_passes_every_property() {
 }
 
 #[test]
+fn the_local_provider_passes_with_directory_staging_too() {
+    let config = SuiteConfig {
+        sequences: SequenceConfig {
+            cases: 48,
+            seed: 12,
+            ..SequenceConfig::default()
+        },
+        ..SuiteConfig::default()
+    };
+    let factory = LocalFactory {
+        fault: None,
+        staging: seam_local::Staging::Directory,
+    };
+    let report = run_suite(&factory, &config, &mut |_| {}).expect("suite runs");
+    assert!(report.passed(), "{}", report.render());
+    assert!(report.stats.staging_observed > 0);
+}
+
+#[test]
 #[ignore = "prints the outcome distribution of generated steps (for tuning generators)"]
 fn outcome_distribution() {
     let config = SequenceConfig {
@@ -42,7 +60,7 @@ fn outcome_distribution() {
         seed: 3,
         ..SequenceConfig::default()
     };
-    let out = seam_conformance::run_sequences(&LocalFactory { fault: None }, &config, &mut |_| {})
+    let out = seam_conformance::run_sequences(&LocalFactory::correct(), &config, &mut |_| {})
         .expect("runs");
     for (op, m) in &out.stats.outcomes {
         println!("{op}: {m:?}");

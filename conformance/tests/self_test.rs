@@ -21,8 +21,8 @@ fn catch(fault: Fault, property: &str) {
         only: vec![property.to_string()],
         ..SuiteConfig::default()
     };
-    let report = run_suite(&LocalFactory { fault: Some(fault) }, &config, &mut |_| {})
-        .expect("the suite runs");
+    let report =
+        run_suite(&LocalFactory::broken(fault), &config, &mut |_| {}).expect("the suite runs");
     let p = report
         .properties
         .iter()

@@ -2,7 +2,7 @@
 //! standard library) and byte-faithful — only the matched regions change. The reference model
 //! has its own slow implementation; the conformance suite holds the two to the same bytes.
 
-use seam::text::{BOM, lf_normalize, strip_bom};
+use seam::text::{BOM, lf_normalize};
 use std::borrow::Cow;
 
 /// Characters that decide the line-ending style of inserted text.
@@ -28,15 +28,33 @@ pub(crate) struct EditQuirks {
 }
 
 pub(crate) struct Edited {
-    pub bytes: Vec<u8>,
-    pub before: String,
-    pub after: String,
+    /// Whether the file starts with a BOM (kept on disk).
+    bom: bool,
+    /// The new text, without the BOM.
+    text: String,
+    /// The old text, LF-normalised, without the BOM.
+    before: String,
+    /// The new text LF-normalised, when that differs from `text`.
+    after: Option<String>,
 }
 
-/// The LF view of `text` and the view positions of the `\n`s whose `\r` it dropped.
-fn lf_view(text: &str) -> (Cow<'_, str>, Vec<usize>) {
+impl Edited {
+    /// The bytes to publish, in order.
+    pub fn parts(&self) -> [&[u8]; 2] {
+        [if self.bom { BOM } else { b"" }, self.text.as_bytes()]
+    }
+
+    /// The outcome's `before` and `after`: old and new text, LF-normalised.
+    pub fn into_before_after(self) -> (String, String) {
+        (self.before, self.after.unwrap_or(self.text))
+    }
+}
+
+/// The LF view of `text` (only when it has CRLF) and the view positions of the `\n`s whose `\r`
+/// it dropped.
+fn lf_view(text: &str) -> Option<(String, Vec<usize>)> {
     if !text.contains("\r\n") {
-        return (Cow::Borrowed(text), Vec::new());
+        return None;
     }
     let bytes = text.as_bytes();
     let mut view = Vec::with_capacity(bytes.len());
@@ -52,12 +70,13 @@ fn lf_view(text: &str) -> (Cow<'_, str>, Vec<usize>) {
         i += 1;
     }
     // Only ASCII `\r` bytes were removed, so the view is still UTF-8.
-    let view = String::from_utf8(view).unwrap_or_default();
-    (Cow::Owned(view), dropped)
+    Some((String::from_utf8(view).unwrap_or_default(), dropped))
 }
 
+/// Applies a literal edit to a file's bytes (taken by value: the common case copies nothing but
+/// the new text).
 pub(crate) fn literal_edit(
-    bytes: &[u8],
+    bytes: Vec<u8>,
     old: &str,
     new: &str,
     replace_all: bool,
@@ -66,19 +85,26 @@ pub(crate) fn literal_edit(
     let scan = if quirks.sample_nul {
         &bytes[..bytes.len().min(NUL_SAMPLE)]
     } else {
-        bytes
+        &bytes[..]
     };
     if scan.contains(&0) {
         return Err(EditFailure::Binary);
     }
-    let (body, bom) = strip_bom(bytes);
-    let text = std::str::from_utf8(body).map_err(|_| EditFailure::InvalidUtf8)?;
+    let bom = bytes.starts_with(BOM);
+    let mut text = String::from_utf8(bytes).map_err(|_| EditFailure::InvalidUtf8)?;
+    if bom {
+        text.drain(..BOM.len());
+    }
     let old = lf_normalize(old);
     let new = lf_normalize(new);
     if old.is_empty() {
         return Err(EditFailure::EmptyOld);
     }
-    let (view, dropped) = lf_view(text);
+    let owned_view = lf_view(&text);
+    let (view, dropped): (&str, &[usize]) = match &owned_view {
+        Some((v, d)) => (v.as_str(), d.as_slice()),
+        None => (text.as_str(), &[]),
+    };
     let starts: Vec<usize> = view.match_indices(old.as_ref()).map(|(i, _)| i).collect();
     if starts.is_empty() {
         return Err(EditFailure::NotFound);
@@ -128,15 +154,17 @@ pub(crate) fn literal_edit(
         out.push_str(&text[cursor..]);
         out
     };
-    let after = lf_normalize(&out).into_owned();
-    let mut bytes_out = Vec::with_capacity(out.len() + BOM.len());
-    if bom && !quirks.drop_bom {
-        bytes_out.extend_from_slice(BOM);
-    }
-    bytes_out.extend_from_slice(out.as_bytes());
+    let after = out
+        .contains("\r\n")
+        .then(|| lf_normalize(&out).into_owned());
+    let before = match owned_view {
+        Some((v, _)) => v,
+        None => text,
+    };
     Ok(Edited {
-        bytes: bytes_out,
-        before: view.into_owned(),
+        bom: bom && !quirks.drop_bom,
+        text: out,
+        before,
         after,
     })
 }
@@ -146,8 +174,8 @@ mod tests {
     use super::*;
 
     fn run(bytes: &[u8], old: &str, new: &str, all: bool) -> Vec<u8> {
-        literal_edit(bytes, old, new, all, EditQuirks::default())
-            .map(|e| e.bytes)
+        literal_edit(bytes.to_vec(), old, new, all, EditQuirks::default())
+            .map(|e| e.parts().concat())
             .expect("applies")
     }
 
@@ -170,23 +198,23 @@ mod tests {
     fn failures_are_classified() {
         let q = EditQuirks::default();
         assert_eq!(
-            literal_edit(b"a\x00", "a", "b", false, q).err(),
+            literal_edit(b"a\x00".to_vec(), "a", "b", false, q).err(),
             Some(EditFailure::Binary)
         );
         assert_eq!(
-            literal_edit(b"\xFF", "a", "b", false, q).err(),
+            literal_edit(b"\xFF".to_vec(), "a", "b", false, q).err(),
             Some(EditFailure::InvalidUtf8)
         );
         assert_eq!(
-            literal_edit(b"a", "", "b", false, q).err(),
+            literal_edit(b"a".to_vec(), "", "b", false, q).err(),
             Some(EditFailure::EmptyOld)
         );
         assert_eq!(
-            literal_edit(b"a", "z", "b", false, q).err(),
+            literal_edit(b"a".to_vec(), "z", "b", false, q).err(),
             Some(EditFailure::NotFound)
         );
         assert_eq!(
-            literal_edit(b"a a", "a", "b", false, q).err(),
+            literal_edit(b"a a".to_vec(), "a", "b", false, q).err(),
             Some(EditFailure::Ambiguous(2))
         );
     }

@@ -5,7 +5,7 @@ use crate::edit::{EditFailure, EditQuirks, literal_edit};
 use crate::errors::{fail, os};
 use crate::locks::Locks;
 use crate::paths::{contains, display_path, file_url, key_of, split_key};
-use crate::publish::{Staged, StagingModes, Sweeper, ensure_parent, open_dir, stage, sync_dir};
+use crate::publish::{StageSpec, StagingModes, Sweeper, ensure_parent, open_dir, stage, sync_dir};
 use crate::read::{diff_basis, open_read, open_regular, read_all};
 use crate::stream::TextChunks;
 use crate::version::{Minter, Probe};
@@ -16,6 +16,7 @@ use seam::{
     SandboxPolicy, Signal, TextStream, Verb, WriteIntent, WriteOperation, WriteOutcome,
 };
 use std::fs::File;
+use std::sync::atomic::AtomicBool;
 
 /// The local-disk provider.
 pub struct LocalFileSystem {
@@ -23,6 +24,7 @@ pub struct LocalFileSystem {
     quirks: Quirks,
     locks: Locks,
     sweeper: Sweeper,
+    tmpfile_ok: AtomicBool,
 }
 
 /// Behaviour switches; all off unless the `faults` feature configured a broken variant.
@@ -106,6 +108,7 @@ impl LocalFileSystem {
             config,
             locks: Locks::default(),
             sweeper: Sweeper::default(),
+            tmpfile_ok: AtomicBool::new(true),
         }
     }
 
@@ -188,14 +191,16 @@ impl LocalFileSystem {
         }
     }
 
-    fn staging_paths(parent_path: &str, staged: &Staged<'_>) -> [String; 2] {
-        let dir = if parent_path == "/" {
-            format!("/{}", staged.dir_name)
-        } else {
-            format!("{parent_path}/{}", staged.dir_name)
-        };
-        let file = format!("{dir}/content");
-        [dir, file]
+    fn spec<'a>(&'a self, verb: &'a str, display: &'a str) -> StageSpec<'a> {
+        StageSpec {
+            nonce: &self.config.nonce,
+            durability: self.config.durability,
+            modes: self.staging_modes(),
+            staging: self.config.staging,
+            tmpfile_ok: &self.tmpfile_ok,
+            verb,
+            display,
+        }
     }
 }
 
@@ -300,7 +305,6 @@ impl FileSystem for LocalFileSystem {
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
         signal.check(Verb::Read)?;
         crate::read::read_text(
-            self.minter(),
             rustix::fs::CWD,
             target.key.as_str(),
             &target.display_path,
@@ -310,12 +314,7 @@ impl FileSystem for LocalFileSystem {
 
     async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
         signal.check(Verb::Read)?;
-        let (file, _) = open_regular(
-            self.minter(),
-            rustix::fs::CWD,
-            target.key.as_str(),
-            &target.display_path,
-        )?;
+        let (file, _) = open_regular(rustix::fs::CWD, target.key.as_str(), &target.display_path)?;
         Ok(Box::pin(TextChunks::new(
             file,
             target.display_path.clone(),
@@ -331,7 +330,6 @@ impl FileSystem for LocalFileSystem {
     ) -> Result<Vec<u8>, FsError> {
         signal.check(Verb::Read)?;
         crate::read::read_bytes(
-            self.minter(),
             rustix::fs::CWD,
             target.key.as_str(),
             &target.display_path,
@@ -442,14 +440,10 @@ impl FileSystem for LocalFileSystem {
         let durability = self.config.durability;
         let mut staged = stage(
             rustix::fd::AsFd::as_fd(&parent),
-            content.as_bytes(),
-            &self.config.nonce,
-            durability,
-            self.staging_modes(),
-            "write",
-            display,
+            &[content.as_bytes()],
+            &self.spec("write", display),
         )?;
-        let paths = Self::staging_paths(parent_path, &staged);
+        let paths = staged.paths(parent_path);
         signal.checkpoint(&checkpoint(
             CancelPoint::Staged,
             Verb::Write,
@@ -573,14 +567,13 @@ impl FileSystem for LocalFileSystem {
         drop(file);
         signal.check(Verb::Edit)?;
         let edited = literal_edit(
-            &bytes,
+            bytes,
             &edit.old_string,
             &edit.new_string,
             edit.replace_all,
             self.quirks.edit,
         )
         .map_err(|e| edit_failure(e, display))?;
-        drop(bytes);
 
         signal.checkpoint(&checkpoint(
             CancelPoint::BeforeStage,
@@ -599,14 +592,10 @@ impl FileSystem for LocalFileSystem {
         let durability = self.config.durability;
         let mut staged = stage(
             rustix::fd::AsFd::as_fd(&parent),
-            &edited.bytes,
-            &self.config.nonce,
-            durability,
-            self.staging_modes(),
-            "edit",
-            display,
+            &edited.parts(),
+            &self.spec("edit", display),
         )?;
-        let paths = Self::staging_paths(parent_path, &staged);
+        let paths = staged.paths(parent_path);
         signal.checkpoint(&checkpoint(
             CancelPoint::Staged,
             Verb::Edit,
@@ -627,10 +616,11 @@ impl FileSystem for LocalFileSystem {
         ));
         let _ = sync_dir(&parent, durability);
         drop(staged);
+        let (before, after) = edited.into_before_after();
         Ok(EditOutcome {
             version: self.version_now(key),
-            before: edited.before,
-            after: edited.after,
+            before,
+            after,
         })
     }
 }

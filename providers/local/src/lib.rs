@@ -7,10 +7,10 @@
 //!   ancestor plus the missing suffix, so it is stable across creation;
 //! * **versions** come from `statx`: device, inode, size, and mtime and ctime in full nanoseconds,
 //!   so a same-size rewrite whose mtime was restored still changes the token;
-//! * **publication** stages content in a private 0700 directory next to the target, as an
-//!   exclusively created 0600 file, fsyncs it, renames it into place (or publishes with
-//!   `renameat2(RENAME_NOREPLACE)` when nothing may be replaced), fsyncs the directory, and sweeps
-//!   staging that a killed writer left behind;
+//! * **publication** stages content where no one else can read it (an `O_TMPFILE` inode, or a
+//!   private 0700 directory holding a 0600 file), fsyncs it, renames it into place (or publishes
+//!   with `renameat2(RENAME_NOREPLACE)` when nothing may be replaced), fsyncs the directory, and
+//!   sweeps staging that a killed writer left behind;
 //! * **symlinks** are written through, never replaced, and never used to create a file;
 //! * **edits** change only the bytes of the matched regions (mixed line endings stay mixed, a BOM
 //!   stays);
@@ -37,7 +37,7 @@ mod read;
 mod stream;
 mod version;
 
-pub use config::{Durability, LocalConfig};
+pub use config::{Durability, LocalConfig, Staging};
 #[cfg(feature = "faults")]
 pub use faults::Fault;
 pub use fs::LocalFileSystem;

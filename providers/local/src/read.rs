@@ -1,14 +1,14 @@
 //! Reading: opening a regular file safely (never blocking on a FIFO), whole-text reads with the
 //! decoding rules, capped byte reads, and the bounded diff basis of an overwrite.
 
-use crate::errors::{fail, io as io_err, os};
-use crate::version::{Minter, Probe};
+use crate::errors::{fail, os};
+use crate::version::Minter;
+use rustix::buffer::spare_capacity;
 use rustix::fd::{AsFd, OwnedFd};
-use rustix::fs::{Mode, OFlags};
+use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 use seam::{FsError, FsErrorCode, Signal, Verb};
 use std::fs::File;
-use std::io::Read;
 
 /// Reads treat a NUL within this many leading bytes as binary.
 pub(crate) const NUL_SAMPLE: usize = 8192;
@@ -28,13 +28,13 @@ pub(crate) fn open_read<Fd: AsFd>(dir: Fd, path: &str, follow: bool) -> Result<O
     rustix::fs::openat(dir, path, read_flags(follow), Mode::empty())
 }
 
-/// Opens a regular file for a read operation, with the read rules for every failure.
+/// Opens a regular file for a read operation, with the read rules for every failure; returns it
+/// with its size.
 pub(crate) fn open_regular<Fd: AsFd>(
-    minter: Minter,
     dir: Fd,
     path: &str,
     display: &str,
-) -> Result<(File, Probe), FsError> {
+) -> Result<(File, u64), FsError> {
     let fd = match open_read(dir, path, true) {
         Ok(fd) => fd,
         Err(e) if crate::errors::is_absent(e) => {
@@ -50,8 +50,8 @@ pub(crate) fn open_regular<Fd: AsFd>(
         }
         Err(e) => return Err(os(e, "read", display)),
     };
-    let probe = minter.probe_fd(&fd).map_err(|e| os(e, "read", display))?;
-    if !probe.is_file() {
+    let (kind, size) = Minter::kind_size_fd(&fd).map_err(|e| os(e, "read", display))?;
+    if kind != FileType::RegularFile {
         return Err(fail(
             FsErrorCode::NotRegularFile,
             "read",
@@ -59,16 +59,31 @@ pub(crate) fn open_regular<Fd: AsFd>(
             "not a regular file",
         ));
     }
-    Ok((File::from(fd), probe))
+    Ok((File::from(fd), size))
 }
 
-/// A reader without std's extra size probes (we already know the size).
-struct Plain<'a>(&'a File);
-
-impl Read for Plain<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let mut f = self.0;
-        f.read(buf)
+/// Reads until end of file (or until `limit` bytes are in `buf`), one `read` per chunk straight
+/// into the vector's spare capacity: no zeroing, no adaptive small first reads.
+pub(crate) fn read_into<Fd: AsFd>(
+    fd: Fd,
+    buf: &mut Vec<u8>,
+    limit: Option<usize>,
+) -> Result<(), Errno> {
+    loop {
+        if limit.is_some_and(|l| buf.len() >= l) {
+            return Ok(());
+        }
+        if buf.len() == buf.capacity() {
+            let grow = buf.capacity().clamp(64 * 1024, 64 * 1024 * 1024);
+            let grow = limit.map_or(grow, |l| grow.min(l - buf.len()));
+            buf.try_reserve_exact(grow).map_err(|_| Errno::NOMEM)?;
+        }
+        match rustix::io::read(&fd, spare_capacity(buf)) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -77,9 +92,7 @@ pub(crate) fn read_all(file: &File, size_hint: u64, display: &str) -> Result<Vec
     let mut buf = Vec::new();
     buf.try_reserve_exact(usize::try_from(size_hint).unwrap_or(0).saturating_add(1))
         .map_err(|_| fail(FsErrorCode::IoError, "read", display, "not enough memory"))?;
-    Plain(file)
-        .read_to_end(&mut buf)
-        .map_err(|e| io_err(e, "read", display))?;
+    read_into(file, &mut buf, None).map_err(|e| os(e, "read", display))?;
     Ok(buf)
 }
 
@@ -98,41 +111,44 @@ pub(crate) fn decode_read(mut bytes: Vec<u8>, display: &str) -> Result<String, F
 
 /// The whole text of a regular file.
 pub(crate) fn read_text<Fd: AsFd>(
-    minter: Minter,
     dir: Fd,
     path: &str,
     display: &str,
     signal: &Signal,
 ) -> Result<String, FsError> {
-    let (file, probe) = open_regular(minter, dir, path, display)?;
-    let bytes = read_all(&file, probe.size, display)?;
+    let (file, size) = open_regular(dir, path, display)?;
+    let bytes = read_all(&file, size, display)?;
     signal.check(Verb::Read)?;
     decode_read(bytes, display)
 }
 
 /// At most `max` raw bytes; more is `FS_TOO_LARGE`, also when the file grew after its stat.
 pub(crate) fn read_bytes<Fd: AsFd>(
-    minter: Minter,
     dir: Fd,
     path: &str,
     display: &str,
     max: u64,
     signal: &Signal,
 ) -> Result<Vec<u8>, FsError> {
-    let (file, probe) = open_regular(minter, dir, path, display)?;
-    if probe.size > max {
+    let (file, size) = open_regular(dir, path, display)?;
+    if size > max {
         return Err(fail(
             FsErrorCode::TooLarge,
             "read",
             display,
-            &format!("{} bytes exceeds the {max}-byte limit", probe.size),
+            &format!("{size} bytes exceeds the {max}-byte limit"),
         ));
     }
-    let mut buf = Vec::with_capacity(usize::try_from(probe.size).unwrap_or(0));
-    Plain(&file)
-        .take(max.saturating_add(1))
-        .read_to_end(&mut buf)
-        .map_err(|e| io_err(e, "read", display))?;
+    let cap = usize::try_from(max.saturating_add(1)).unwrap_or(usize::MAX);
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(
+        usize::try_from(size)
+            .unwrap_or(0)
+            .saturating_add(1)
+            .min(cap),
+    )
+    .map_err(|_| fail(FsErrorCode::IoError, "read", display, "not enough memory"))?;
+    read_into(&file, &mut buf, Some(cap)).map_err(|e| os(e, "read", display))?;
     signal.check(Verb::Read)?;
     if buf.len() as u64 > max {
         return Err(fail(
@@ -151,11 +167,10 @@ pub(crate) fn diff_basis(file: &File, size: u64, limit: u64) -> Option<String> {
     if size >= limit {
         return None;
     }
-    let mut buf = Vec::with_capacity(usize::try_from(size).ok()?.saturating_add(1));
-    Plain(file)
-        .take(size.saturating_add(1))
-        .read_to_end(&mut buf)
-        .ok()?;
+    let cap = usize::try_from(size).ok()?.saturating_add(1);
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(cap).ok()?;
+    read_into(file, &mut buf, Some(cap)).ok()?;
     if buf.len() as u64 != size || buf.contains(&0) {
         return None;
     }

@@ -2,11 +2,12 @@
 //! however large the file. Decoding is incremental: a multi-byte sequence split across chunks is
 //! carried to the next one; a truncated one at the end is invalid UTF-8.
 
-use crate::errors::{fail, io as io_err};
+use crate::errors::{fail, os};
 use crate::read::NUL_SAMPLE;
+use rustix::buffer::spare_capacity;
+use rustix::io::Errno;
 use seam::{FsError, FsErrorCode, Signal, Verb};
 use std::fs::File;
-use std::io::Read;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -49,15 +50,28 @@ impl TextChunks {
                 self.done = true;
                 return Some(Err(e));
             }
-            let mut buf = std::mem::take(&mut self.carry);
+            // A fresh buffer per chunk: it becomes the chunk's String without a copy, and the
+            // allocator hands back the block the consumer just dropped, so it is warm.
+            let mut buf = Vec::new();
+            if buf.try_reserve_exact(self.carry.len() + CHUNK).is_err() {
+                self.done = true;
+                return Some(Err(fail(
+                    FsErrorCode::IoError,
+                    "read",
+                    &self.display,
+                    "not enough memory",
+                )));
+            }
+            buf.extend_from_slice(&self.carry);
             let start = buf.len();
-            buf.reserve(CHUNK);
-            // `take(..).read_to_end` reads into spare capacity without zeroing it first.
-            let n = match (&self.file).take(CHUNK as u64).read_to_end(&mut buf) {
-                Ok(n) => n,
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(io_err(e, "read", &self.display)));
+            let n = loop {
+                match rustix::io::read(&self.file, spare_capacity(&mut buf)) {
+                    Ok(n) => break n,
+                    Err(Errno::INTR) => continue,
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(os(e, "read", &self.display)));
+                    }
                 }
             };
             let eof = n == 0;

@@ -48,32 +48,49 @@ impl Probe {
     }
 }
 
-fn nanos(t: &StatxTimestamp) -> i128 {
-    i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec)
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `v` in lower-case hex without leading zeros.
+fn hex(out: &mut Vec<u8>, v: u64) {
+    let digits = ((64 - v.leading_zeros()).max(1)).div_ceil(4);
+    for i in (0..digits).rev() {
+        out.push(HEX[((v >> (i * 4)) & 0xf) as usize]);
+    }
 }
 
-/// The version token of a `statx` result.
+fn push_time(out: &mut Vec<u8>, t: &StatxTimestamp) {
+    // Seconds and nanoseconds together: the full time, not the fraction alone.
+    hex(out, t.tv_sec as u64);
+    out.push(b'.');
+    hex(out, u64::from(t.tv_nsec));
+}
+
+fn token(st: &Statx, with_ctime: bool) -> FsVersion {
+    let mut out = Vec::with_capacity(80);
+    hex(&mut out, u64::from(st.stx_dev_major));
+    out.push(b'.');
+    hex(&mut out, u64::from(st.stx_dev_minor));
+    out.push(b':');
+    hex(&mut out, st.stx_ino);
+    out.push(b':');
+    hex(&mut out, st.stx_size);
+    out.push(b':');
+    push_time(&mut out, &st.stx_mtime);
+    if with_ctime {
+        out.push(b':');
+        push_time(&mut out, &st.stx_ctime);
+    }
+    FsVersion::new(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// The version token of a `statx` result: device, inode, size, and mtime and ctime in full
+/// (seconds and nanoseconds), in hex.
 pub fn version_token(st: &Statx) -> FsVersion {
-    FsVersion::new(format!(
-        "{}.{}:{}:{}:{}:{}",
-        st.stx_dev_major,
-        st.stx_dev_minor,
-        st.stx_ino,
-        st.stx_size,
-        nanos(&st.stx_mtime),
-        nanos(&st.stx_ctime)
-    ))
+    token(st, true)
 }
 
 fn token_without_ctime(st: &Statx) -> FsVersion {
-    FsVersion::new(format!(
-        "{}.{}:{}:{}:{}",
-        st.stx_dev_major,
-        st.stx_dev_minor,
-        st.stx_ino,
-        st.stx_size,
-        nanos(&st.stx_mtime)
-    ))
+    token(st, false)
 }
 
 /// How tokens are minted (the self-test can break it).
@@ -114,6 +131,17 @@ impl Minter {
             Err(e) if crate::errors::is_absent(e) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// The kind and size of an open descriptor, without minting a token (for reads).
+    pub fn kind_size_fd<Fd: AsFd>(fd: Fd) -> Result<(FileType, u64), Errno> {
+        rustix::fs::statx(
+            fd,
+            "",
+            AtFlags::EMPTY_PATH,
+            StatxFlags::TYPE | StatxFlags::SIZE,
+        )
+        .map(|st| (FileType::from_raw_mode(st.stx_mode.into()), st.stx_size))
     }
 
     /// `statx` of an open descriptor.

@@ -5,7 +5,7 @@ use seam::{
     CancelPoint, EditRequest, FileSystem, FsErrorCode, FsKind, FsPathKind, ResolveOptions, Signal,
     WriteIntent, WriteOperation,
 };
-use seam_local::{Durability, LocalConfig, LocalFileSystem};
+use seam_local::{Durability, LocalConfig, LocalFileSystem, Staging};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -187,9 +187,8 @@ async fn a_preexisting_staging_name_is_never_clobbered() {
     assert_eq!(f.names(""), [".seam-stage-0000000000000007", "a"]);
 }
 
-#[tokio::test]
-async fn staging_is_private_while_it_exists() {
-    let f = fixture();
+async fn staging_seen_at_the_staged_point(staging: Staging) -> Vec<(String, u32)> {
+    let f = fixture_with(|c| c.with_staging(staging));
     f.put("a", b"old");
     std::fs::set_permissions(f.p("a"), std::fs::Permissions::from_mode(0o644)).expect("chmod");
     let seen: Arc<Mutex<Vec<(String, u32)>>> = Arc::default();
@@ -211,13 +210,31 @@ async fn staging_is_private_while_it_exists() {
     f.fs.write_text(&t, "new", None, None, &signal)
         .await
         .expect("writes");
+    assert_eq!(f.mode("a"), 0o644, "the target's bits are kept");
+    assert_eq!(f.get("a"), b"new");
+    assert_eq!(f.names(""), ["a"], "no staging left");
     let seen = seen.lock().expect("lock").clone();
+    for (p, _) in &seen {
+        assert!(p.starts_with(&format!("{}/.seam-stage-", f.root)), "{p}");
+    }
+    seen.into_iter()
+        .map(|(p, m)| (p.rsplit('/').next().unwrap_or("").to_string(), m))
+        .collect()
+}
+
+#[tokio::test]
+async fn staging_is_private_while_it_exists() {
+    // O_TMPFILE staging: one 0600 name, linked just before the rename.
+    let seen = staging_seen_at_the_staged_point(Staging::Auto).await;
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].1, 0o600);
+    // Directory staging: a 0700 directory holding a 0600 file.
+    let seen = staging_seen_at_the_staged_point(Staging::Directory).await;
     assert_eq!(seen.len(), 2, "{seen:?}");
-    assert_eq!(seen[0].1, 0o700);
-    assert_eq!(seen[1].1, 0o600);
-    assert!(seen[0].0.starts_with(&f.root));
-    assert_eq!(f.mode("a"), 0o644);
-    assert_eq!(f.names(""), ["a"]);
+    assert_eq!(
+        (seen[0].1, seen[1].0.as_str(), seen[1].1),
+        (0o700, "content", 0o600)
+    );
 }
 
 #[tokio::test]
@@ -576,7 +593,11 @@ async fn child_dies_mid_write() {
     let Ok(root) = std::env::var("SEAM_LOCAL_DIE_IN") else {
         return;
     };
-    let fs = LocalFileSystem::new(LocalConfig::new(root));
+    let staging = match std::env::var("SEAM_LOCAL_STAGING").as_deref() {
+        Ok("directory") => Staging::Directory,
+        _ => Staging::Auto,
+    };
+    let fs = LocalFileSystem::new(LocalConfig::new(root).with_staging(staging));
     let t = fs
         .resolve("victim", ResolveOptions::default(), &none())
         .await
@@ -593,33 +614,36 @@ async fn child_dies_mid_write() {
 
 #[tokio::test]
 async fn a_writer_killed_mid_write_leaves_staging_the_next_writer_sweeps() {
-    let f = fixture();
-    let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
-        .args([
-            "--exact",
-            "child_dies_mid_write",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("SEAM_LOCAL_DIE_IN", &f.root)
-        .status()
-        .expect("spawn child");
-    assert_eq!(status.code(), Some(3), "the child died at its staged point");
-    let litter = f.names("");
-    assert_eq!(litter.len(), 1, "{litter:?}");
-    assert!(litter[0].starts_with(".seam-stage-"));
-    assert!(!Path::new(&f.p("victim")).exists(), "nothing was published");
-    let next = LocalFileSystem::new(
-        LocalConfig::new(f.root.clone())
-            .with_clock(|| std::time::SystemTime::now() + std::time::Duration::from_secs(120)),
-    );
-    let t = f.target("other").await;
-    next.write_text(&t, "ok", None, None, &none())
-        .await
-        .expect("next writer");
-    assert_eq!(
-        f.names(""),
-        ["other"],
-        "the killed writer's staging was swept"
-    );
+    for staging in ["auto", "directory"] {
+        let f = fixture();
+        let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args([
+                "--exact",
+                "child_dies_mid_write",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("SEAM_LOCAL_DIE_IN", &f.root)
+            .env("SEAM_LOCAL_STAGING", staging)
+            .status()
+            .expect("spawn child");
+        assert_eq!(status.code(), Some(3), "the child died at its staged point");
+        let litter = f.names("");
+        assert_eq!(litter.len(), 1, "{staging}: {litter:?}");
+        assert!(litter[0].starts_with(".seam-stage-"));
+        assert!(!Path::new(&f.p("victim")).exists(), "nothing was published");
+        let next = LocalFileSystem::new(
+            LocalConfig::new(f.root.clone())
+                .with_clock(|| std::time::SystemTime::now() + std::time::Duration::from_secs(120)),
+        );
+        let t = f.target("other").await;
+        next.write_text(&t, "ok", None, None, &none())
+            .await
+            .expect("next writer");
+        assert_eq!(
+            f.names(""),
+            ["other"],
+            "{staging}: the killed writer's staging was swept"
+        );
+    }
 }
