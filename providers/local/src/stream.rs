@@ -50,8 +50,7 @@ impl TextChunks {
                 self.done = true;
                 return Some(Err(e));
             }
-            // A fresh buffer per chunk: it becomes the chunk's String without a copy, and the
-            // allocator hands back the block the consumer just dropped, so it is warm.
+            // A fresh buffer per chunk: it becomes the chunk's String without a copy.
             let mut buf = Vec::new();
             if buf.try_reserve_exact(self.carry.len() + CHUNK).is_err() {
                 self.done = true;
@@ -63,18 +62,23 @@ impl TextChunks {
                 )));
             }
             buf.extend_from_slice(&self.carry);
+            self.carry.clear();
             let start = buf.len();
-            let n = loop {
+            // Fill the buffer or reach the end: one read per chunk on a page-cached file.
+            let mut eof = false;
+            while buf.len() < buf.capacity() {
                 match rustix::io::read(&self.file, spare_capacity(&mut buf)) {
-                    Ok(n) => break n,
-                    Err(Errno::INTR) => continue,
+                    Ok(0) => {
+                        eof = true;
+                        break;
+                    }
+                    Ok(_) | Err(Errno::INTR) => {}
                     Err(e) => {
                         self.done = true;
                         return Some(Err(os(e, "read", &self.display)));
                     }
                 }
-            };
-            let eof = n == 0;
+            }
             if self.seen < NUL_SAMPLE {
                 let fresh = &buf[start..];
                 let look = fresh.len().min(NUL_SAMPLE - self.seen);
@@ -82,7 +86,7 @@ impl TextChunks {
                     self.done = true;
                     return Some(Err(self.not_text("binary file")));
                 }
-                self.seen += n;
+                self.seen += fresh.len();
             }
             if self.at_start {
                 if buf.len() < seam::text::BOM.len() && !eof && seam::text::BOM.starts_with(&buf) {
@@ -94,25 +98,36 @@ impl TextChunks {
                     buf.drain(..seam::text::BOM.len());
                 }
             }
-            let valid = match std::str::from_utf8(&buf) {
-                Ok(_) => buf.len(),
-                Err(e) if e.error_len().is_none() && !eof => e.valid_up_to(),
-                Err(_) => {
-                    self.done = true;
-                    return Some(Err(self.not_text("invalid UTF-8 text")));
+            // One validation pass; only a chunk that ends inside a character is split.
+            let text = match String::from_utf8(buf) {
+                Ok(text) => text,
+                Err(e) => {
+                    let err = e.utf8_error();
+                    if err.error_len().is_some() || eof {
+                        self.done = true;
+                        return Some(Err(self.not_text("invalid UTF-8 text")));
+                    }
+                    let mut bytes = e.into_bytes();
+                    self.carry = bytes.split_off(err.valid_up_to());
+                    match String::from_utf8(bytes) {
+                        Ok(text) => text,
+                        Err(_) => {
+                            self.done = true;
+                            return Some(Err(self.not_text("invalid UTF-8 text")));
+                        }
+                    }
                 }
             };
-            self.carry = buf.split_off(valid);
             if eof {
                 self.done = true;
             }
-            if buf.is_empty() && !eof {
+            if text.is_empty() {
+                if eof {
+                    return None;
+                }
                 continue;
             }
-            if buf.is_empty() {
-                return None;
-            }
-            return Some(String::from_utf8(buf).map_err(|_| self.not_text("invalid UTF-8 text")));
+            return Some(Ok(text));
         }
     }
 }
