@@ -5,10 +5,13 @@ use crate::edit::{EditFailure, EditQuirks, literal_edit};
 use crate::errors::{fail, os};
 use crate::locks::Locks;
 use crate::paths::{contains, display_path, file_url, key_of, split_key};
-use crate::publish::{StageSpec, StagingModes, Sweeper, ensure_parent, open_dir, stage, sync_dir};
+use crate::publish::{
+    StageSpec, Staged, StagingModes, Sweeper, ensure_parent, open_dir, stage, sync_dir,
+};
 use crate::read::{diff_basis, open_read, open_regular, read_all};
 use crate::stream::TextChunks;
 use crate::version::{Minter, Probe};
+use rustix::fd::OwnedFd;
 use rustix::io::Errno;
 use seam::{
     CancelPoint, Capabilities, Checkpoint, EditOutcome, EditRequest, FileSystem, FsDirEntry,
@@ -189,6 +192,44 @@ impl LocalFileSystem {
             Ok(Some(p)) => p.version,
             _ => FsVersion::new(format!("missing:{key}")),
         }
+    }
+
+    /// The shared tail of every mutation: sweep the directory, stage `parts` beside the target,
+    /// offer the staged checkpoint, give the staged file `mode`, publish it with `publish`,
+    /// report the commit and sync the directory. Anything staged is removed again on failure
+    /// (the `Staged` guard), and nothing after `publish` can fail the mutation.
+    #[allow(clippy::too_many_arguments)]
+    fn stage_and_publish(
+        &self,
+        parent: &OwnedFd,
+        parent_path: &str,
+        parts: &[&[u8]],
+        mode: Option<u32>,
+        verb: Verb,
+        display: &str,
+        signal: &Signal,
+        publish: impl FnOnce(&mut Staged<'_>) -> Result<(), FsError>,
+    ) -> Result<(), FsError> {
+        let parent_fd = rustix::fd::AsFd::as_fd(parent);
+        self.sweeper.sweep(
+            parent_fd,
+            parent_path,
+            &self.config.clock,
+            self.config.sweep_grace,
+        );
+        let mut staged = stage(parent_fd, parts, &self.spec(verb.as_str(), display))?;
+        let paths = staged.paths(parent_path);
+        signal.checkpoint(&checkpoint(CancelPoint::Staged, verb, display, &paths))?;
+        if let Some(mode) = mode {
+            staged
+                .chmod(mode)
+                .map_err(|e| os(e, verb.as_str(), display))?;
+        }
+        publish(&mut staged)?;
+        signal.committed(&checkpoint(CancelPoint::Committed, verb, display, &[]));
+        // Committed: from here on nothing turns the mutation into a failure.
+        let _ = sync_dir(parent, self.config.durability);
+        Ok(())
     }
 
     fn spec<'a>(&'a self, verb: &'a str, display: &'a str) -> StageSpec<'a> {
@@ -431,77 +472,51 @@ impl FileSystem for LocalFileSystem {
         ))?;
         let (parent_path, name) = split_key(key);
         let (parent, mut created) = ensure_parent(parent_path, "write", display)?;
-        self.sweeper.sweep(
-            rustix::fd::AsFd::as_fd(&parent),
-            parent_path,
-            &self.config.clock,
-            self.config.sweep_grace,
-        );
-        let durability = self.config.durability;
-        let mut staged = stage(
-            rustix::fd::AsFd::as_fd(&parent),
-            &[content.as_bytes()],
-            &self.spec("write", display),
-        )?;
-        let paths = staged.paths(parent_path);
-        signal.checkpoint(&checkpoint(
-            CancelPoint::Staged,
-            Verb::Write,
-            display,
-            &paths,
-        ))?;
-        if let Some(mode) = prior_mode {
-            staged.chmod(mode).map_err(|e| os(e, "write", display))?;
-        }
-
         let create_if_absent = matches!(expected, Some(WriteIntent::CreateIfAbsent));
         let no_replace =
             (create_if_absent || !existed) && !replace_link && !self.quirks.check_then_rename;
-        if no_replace {
-            match staged.publish_no_replace(name) {
-                Ok(()) => {}
-                Err(Errno::EXIST) => {
-                    let now = self
-                        .minter()
-                        .probe_at(&parent, name, false)
-                        .map_err(|e| os(e, "write", display))?;
-                    match now {
-                        Some(p) if p.is_file() && !create_if_absent => {
-                            staged
+        self.stage_and_publish(
+            &parent,
+            parent_path,
+            &[content.as_bytes()],
+            prior_mode,
+            Verb::Write,
+            display,
+            signal,
+            |staged| {
+                if !no_replace {
+                    return staged.publish_replace(name).map_err(|e| os(e, "write", display));
+                }
+                match staged.publish_no_replace(name) {
+                    Ok(()) => Ok(()),
+                    Err(Errno::EXIST) => {
+                        // Something appeared since the check: a file may be replaced by an
+                        // unguarded write, nothing else ever is.
+                        let now = self
+                            .minter()
+                            .probe_at(&parent, name, false)
+                            .map_err(|e| os(e, "write", display))?;
+                        match now {
+                            Some(p) if p.is_file() && !create_if_absent => staged
                                 .publish_replace(name)
-                                .map_err(|e| os(e, "write", display))?;
-                        }
-                        Some(p) if !p.is_file() => return Err(not_regular()),
-                        _ => {
-                            return Err(FsError::new(
+                                .map_err(|e| os(e, "write", display)),
+                            Some(p) if !p.is_file() => Err(not_regular()),
+                            _ => Err(FsError::new(
                                 FsErrorCode::NotObserved,
                                 format!(
                                     "cannot overwrite existing \"{display}\" without reading it first"
                                 ),
-                            ));
+                            )),
                         }
                     }
+                    Err(e) => Err(os(e, "write", display)),
                 }
-                Err(e) => return Err(os(e, "write", display)),
-            }
-        } else {
-            staged
-                .publish_replace(name)
-                .map_err(|e| os(e, "write", display))?;
-        }
+            },
+        )?;
         created.keep();
-        signal.committed(&checkpoint(
-            CancelPoint::Committed,
-            Verb::Write,
-            display,
-            &[],
-        ));
-        // Committed: from here on nothing turns the write into a failure.
-        if durability == Durability::Full {
-            let _ = sync_dir(&parent, durability);
+        if self.config.durability == Durability::Full {
             let _ = created.sync();
         }
-        drop(staged);
         Ok(WriteOutcome {
             operation: if existed {
                 WriteOperation::Update
@@ -583,39 +598,20 @@ impl FileSystem for LocalFileSystem {
         ))?;
         let (parent_path, name) = split_key(key);
         let parent = open_dir(parent_path).map_err(|e| os(e, "edit", display))?;
-        self.sweeper.sweep(
-            rustix::fd::AsFd::as_fd(&parent),
+        self.stage_and_publish(
+            &parent,
             parent_path,
-            &self.config.clock,
-            self.config.sweep_grace,
-        );
-        let durability = self.config.durability;
-        let mut staged = stage(
-            rustix::fd::AsFd::as_fd(&parent),
             &edited.parts(),
-            &self.spec("edit", display),
+            Some(probe.mode & 0o7777),
+            Verb::Edit,
+            display,
+            signal,
+            |staged| {
+                staged
+                    .publish_replace(name)
+                    .map_err(|e| os(e, "edit", display))
+            },
         )?;
-        let paths = staged.paths(parent_path);
-        signal.checkpoint(&checkpoint(
-            CancelPoint::Staged,
-            Verb::Edit,
-            display,
-            &paths,
-        ))?;
-        staged
-            .chmod(probe.mode & 0o7777)
-            .map_err(|e| os(e, "edit", display))?;
-        staged
-            .publish_replace(name)
-            .map_err(|e| os(e, "edit", display))?;
-        signal.committed(&checkpoint(
-            CancelPoint::Committed,
-            Verb::Edit,
-            display,
-            &[],
-        ));
-        let _ = sync_dir(&parent, durability);
-        drop(staged);
         let (before, after) = edited.into_before_after();
         Ok(EditOutcome {
             version: self.version_now(key),
