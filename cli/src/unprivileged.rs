@@ -19,23 +19,9 @@ pub struct SelfExec {
     pub provider: String,
 }
 
-impl Unprivileged for SelfExec {
-    fn run(&self, root: &str, cases: &[PermissionCase]) -> Result<Vec<CaseOutcome>, String> {
-        // The binary may live where `nobody` cannot reach (a root-owned checkout), so run a copy
-        // from a directory anyone can traverse.
-        let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
-        let dir = tempfile::Builder::new()
-            .prefix("seam-exe-")
-            .tempdir()
-            .map_err(|e| e.to_string())?;
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| e.to_string())?;
-        let copy: PathBuf = dir.path().join("seam");
-        std::fs::copy(&exe, &copy).map_err(|e| format!("cannot copy {}: {e}", exe.display()))?;
-        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| e.to_string())?;
-        let input = serde_json::to_vec(cases).map_err(|e| e.to_string())?;
-        let mut child = Command::new(&copy)
+impl SelfExec {
+    fn spawn(&self, exe: &std::path::Path, root: &str) -> std::io::Result<std::process::Child> {
+        Command::new(exe)
             .args([
                 "__unprivileged",
                 "--provider",
@@ -50,7 +36,42 @@ impl Unprivileged for SelfExec {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot start the unprivileged child: {e}"))?;
+    }
+}
+
+impl Unprivileged for SelfExec {
+    fn run(&self, root: &str, cases: &[PermissionCase]) -> Result<Vec<CaseOutcome>, String> {
+        let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+        let input = serde_json::to_vec(cases).map_err(|e| e.to_string())?;
+        // The binary may live where `nobody` cannot reach (a root-owned home or checkout); then
+        // run a copy from a directory anyone can traverse (kept until the child is done).
+        let mut _copy_dir = None;
+        let mut child = match self.spawn(&exe, root) {
+            Ok(child) => child,
+            Err(first) if first.kind() == std::io::ErrorKind::PermissionDenied => {
+                let dir = tempfile::Builder::new()
+                    .prefix("seam-exe-")
+                    .tempdir()
+                    .map_err(|e| e.to_string())?;
+                std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+                    .map_err(|e| e.to_string())?;
+                let copy: PathBuf = dir.path().join("seam");
+                std::fs::copy(&exe, &copy)
+                    .map_err(|e| format!("cannot copy {}: {e}", exe.display()))?;
+                std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755))
+                    .map_err(|e| e.to_string())?;
+                let child = self.spawn(&copy, root).map_err(|e| {
+                    format!("cannot start the unprivileged child as uid {NOBODY} ({first}; from a copy: {e})")
+                })?;
+                _copy_dir = Some(dir);
+                child
+            }
+            Err(e) => {
+                return Err(format!(
+                    "cannot start the unprivileged child as uid {NOBODY}: {e}"
+                ));
+            }
+        };
         if let Some(mut stdin) = child.stdin.take() {
             stdin.write_all(&input).map_err(|e| e.to_string())?;
         }
