@@ -23,6 +23,19 @@ pub struct CaseOptions {
     pub seed: u64,
     /// Durability for this case.
     pub durability: CaseDurability,
+    /// Which of the factory's [`Factory::configurations`] to build (by name).
+    pub configuration: String,
+}
+
+impl CaseOptions {
+    /// Options for the factory's first configuration.
+    pub fn new(seed: u64, durability: CaseDurability, configuration: impl Into<String>) -> Self {
+        Self {
+            seed,
+            durability,
+            configuration: configuration.into(),
+        }
+    }
 }
 
 /// A provider under test and its world, fresh for one case.
@@ -37,10 +50,20 @@ pub struct Subject {
     pub keep_alive: Box<dyn Send + Sync>,
 }
 
+/// The name of the configuration a factory has when it declares none.
+pub const DEFAULT_CONFIGURATION: &str = "default";
+
 /// Makes subjects. A backend author implements this in their own tests.
 pub trait Factory: Send + Sync {
     /// The provider's name, for reports.
     fn name(&self) -> String;
+
+    /// The configurations worth checking separately (staging methods, storage layouts...), by
+    /// name. Generated cases are spread over all of them, and the report says how many cases
+    /// each one ran; a declared configuration that never ran leaves the run incomplete.
+    fn configurations(&self) -> Vec<String> {
+        vec![DEFAULT_CONFIGURATION.to_string()]
+    }
 
     /// A fresh, empty subject.
     fn make(&self, options: &CaseOptions) -> Result<Subject, String>;

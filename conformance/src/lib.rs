@@ -7,14 +7,22 @@
 //!
 //! * A reference model (`seam-model`) and the provider run the same generated sequences of
 //!   operations — with symlink aliases, `..` and absolute spellings, CRLF/LF/mixed text, BOMs,
-//!   NULs, invalid UTF-8, external edits behind the provider's back, cancellations inside a
-//!   mutation and competitors that appear mid-write — and after every step the suite checks the
-//!   outcome, the version laws, key identity, and every byte and mode on disk ([`World`]).
-//! * Targeted properties cover what sequences reach only by luck: staging privacy and
-//!   no-clobber, symlink identity, bad input, CAS races between threads, and permission errors
-//!   as a real unprivileged user.
+//!   NULs at the edges of the sniff window, files across stream chunk boundaries, contents at the
+//!   diff-basis limit, external edits behind the provider's back, targets reused after the world
+//!   changed, cancellations before and inside a mutation, competitors that appear mid-write — and
+//!   after every step the suite checks the outcome, the version laws, key identity, laws that do
+//!   not trust the model, and every byte and mode on disk ([`World`]).
+//! * Targeted properties ([`properties::registry`]) cover what sequences reach only by luck: every
+//!   capability claim both ways, `process_path`/`file_url`/`contains`, bad input, symlink
+//!   identity, staging privacy and no-clobber, CAS races between threads, permission errors as a
+//!   real unprivileged user, sandbox modes.
+//! * Every rule of the contract ([`Rule`]) is counted when a step exercised it in the situation
+//!   that tells a right backend from a wrong one; the report lists the rules a run never reached,
+//!   and such a run is *incomplete*, never a pass ([`Verdict`]).
+//! * Every provider call runs under a timeout and a panic guard: a hanging or panicking backend
+//!   fails its property with the operation named, and the run goes on.
 //! * A failure is shrunk to a minimal sequence and written as a JSON [`Trace`] that [`replay`]
-//!   (and `seam replay`) runs against any provider.
+//!   (and `seam replay`) runs against any provider; it carries a typed [`FailureKind`].
 //!
 //! ## Gating your own backend
 //!
@@ -23,38 +31,47 @@
 //!
 //! ```no_run
 //! use seam_conformance::{run_suite, Factory, SuiteConfig};
-//! # fn my_factory() -> Box<dyn Factory> { unimplemented!() }
-//! let report = run_suite(my_factory().as_ref(), &SuiteConfig::default(), &mut |_| {})
+//! use std::sync::Arc;
+//! # fn my_factory() -> Arc<dyn Factory> { unimplemented!() }
+//! let report = run_suite(my_factory(), &SuiteConfig::default(), &mut |_| {})
 //!     .expect("the suite ran");
 //! assert!(report.passed(), "{}", report.render());
 //! ```
 //!
-//! The suite never names a concrete provider: it only sees what the factory hands it.
+//! `docs/writing-a-backend.md` in the repository walks through a complete example. The suite
+//! never names a concrete provider: it only sees what the factory hands it.
 
 mod factory;
+mod failure;
 mod generate;
 mod harness;
 mod laws;
 pub mod properties;
 mod report;
+mod rules;
 mod sequences;
 mod stats;
 mod step;
 mod suite;
 mod trace;
+mod watch;
 mod world;
 
-pub use factory::{CaseDurability, CaseOptions, Factory, Subject};
+pub use factory::{CaseDurability, CaseOptions, DEFAULT_CONFIGURATION, Factory, Subject};
+pub use failure::{Failure, FailureKind};
 pub use generate::text_corpus;
-pub use harness::{Harness, MessageCheck, NEVER_ISSUED, StepRecord};
+pub use harness::{Harness, HarnessConfig, MessageCheck, NEVER_ISSUED, StepRecord};
 pub use laws::Laws;
 pub use properties::permissions::{CaseOutcome, PermissionCase, Unprivileged, run_cases};
-pub use report::{PropertyResult, Report, Status, junit_document};
+pub use report::{
+    Coverage, PropertyResult, Report, RuleLine, Skipped, Status, Verdict, junit_document,
+};
+pub use rules::Rule;
 pub use sequences::{
     Progress, SequenceConfig, SequenceFailure, SequenceOutcome, run_sequences, run_steps, runtime,
 };
 pub use stats::Stats;
 pub use step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard, describe, render_path};
-pub use suite::{PROPERTIES, SuiteConfig, SuiteProgress, run_suite};
+pub use suite::{DEFAULT_CALL_TIMEOUT, SuiteConfig, SuiteProgress, property_names, run_suite};
 pub use trace::{ReplayOutcome, TRACE_FORMAT, Trace, TraceError, TraceFailure, replay};
 pub use world::{DiskWorld, EntryMode, World};

@@ -1,10 +1,16 @@
-//! Reports: what each property checked and how it ended, readable on a terminal, as JSON, and as
-//! JUnit XML for CI.
+//! Reports: what each property checked and how it ended, which rules of the contract the run
+//! reached, what it skipped and why, and the verdict — readable on a terminal, as JSON, and as
+//! JUnit XML for CI. A run is a *pass* only when nothing failed **and** the core contract was
+//! exercised: every core property ran, every rule that applies to the backend was reached, and
+//! every configuration the factory declared ran. Anything less is *incomplete*, never a pass.
 
+use crate::failure::FailureKind;
+use crate::rules::Rule;
 use crate::stats::Stats;
 use crate::trace::Trace;
 use seam::{Capabilities, FsErrorCode};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// How a property ended.
@@ -17,6 +23,8 @@ pub enum Status {
     Failed,
     /// The backend does not claim what this property needs; nothing was checked.
     NotClaimed(String),
+    /// The property did not run (left out by a filter, or unable to run here), with the reason.
+    NotRun(String),
 }
 
 /// One property's result.
@@ -26,6 +34,8 @@ pub struct PropertyResult {
     pub name: String,
     /// What it checks, in a sentence.
     pub summary: String,
+    /// Whether a pass needs it.
+    pub core: bool,
     /// How it ended.
     pub status: Status,
     /// How many individual checks ran.
@@ -33,6 +43,9 @@ pub struct PropertyResult {
     /// What failed, when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// Why it failed, as a type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_kind: Option<FailureKind>,
     /// A replayable counterexample, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<Trace>,
@@ -43,47 +56,63 @@ pub struct PropertyResult {
     pub seconds: f64,
 }
 
-impl PropertyResult {
-    /// A passed property.
-    pub fn passed(name: &str, summary: &str, checks: u64) -> Self {
-        Self {
-            name: name.into(),
-            summary: summary.into(),
-            status: Status::Passed,
-            checks,
-            failure: None,
-            trace: None,
-            shrunk_from: None,
-            seconds: 0.0,
-        }
-    }
-
-    /// A failed property.
-    pub fn failed(name: &str, summary: &str, checks: u64, failure: String) -> Self {
-        Self {
-            status: Status::Failed,
-            failure: Some(failure),
-            ..Self::passed(name, summary, checks)
-        }
-    }
-
-    /// A property the backend does not claim.
-    pub fn not_claimed(name: &str, summary: &str, reason: &str) -> Self {
-        Self {
-            status: Status::NotClaimed(reason.into()),
-            ..Self::passed(name, summary, 0)
-        }
-    }
+/// Something a run did not exercise, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// What was not exercised.
+    pub what: String,
+    /// Why.
+    pub reason: String,
 }
 
-/// The whole run.
+/// How one rule of the contract fared in the run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coverage {
+    /// Steps exercised it (and agreed).
+    Reached,
+    /// It applies to this backend and no step exercised it.
+    Unreached,
+    /// It needs a capability the backend does not claim.
+    NotApplicable,
+}
+
+/// One rule's line in a report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleLine {
+    /// The rule's id.
+    pub id: String,
+    /// What it says.
+    pub text: String,
+    /// The capability it needs, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs: Option<String>,
+    /// Steps that exercised it.
+    pub steps: u64,
+    /// How it fared.
+    pub coverage: Coverage,
+}
+
+/// The verdict of a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "verdict", content = "reasons", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Nothing failed and the core contract was exercised.
+    Pass,
+    /// A check failed.
+    Fail,
+    /// Nothing failed, but the run did not exercise what a pass needs (the reasons).
+    Incomplete(Vec<String>),
+}
+
+/// The whole run against one provider.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     /// The provider.
     pub provider: String,
     /// What it claims.
     pub capabilities: Capabilities,
-    /// The run's seed.
+    /// The run's seed (`--seed` reproduces the run).
     pub seed: u64,
     /// Generated sequences run.
     pub cases: u64,
@@ -91,18 +120,63 @@ pub struct Report {
     pub full_durability_cases: u64,
     /// The longest sequence generated.
     pub max_steps: usize,
+    /// Generated cases per factory configuration.
+    pub configurations: BTreeMap<String, u64>,
     /// Each property.
     pub properties: Vec<PropertyResult>,
+    /// What the run did not exercise, and why.
+    pub skipped: Vec<Skipped>,
+    /// Every rule of the contract and how the run fared on it.
+    pub rules: Vec<RuleLine>,
     /// Counts over everything that ran.
     pub stats: Stats,
+    /// The verdict.
+    pub verdict: Verdict,
     /// Wall time of the run.
     pub seconds: f64,
 }
 
+/// The rule lines of a run.
+pub(crate) fn rule_lines(stats: &Stats, caps: &Capabilities) -> Vec<RuleLine> {
+    Rule::ALL
+        .iter()
+        .map(|&r| {
+            let steps = stats.rule_count(r);
+            let applies = r.needs().is_none_or(|c| caps.has(c));
+            RuleLine {
+                id: r.id().to_string(),
+                text: r.text().to_string(),
+                needs: r.needs().map(|c| c.name().to_string()),
+                steps,
+                coverage: if !applies {
+                    Coverage::NotApplicable
+                } else if steps > 0 {
+                    Coverage::Reached
+                } else {
+                    Coverage::Unreached
+                },
+            }
+        })
+        .collect()
+}
+
 impl Report {
-    /// Whether every property passed or was not claimed.
+    /// Whether the run is a pass (nothing failed and the core contract was exercised).
     pub fn passed(&self) -> bool {
-        self.properties.iter().all(|p| p.status != Status::Failed)
+        self.verdict == Verdict::Pass
+    }
+
+    /// Whether a property failed.
+    pub fn failed(&self) -> bool {
+        self.verdict == Verdict::Fail
+    }
+
+    /// The rules that applied and were never reached.
+    pub fn unreached(&self) -> Vec<&RuleLine> {
+        self.rules
+            .iter()
+            .filter(|r| r.coverage == Coverage::Unreached)
+            .collect()
     }
 
     /// The error codes the run never produced (out of all thirteen).
@@ -116,15 +190,27 @@ impl Report {
     /// The readable report.
     pub fn render(&self) -> String {
         let mut s = String::new();
+        let configs: Vec<String> = self
+            .configurations
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         let _ = writeln!(
             s,
-            "seam check — provider {} — seed {} — {} sequences (up to {} steps, {} at full durability) — {:.1}s",
+            "seam check — provider {} — seed {} — {} sequences (up to {} steps, {} at full durability; configurations: {}) — {:.1}s",
             self.provider,
             self.seed,
             self.cases,
             self.max_steps,
             self.full_durability_cases,
+            if configs.is_empty() { "-".to_string() } else { configs.join(", ") },
             self.seconds
+        );
+        let claimed: Vec<&str> = self.capabilities.claimed().iter().map(|c| c.name()).collect();
+        let _ = writeln!(
+            s,
+            "claims: {}",
+            if claimed.is_empty() { "none (core contract only)".to_string() } else { claimed.join(", ") }
         );
         let _ = writeln!(s);
         let width = self
@@ -134,26 +220,49 @@ impl Report {
             .max()
             .unwrap_or(8);
         for p in &self.properties {
-            let status = match &p.status {
-                Status::Passed => "passed".to_string(),
-                Status::Failed => "FAILED".to_string(),
-                Status::NotClaimed(why) => format!("not claimed ({why})"),
+            let line = match &p.status {
+                Status::Passed => format!("{:<10} {:>7} checks  {}", "passed", p.checks, p.summary),
+                Status::Failed => format!(
+                    "{:<10} {:>7} checks  [{}] {}",
+                    "FAILED",
+                    p.checks,
+                    p.failure_kind.map_or("?", FailureKind::name),
+                    p.summary
+                ),
+                Status::NotClaimed(why) => format!("not claimed: {why}"),
+                Status::NotRun(why) => format!("NOT RUN: {why}"),
             };
-            let _ = writeln!(
-                s,
-                "  {:<width$}  {:<12} {:>7} checks  {}",
-                p.name,
-                status,
-                p.checks,
-                p.summary,
-                width = width
-            );
+            let _ = writeln!(s, "  {:<width$}  {line}", p.name, width = width);
+        }
+        if !self.skipped.is_empty() {
+            let _ = writeln!(s);
+            let _ = writeln!(s, "not generated for this backend:");
+            for k in &self.skipped {
+                let _ = writeln!(s, "  - {}: {}", k.what, k.reason);
+            }
+        }
+        let reached = self.rules.iter().filter(|r| r.coverage == Coverage::Reached).count();
+        let applicable = self
+            .rules
+            .iter()
+            .filter(|r| r.coverage != Coverage::NotApplicable)
+            .count();
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "rules: {reached} of {applicable} that apply were reached ({} of {} need a capability not claimed)",
+            self.rules.len() - applicable,
+            self.rules.len()
+        );
+        for r in self.unreached() {
+            let _ = writeln!(s, "  UNREACHED {} — {}", r.id, r.text);
         }
         let _ = writeln!(s);
         let _ = writeln!(
             s,
-            "steps executed: {} ({} world changes applied, {} not applicable; {} mutations committed; {} fresh-stat checks; {} staging inspections; {} world read-backs)",
+            "steps executed: {} ({} checks; {} world changes applied, {} not applicable; {} mutations committed; {} fresh-stat checks; {} staging inspections; {} world read-backs)",
             self.stats.steps,
+            self.stats.checks,
             self.stats.world_applied,
             self.stats.world_skipped,
             self.stats.mutations_committed,
@@ -179,16 +288,13 @@ impl Report {
             })
             .collect();
         let _ = writeln!(s, "error codes: {}", codes.join(", "));
-        for p in self
-            .properties
-            .iter()
-            .filter(|p| p.status == Status::Failed)
-        {
+        for p in self.properties.iter().filter(|p| p.status == Status::Failed) {
             let _ = writeln!(s);
             let _ = writeln!(
                 s,
-                "FAILED {}: {}",
+                "FAILED {} [{}]: {}",
                 p.name,
+                p.failure_kind.map_or("?", FailureKind::name),
                 p.failure.as_deref().unwrap_or("")
             );
             if let Some(t) = &p.trace {
@@ -203,15 +309,20 @@ impl Report {
             }
         }
         let _ = writeln!(s);
-        let _ = writeln!(
-            s,
-            "{}",
-            if self.passed() {
-                "RESULT: pass"
-            } else {
-                "RESULT: FAIL"
+        match &self.verdict {
+            Verdict::Pass => {
+                let _ = writeln!(s, "RESULT: pass");
             }
-        );
+            Verdict::Fail => {
+                let _ = writeln!(s, "RESULT: FAIL");
+            }
+            Verdict::Incomplete(reasons) => {
+                let _ = writeln!(s, "RESULT: INCOMPLETE (not a pass)");
+                for r in reasons {
+                    let _ = writeln!(s, "  - {r}");
+                }
+            }
+        }
         s
     }
 
@@ -225,50 +336,84 @@ impl Report {
         junit_document(std::slice::from_ref(self))
     }
 
+    fn junit_cases(&self) -> Vec<(String, f64, JunitStatus)> {
+        let mut cases: Vec<(String, f64, JunitStatus)> = self
+            .properties
+            .iter()
+            .map(|p| {
+                let status = match &p.status {
+                    Status::Passed => JunitStatus::Pass,
+                    Status::NotClaimed(why) => JunitStatus::Skipped(format!("not claimed: {why}")),
+                    Status::NotRun(why) => JunitStatus::Skipped(format!("not run: {why}")),
+                    Status::Failed => JunitStatus::Failure(
+                        format!(
+                            "[{}] {}",
+                            p.failure_kind.map_or("?", FailureKind::name),
+                            p.failure.as_deref().unwrap_or("")
+                        ),
+                        p.trace.as_ref().map(Trace::to_json).unwrap_or_default(),
+                    ),
+                };
+                (p.name.clone(), p.seconds, status)
+            })
+            .collect();
+        for k in &self.skipped {
+            cases.push((
+                format!("generated: {}", k.what),
+                0.0,
+                JunitStatus::Skipped(k.reason.clone()),
+            ));
+        }
+        let coverage = match &self.verdict {
+            Verdict::Incomplete(reasons) => {
+                JunitStatus::Failure(format!("incomplete: {}", reasons.join("; ")), String::new())
+            }
+            _ => JunitStatus::Pass,
+        };
+        cases.push(("coverage".into(), 0.0, coverage));
+        cases
+    }
+
     fn junit_suite(&self, s: &mut String) {
-        let failures = self
-            .properties
-            .iter()
-            .filter(|p| p.status == Status::Failed)
-            .count();
-        let skipped = self
-            .properties
-            .iter()
-            .filter(|p| matches!(p.status, Status::NotClaimed(_)))
-            .count();
+        let cases = self.junit_cases();
+        let failures = cases.iter().filter(|c| matches!(c.2, JunitStatus::Failure(..))).count();
+        let skipped = cases.iter().filter(|c| matches!(c.2, JunitStatus::Skipped(_))).count();
         let _ = writeln!(
             s,
             "  <testsuite name=\"seam-conformance.{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{:.3}\">",
             xml(&self.provider),
-            self.properties.len(),
+            cases.len(),
             self.seconds
         );
-        for p in &self.properties {
+        let _ = writeln!(
+            s,
+            "    <properties><property name=\"seed\" value=\"{}\"/></properties>",
+            self.seed
+        );
+        for (name, seconds, status) in &cases {
             let _ = write!(
                 s,
-                "    <testcase name=\"{}\" classname=\"seam.{}\" time=\"{:.3}\"",
-                xml(&p.name),
+                "    <testcase name=\"{}\" classname=\"seam.{}\" time=\"{seconds:.3}\"",
+                xml(name),
                 xml(&self.provider),
-                p.seconds
             );
-            match &p.status {
-                Status::Passed => {
+            match status {
+                JunitStatus::Pass => {
                     let _ = writeln!(s, "/>");
                 }
-                Status::NotClaimed(why) => {
+                JunitStatus::Skipped(why) => {
                     let _ = writeln!(
                         s,
-                        ">\n      <skipped message=\"not claimed: {}\"/>\n    </testcase>",
+                        ">\n      <skipped message=\"{}\"/>\n    </testcase>",
                         xml(why)
                     );
                 }
-                Status::Failed => {
-                    let body = p.trace.as_ref().map(Trace::to_json).unwrap_or_default();
+                JunitStatus::Failure(message, body) => {
                     let _ = writeln!(
                         s,
                         ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>",
-                        xml(p.failure.as_deref().unwrap_or("")),
-                        xml(&body)
+                        xml(message),
+                        xml(body)
                     );
                 }
             }
@@ -277,28 +422,32 @@ impl Report {
     }
 }
 
-/// JUnit XML for several reports: one test suite per provider, one test case per property;
-/// a property that is not claimed is `skipped`.
+enum JunitStatus {
+    Pass,
+    Skipped(String),
+    Failure(String, String),
+}
+
+/// JUnit XML for several reports: one test suite per provider, one test case per property, one
+/// per kind of step not generated (skipped, with the reason), and a `coverage` case that fails
+/// when the run was incomplete.
 pub fn junit_document(reports: &[Report]) -> String {
-    let tests: usize = reports.iter().map(|r| r.properties.len()).sum();
-    let count = |f: &dyn Fn(&Status) -> bool| -> usize {
-        reports
-            .iter()
-            .flat_map(|r| &r.properties)
-            .filter(|p| f(&p.status))
-            .count()
-    };
-    let failures = count(&|s| *s == Status::Failed);
-    let skipped = count(&|s| matches!(s, Status::NotClaimed(_)));
+    let mut body = String::new();
+    let (mut tests, mut failures, mut skipped) = (0, 0, 0);
+    for r in reports {
+        let cases = r.junit_cases();
+        tests += cases.len();
+        failures += cases.iter().filter(|c| matches!(c.2, JunitStatus::Failure(..))).count();
+        skipped += cases.iter().filter(|c| matches!(c.2, JunitStatus::Skipped(_))).count();
+        r.junit_suite(&mut body);
+    }
     let time: f64 = reports.iter().map(|r| r.seconds).sum();
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         s,
         "<testsuites name=\"seam-conformance\" tests=\"{tests}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{time:.3}\">"
     );
-    for r in reports {
-        r.junit_suite(&mut s);
-    }
+    s.push_str(&body);
     let _ = writeln!(s, "</testsuites>");
     s
 }

@@ -1,20 +1,22 @@
 //! The generated-sequence property: proptest (through proptest-state-machine's sequential
 //! strategy, so shrinking deletes whole steps before it simplifies single ones) drives sequences
 //! against fresh subjects; a failing one is shrunk and then replayed once more to capture a
-//! readable record of every step.
+//! readable record of every step. Everything is derived from the seed, so the same seed
+//! generates the same cases and shrinks to the same trace.
 
 use crate::factory::{CaseDurability, CaseOptions, Factory};
-use crate::generate::{GEN_ROOT, Hints, apply_hint, step_strategy};
-use crate::harness::{Harness, MessageCheck, StepRecord};
+use crate::failure::{Failure, FailureKind};
+use crate::generate::{GEN_ROOT, GenConfig, Hints, apply_hint, step_strategy};
+use crate::harness::{Harness, HarnessConfig, MessageCheck, StepRecord};
 use crate::stats::Stats;
 use crate::step::Step;
+use crate::watch::Monitor;
 use proptest::strategy::{BoxedStrategy, Just};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use proptest_state_machine::strategy::Sequential;
 use seam_model::{Model, ModelConfig};
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 use tokio::runtime::Runtime;
 
@@ -73,7 +75,7 @@ pub enum Progress {
 #[derive(Clone, Debug)]
 pub struct SequenceFailure {
     /// What went wrong at the failing step.
-    pub message: String,
+    pub failure: Failure,
     /// The shrunk sequence, ending at the failing step.
     pub steps: Vec<Step>,
     /// The length of the sequence before shrinking.
@@ -82,6 +84,8 @@ pub struct SequenceFailure {
     pub records: Vec<StepRecord>,
     /// Runs spent shrinking.
     pub shrink_runs: u64,
+    /// The configuration the case ran in.
+    pub configuration: String,
 }
 
 /// The outcome of the sequence property.
@@ -93,13 +97,15 @@ pub struct SequenceOutcome {
     pub cases: u64,
     /// Of those, run at full durability.
     pub full_durability_cases: u64,
+    /// Cases run per configuration.
+    pub configurations: std::collections::BTreeMap<String, u64>,
     /// The failure, if any.
     pub failure: Option<SequenceFailure>,
     /// Seconds spent.
     pub seconds: f64,
 }
 
-fn rng_for(seed: u64) -> TestRng {
+pub(crate) fn rng_for(seed: u64) -> TestRng {
     let mut bytes = [0u8; 32];
     for (i, chunk) in bytes.chunks_mut(8).enumerate() {
         let mixed = seed
@@ -125,21 +131,37 @@ pub fn run_steps(
     factory: &dyn Factory,
     rt: &Runtime,
     options: &CaseOptions,
-    messages: MessageCheck,
+    config: HarnessConfig,
     steps: &[Step],
-    seen: Option<&AtomicUsize>,
-) -> Result<(Vec<StepRecord>, Stats), String> {
-    let subject = factory
-        .make(options)
-        .map_err(|e| format!("cannot make a subject: {e}"))?;
-    let mut harness = Harness::new(subject, messages);
+) -> Result<(Vec<StepRecord>, Stats), Failure> {
+    run_watched(factory, rt, options, config, steps, None)
+}
+
+pub(crate) fn run_watched(
+    factory: &dyn Factory,
+    rt: &Runtime,
+    options: &CaseOptions,
+    config: HarnessConfig,
+    steps: &[Step],
+    monitor: Option<&Monitor>,
+) -> Result<(Vec<StepRecord>, Stats), Failure> {
+    let subject = factory.make(options).map_err(|e| {
+        Failure::new(FailureKind::Setup, format!("cannot make a subject: {e}"))
+    })?;
+    let mut harness = Harness::new(subject, config);
     if let Err(e) = harness.verify_world() {
-        return Err(format!("the fresh subject is not empty: {e}"));
+        return Err(Failure::new(
+            FailureKind::Setup,
+            format!("the fresh subject is not empty: {}", e.message),
+        ));
+    }
+    if let Some(m) = monitor {
+        m.set_case(steps);
     }
     let mut records = Vec::with_capacity(steps.len());
     for (i, step) in steps.iter().enumerate() {
-        if let Some(seen) = seen {
-            seen.fetch_add(1, Ordering::SeqCst);
+        if let Some(m) = monitor {
+            m.set_step(i);
         }
         let record = harness.step(rt, i, step);
         let failed = record.failure.is_some();
@@ -153,25 +175,46 @@ pub fn run_steps(
 
 struct RunState {
     outcome: SequenceOutcome,
-    failing: bool,
+    failing: Option<String>,
     best_len: usize,
     original_len: usize,
 }
 
-/// Runs the sequence property.
+/// Runs the sequence property against subjects from `factory`.
 pub fn run_sequences(
     factory: &dyn Factory,
     config: &SequenceConfig,
     progress: &mut dyn FnMut(Progress),
-) -> Result<SequenceOutcome, String> {
+) -> Result<SequenceOutcome, Failure> {
+    run_sequences_watched(factory, config, HarnessConfig::default(), None, progress)
+}
+
+pub(crate) fn run_sequences_watched(
+    factory: &dyn Factory,
+    config: &SequenceConfig,
+    harness_config: HarnessConfig,
+    monitor: Option<&Monitor>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<SequenceOutcome, Failure> {
     let started = Instant::now();
-    let rt = runtime()?;
-    let probe = factory.make(&CaseOptions {
-        seed: config.seed,
-        durability: CaseDurability::Relaxed,
-    })?;
-    let caps = probe.fs.capabilities();
-    let fifos = probe.world.supports_fifos();
+    let rt = runtime().map_err(|e| Failure::new(FailureKind::Setup, e))?;
+    let harness_config = HarnessConfig {
+        messages: config.messages,
+        ..harness_config
+    };
+    let configurations = factory.configurations();
+    let first = configurations
+        .first()
+        .cloned()
+        .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
+    let probe = factory
+        .make(&CaseOptions::new(config.seed, CaseDurability::Relaxed, first))
+        .map_err(|e| Failure::new(FailureKind::Setup, format!("cannot make a subject: {e}")))?;
+    let gen_config = GenConfig {
+        caps: probe.fs.capabilities(),
+        fifos: probe.world.supports_fifos(),
+        diff_limit: probe.diff_basis_max_bytes,
+    };
     drop(probe);
 
     // The reference state during generation is a model of the world, used to aim steps at
@@ -182,7 +225,7 @@ pub fn run_sequences(
         || Just(Model::new(ModelConfig::new(GEN_ROOT))),
         |_: &Model, _: &Step| true,
         move |state: &Model| -> BoxedStrategy<Step> {
-            step_strategy(caps, fifos, &Hints::from_model(state))
+            step_strategy(&gen_config, &Hints::from_model(state))
         },
         apply_hint,
     );
@@ -197,49 +240,48 @@ pub fn run_sequences(
     let mut runner = TestRunner::new_with_rng(proptest_config, rng_for(config.seed));
     let state = RefCell::new(RunState {
         outcome: SequenceOutcome::default(),
-        failing: false,
+        failing: None,
         best_len: usize::MAX,
         original_len: 0,
     });
     let every = u64::from(config.full_durability_every.max(1));
     let progress = RefCell::new(progress);
+    let options_for = |case_no: u64| {
+        let durability = if case_no.is_multiple_of(every) {
+            CaseDurability::Full
+        } else {
+            CaseDurability::Relaxed
+        };
+        let configuration = configurations
+            .get((case_no as usize) % configurations.len().max(1))
+            .cloned()
+            .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
+        CaseOptions::new(config.seed, durability, configuration)
+    };
     let result = runner.run(
         &strategy,
-        |(_, steps, seen): (Model, Vec<Step>, Option<Arc<AtomicUsize>>)| {
+        |(_, steps, _): (Model, Vec<Step>, Option<Arc<std::sync::atomic::AtomicUsize>>)| {
             let (case_no, failing) = {
                 let st = state.borrow();
-                (st.outcome.cases, st.failing)
+                (st.outcome.cases, st.failing.is_some())
             };
-            let durability = if case_no % every == 0 {
-                CaseDurability::Full
-            } else {
-                CaseDurability::Relaxed
-            };
-            let options = CaseOptions {
-                seed: config.seed,
-                durability,
-            };
-            let (records, stats) = run_steps(
+            // While shrinking, every attempt reruns the failing case's options.
+            let case_no = if failing { case_no - 1 } else { case_no };
+            let options = options_for(case_no);
+            let (records, stats) = run_watched(
                 factory,
                 &rt,
                 &options,
-                config.messages,
+                harness_config,
                 &steps,
-                seen.as_deref(),
+                monitor,
             )
-            .map_err(TestCaseError::fail)?;
+            .map_err(|f| TestCaseError::fail(f.to_string()))?;
             let mut st = state.borrow_mut();
             let failure = records
                 .last()
                 .and_then(|r| r.failure.clone().map(|f| (r.index, f)));
             if failing {
-                st.outcome.failure.get_or_insert_with(|| SequenceFailure {
-                    message: String::new(),
-                    steps: Vec::new(),
-                    original_len: 0,
-                    records: Vec::new(),
-                    shrink_runs: 0,
-                });
                 if let Some(f) = st.outcome.failure.as_mut() {
                     f.shrink_runs += 1;
                 }
@@ -254,14 +296,26 @@ pub fn run_sequences(
                 (progress.borrow_mut())(Progress::Shrinking { attempt, len });
             } else {
                 st.outcome.cases += 1;
-                if durability == CaseDurability::Full {
+                if options.durability == CaseDurability::Full {
                     st.outcome.full_durability_cases += 1;
                 }
+                *st.outcome
+                    .configurations
+                    .entry(options.configuration.clone())
+                    .or_default() += 1;
                 st.outcome.stats.merge(&stats);
-                if let Some((index, _)) = &failure {
-                    st.failing = true;
+                if let Some((index, f)) = &failure {
+                    st.failing = Some(options.configuration.clone());
                     st.original_len = index + 1;
                     st.best_len = index + 1;
+                    st.outcome.failure = Some(SequenceFailure {
+                        failure: f.clone(),
+                        steps: Vec::new(),
+                        original_len: index + 1,
+                        records: Vec::new(),
+                        shrink_runs: 0,
+                        configuration: options.configuration.clone(),
+                    });
                 }
                 let p = Progress::Case {
                     done: st.outcome.cases,
@@ -272,9 +326,7 @@ pub fn run_sequences(
                 (progress.borrow_mut())(p);
             }
             match failure {
-                Some((index, message)) => {
-                    Err(TestCaseError::fail(format!("step {index}: {message}")))
-                }
+                Some((index, f)) => Err(TestCaseError::fail(format!("step {index}: {f}"))),
                 None => Ok(()),
             }
         },
@@ -284,28 +336,35 @@ pub fn run_sequences(
         Ok(()) => {}
         Err(TestError::Fail(_, (_, steps, _))) => {
             // Replay the minimal sequence once more for a clean record of each step.
-            let options = CaseOptions {
-                seed: config.seed,
-                durability: CaseDurability::Full,
-            };
-            let (records, _) = run_steps(factory, &rt, &options, config.messages, &steps, None)?;
+            let case_no = st.outcome.cases.saturating_sub(1);
+            let options = options_for(case_no);
+            let (records, _) = run_watched(factory, &rt, &options, harness_config, &steps, monitor)?;
             let shrink_runs = st.outcome.failure.as_ref().map_or(0, |f| f.shrink_runs);
-            let (message, len) = match records.last().and_then(|r| r.failure.clone()) {
-                Some(m) => (m, records.len()),
+            let (failure, len) = match records.last().and_then(|r| r.failure.clone()) {
+                Some(f) => (f, records.len()),
                 None => (
-                    "the shrunk sequence passed when replayed (a flaky failure)".to_string(),
+                    Failure::new(
+                        FailureKind::Setup,
+                        "the shrunk sequence passed when replayed (a flaky failure)",
+                    ),
                     steps.len(),
                 ),
             };
             st.outcome.failure = Some(SequenceFailure {
-                message,
+                failure,
                 steps: steps[..len.min(steps.len())].to_vec(),
                 original_len: st.original_len,
                 records,
                 shrink_runs,
+                configuration: options.configuration,
             });
         }
-        Err(TestError::Abort(why)) => return Err(format!("the run was aborted: {why}")),
+        Err(TestError::Abort(why)) => {
+            return Err(Failure::new(
+                FailureKind::Setup,
+                format!("the run was aborted: {why}"),
+            ));
+        }
     }
     st.outcome.seconds = started.elapsed().as_secs_f64();
     Ok(st.outcome)

@@ -1,6 +1,7 @@
 //! Counts of what a run exercised, so a report can show that a check was reached, not only that
-//! it did not fail.
+//! it did not fail. Every counter counts something that ran.
 
+use crate::rules::Rule;
 use seam::FsErrorCode;
 use std::collections::BTreeMap;
 
@@ -9,6 +10,8 @@ use std::collections::BTreeMap;
 pub struct Stats {
     /// Steps executed (provider operations and world changes).
     pub steps: u64,
+    /// Individual checks made (a comparison, a law, a read-back): the number a property reports.
+    pub checks: u64,
     /// Provider operations by name.
     pub ops: BTreeMap<String, u64>,
     /// Error codes produced (and expected) by name.
@@ -27,6 +30,8 @@ pub struct Stats {
     pub world_checks: u64,
     /// Outcomes per operation: `ok` or the error code.
     pub outcomes: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Steps that exercised each rule, by rule id.
+    pub rules: BTreeMap<String, u64>,
 }
 
 impl Stats {
@@ -38,6 +43,26 @@ impl Stats {
     /// Counts one error code.
     pub fn code(&mut self, code: FsErrorCode) {
         *self.codes.entry(code.as_str().to_string()).or_default() += 1;
+    }
+
+    /// Counts a check that ran.
+    pub fn check(&mut self) {
+        self.checks += 1;
+    }
+
+    /// Counts `n` checks that ran.
+    pub fn checks(&mut self, n: u64) {
+        self.checks += n;
+    }
+
+    /// Counts a step that exercised `rule`.
+    pub fn rule(&mut self, rule: Rule) {
+        *self.rules.entry(rule.id().to_string()).or_default() += 1;
+    }
+
+    /// How many steps exercised `rule`.
+    pub fn rule_count(&self, rule: Rule) -> u64 {
+        self.rules.get(rule.id()).copied().unwrap_or(0)
     }
 
     /// Counts a world change.
@@ -59,12 +84,15 @@ impl Stats {
     /// Adds another run's counts.
     pub fn merge(&mut self, other: &Stats) {
         self.steps += other.steps;
-        for (k, v) in &other.ops {
-            *self.ops.entry(k.clone()).or_default() += v;
-        }
-        for (k, v) in &other.codes {
-            *self.codes.entry(k.clone()).or_default() += v;
-        }
+        self.checks += other.checks;
+        let add = |mine: &mut BTreeMap<String, u64>, theirs: &BTreeMap<String, u64>| {
+            for (k, v) in theirs {
+                *mine.entry(k.clone()).or_default() += v;
+            }
+        };
+        add(&mut self.ops, &other.ops);
+        add(&mut self.codes, &other.codes);
+        add(&mut self.rules, &other.rules);
         self.world_applied += other.world_applied;
         self.world_skipped += other.world_skipped;
         self.mutations_committed += other.mutations_committed;
@@ -73,9 +101,7 @@ impl Stats {
         self.world_checks += other.world_checks;
         for (op, m) in &other.outcomes {
             let mine = self.outcomes.entry(op.clone()).or_default();
-            for (k, v) in m {
-                *mine.entry(k.clone()).or_default() += v;
-            }
+            add(mine, m);
         }
     }
 

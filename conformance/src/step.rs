@@ -41,7 +41,8 @@ pub enum Interfere {
     /// Nothing.
     #[default]
     None,
-    /// Cancelled before it starts.
+    /// The operation itself is called with an already-cancelled signal (the target, when it
+    /// needs one, is resolved normally first): it must fail `FS_ABORTED` and change nothing.
     CancelledBeforeStart,
     /// Cancelled when the mutation reaches this point.
     CancelAt(CancelPoint),
@@ -118,6 +119,13 @@ pub enum Op {
         /// Version guard, if any.
         guard: Option<VersionRef>,
     },
+    /// `resolve` both paths, then `process_path`, `file_url` and `contains` both ways.
+    Facts {
+        /// Path as spelled.
+        path: String,
+        /// The other path, for `contains`.
+        other: String,
+    },
     /// A change behind the provider's back.
     World(WorldOp),
 }
@@ -135,14 +143,50 @@ impl Op {
             Op::ListDir { .. } => "list_dir",
             Op::Write { .. } => "write_text",
             Op::Edit { .. } => "edit_text",
+            Op::Facts { .. } => "path_facts",
             Op::World(_) => "world",
         }
+    }
+
+    /// The path the operation is about (`None` for a world change).
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Op::Resolve { path }
+            | Op::Stat { path }
+            | Op::Lstat { path }
+            | Op::ReadText { path }
+            | Op::StreamText { path }
+            | Op::ReadBytes { path, .. }
+            | Op::ListDir { path }
+            | Op::Write { path, .. }
+            | Op::Edit { path, .. }
+            | Op::Facts { path, .. } => Some(path),
+            Op::World(_) => None,
+        }
+    }
+
+    /// Whether the operation takes a target (so a step may reuse one resolved earlier).
+    pub fn takes_target(&self) -> bool {
+        matches!(
+            self,
+            Op::Stat { .. }
+                | Op::ReadText { .. }
+                | Op::StreamText { .. }
+                | Op::ReadBytes { .. }
+                | Op::ListDir { .. }
+                | Op::Write { .. }
+                | Op::Edit { .. }
+        )
     }
 
     /// Whether the operation mutates through the provider.
     pub fn is_mutation(&self) -> bool {
         matches!(self, Op::Write { .. } | Op::Edit { .. })
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// One step: an operation and what interferes with it.
@@ -154,6 +198,11 @@ pub struct Step {
     /// Interference, if any.
     #[serde(default, skip_serializing_if = "Interfere::is_none")]
     pub interfere: Interfere,
+    /// Use the target this spelling resolved to the last time a step resolved it, instead of
+    /// resolving it again: the contract says a target stays usable after the world changed
+    /// under it. (With no earlier resolution of the spelling, it is resolved now.)
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reuse: bool,
 }
 
 impl Step {
@@ -162,7 +211,14 @@ impl Step {
         Step {
             op,
             interfere: Interfere::None,
+            reuse: false,
         }
+    }
+
+    /// The same step, on a target resolved earlier.
+    pub fn reusing(mut self) -> Self {
+        self.reuse = true;
+        self
     }
 }
 
@@ -201,7 +257,13 @@ pub fn describe(step: &Step) -> String {
             short(new),
             if *replace_all { " (all)" } else { "" }
         ),
+        Op::Facts { path, other } => format!("path facts {path:?} / {other:?}"),
         Op::World(w) => describe_world(w),
+    };
+    let op = if step.reuse {
+        format!("{op} (earlier target)")
+    } else {
+        op
     };
     match &step.interfere {
         Interfere::None => op,
@@ -261,11 +323,12 @@ mod tests {
                 guard: WriteGuard::ReplaceIfVersion(VersionRef::Recent(1)),
             },
             interfere: Interfere::CancelAt(CancelPoint::Staged),
+            reuse: true,
         };
         let json = serde_json::to_string(&step).expect("json");
         assert_eq!(
             json,
-            r#"{"op":"write","path":"{root}/d/a","content":"x\r\n","guard":{"replace_if_version":{"recent":1}},"interfere":{"cancel_at":"staged"}}"#
+            r#"{"op":"write","path":"{root}/d/a","content":"x\r\n","guard":{"replace_if_version":{"recent":1}},"interfere":{"cancel_at":"staged"},"reuse":true}"#
         );
         let back: Step = serde_json::from_str(&json).expect("parse");
         assert_eq!(back, step);

@@ -1,24 +1,47 @@
-//! The whole suite: every property against one provider, into one [`Report`].
+//! The whole suite: every property of the registry against one provider, each on a supervised
+//! thread of its own (a hanging or panicking backend fails that property with the operation
+//! named, and the run goes on), into one [`Report`] with a verdict.
 
 use crate::factory::{CaseDurability, CaseOptions, Factory};
+use crate::failure::Failure;
+use crate::generate::{GenConfig, skipped_steps};
 use crate::properties::permissions::Unprivileged;
-use crate::properties::{self, Context};
-use crate::report::{PropertyResult, Report};
-use crate::sequences::{Progress, SequenceConfig, run_sequences, runtime};
+use crate::properties::{self, Context, Run};
+use crate::report::{PropertyResult, Report, Skipped, Status, Verdict, rule_lines};
+use crate::sequences::{Progress, SequenceConfig};
 use crate::stats::Stats;
-use crate::trace::{TRACE_FORMAT, Trace, TraceFailure};
-use std::sync::Arc;
-use std::time::Instant;
+use crate::trace::Trace;
+use crate::watch::{Monitor, WatchedFactory, supervised};
+use std::collections::BTreeMap;
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+/// The default limit on one provider call.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Settings of a suite run.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct SuiteConfig {
     /// The generated-sequence property.
     pub sequences: SequenceConfig,
     /// How to run cases as an unprivileged user when this process is root.
     pub unprivileged: Option<Arc<dyn Unprivileged>>,
-    /// Run only the properties with these names (all when empty).
+    /// Run only the properties with these names (all when empty). A run that leaves out a core
+    /// property is incomplete, not a pass.
     pub only: Vec<String>,
+    /// How long one provider (or world) call may take before the property fails as hung.
+    pub call_timeout: Duration,
+}
+
+impl Default for SuiteConfig {
+    fn default() -> Self {
+        Self {
+            sequences: SequenceConfig::default(),
+            unprivileged: None,
+            only: Vec::new(),
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+        }
+    }
 }
 
 /// What a suite run is doing, for progress displays.
@@ -31,112 +54,190 @@ pub enum SuiteProgress {
 }
 
 /// Every property name, in the order they run.
-pub const PROPERTIES: &[&str] = &[
-    "bad-input",
-    "symlink-identity",
-    "staging-private",
-    "staging-not-clobbered",
-    "cas-races",
-    "permission-denied",
-    "sequences",
-];
+pub fn property_names() -> Vec<&'static str> {
+    properties::names()
+}
 
-const SEQUENCES_SUMMARY: &str = "generated sequences agree with the model: outcomes, messages, version laws, keys, fresh stats, bytes and modes on disk, no litter";
+fn result(name: &str, summary: &str, core: bool, status: Status) -> PropertyResult {
+    PropertyResult {
+        name: name.into(),
+        summary: summary.into(),
+        core,
+        status,
+        checks: 0,
+        failure: None,
+        failure_kind: None,
+        trace: None,
+        shrunk_from: None,
+        seconds: 0.0,
+    }
+}
 
-/// Runs the suite.
+/// Runs the suite against subjects from `factory`.
+///
+/// `Err` only when the run could not start (an unknown property name, a factory that cannot
+/// make a first subject); everything a backend does wrong is in the report.
 pub fn run_suite(
-    factory: &dyn Factory,
+    factory: Arc<dyn Factory>,
     config: &SuiteConfig,
     progress: &mut dyn FnMut(SuiteProgress),
 ) -> Result<Report, String> {
+    let registry = properties::registry();
+    let known = properties::names();
     for name in &config.only {
-        if !PROPERTIES.contains(&name.as_str()) {
+        if !known.contains(&name.as_str()) {
             return Err(format!(
                 "unknown property {name:?} (known: {})",
-                PROPERTIES.join(", ")
+                known.join(", ")
             ));
         }
     }
     let started = Instant::now();
-    let rt = runtime()?;
     let seq = &config.sequences;
-    let caps = factory
-        .make(&CaseOptions {
-            seed: seq.seed,
-            durability: CaseDurability::Relaxed,
-        })?
-        .fs
-        .capabilities();
-    let cx = Context {
-        factory,
-        rt: &rt,
-        messages: seq.messages,
-        seed: seq.seed,
-        caps,
+
+    // A first subject tells what the backend claims and what its world can do.
+    let monitor = Monitor::new(config.call_timeout);
+    let watched = WatchedFactory {
+        inner: factory.clone(),
+        monitor: monitor.clone(),
     };
+    let first = factory
+        .configurations()
+        .first()
+        .cloned()
+        .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
+    let probe_options = CaseOptions::new(seq.seed, CaseDurability::Relaxed, first);
+    let (caps, fifos, diff_limit) = supervised(
+        &monitor,
+        move || -> Result<_, String> {
+            let s = watched
+                .make(&probe_options)
+                .map_err(|e| format!("cannot make a subject: {e}"))?;
+            Ok((s.fs.capabilities(), s.world.supports_fifos(), s.diff_basis_max_bytes))
+        },
+        &mut || {},
+    )
+    .map_err(|f| format!("the first subject could not be made: {f}"))??;
+
+    let (tx, rx) = mpsc::channel::<SuiteProgress>();
     let wanted = |name: &str| config.only.is_empty() || config.only.iter().any(|o| o == name);
     let mut stats = Stats::default();
-    let mut results: Vec<PropertyResult> = Vec::new();
+    let mut results = Vec::new();
     let mut cases = 0;
     let mut full = 0;
-    for &name in PROPERTIES {
+    let mut configurations = BTreeMap::new();
+    let mut sequences_ran = false;
+    for property in registry {
+        let (name, summary, core) = (property.name(), property.summary(), property.core());
         if !wanted(name) {
+            results.push(result(
+                name,
+                summary,
+                core,
+                Status::NotRun("left out (--property)".into()),
+            ));
+            continue;
+        }
+        let monitor = Monitor::new(config.call_timeout);
+        let cx = Arc::new(Context {
+            factory: Arc::new(WatchedFactory {
+                inner: factory.clone(),
+                monitor: monitor.clone(),
+            }),
+            monitor: monitor.clone(),
+            config: config.clone(),
+            caps,
+            fifos,
+            progress: Some(tx.clone()),
+        });
+        if let Err(why) = property.applies(&cx) {
+            let status = match why.strip_prefix("not claimed") {
+                Some(rest) => Status::NotClaimed(
+                    rest.trim_start_matches([' ', ':', '('])
+                        .trim_end_matches(')')
+                        .to_string(),
+                ),
+                None => Status::NotRun(why),
+            };
+            results.push(result(name, summary, core, status));
             continue;
         }
         progress(SuiteProgress::Property(name.to_string()));
-        let result = match name {
-            "bad-input" => properties::bad_input::run(&cx, &mut stats),
-            "symlink-identity" => properties::identity::run(&cx, &mut stats),
-            "staging-private" => properties::staging::private(&cx),
-            "staging-not-clobbered" => properties::staging::not_clobbered(&cx),
-            "cas-races" => properties::races::run(&cx),
-            "permission-denied" => {
-                properties::permissions::run(&cx, config.unprivileged.as_deref(), &mut stats)
-            }
-            _ => {
-                let outcome =
-                    run_sequences(factory, seq, &mut |p| progress(SuiteProgress::Sequences(p)))?;
-                stats.merge(&outcome.stats);
-                cases = outcome.cases;
-                full = outcome.full_durability_cases;
-                let checks = outcome.stats.steps;
-                let mut r = match outcome.failure {
-                    None => PropertyResult::passed("sequences", SEQUENCES_SUMMARY, checks),
-                    Some(f) => {
-                        let mut r =
-                            PropertyResult::failed("sequences", SEQUENCES_SUMMARY, checks, {
-                                let at = f
-                                    .records
-                                    .last()
-                                    .map(|r| r.description.clone())
-                                    .unwrap_or_default();
-                                format!(
-                                    "step {} ({at}): {}",
-                                    f.steps.len().saturating_sub(1),
-                                    f.message
-                                )
-                            });
-                        r.shrunk_from = Some(f.original_len);
-                        r.trace = Some(Trace {
-                            seam_trace: TRACE_FORMAT,
-                            provider: factory.name(),
-                            property: "sequences".into(),
-                            seed: seq.seed,
-                            failure: Some(TraceFailure {
-                                step: f.steps.len().saturating_sub(1),
-                                message: f.message.clone(),
-                            }),
-                            steps: f.steps,
-                        });
-                        r
-                    }
-                };
-                r.seconds = outcome.seconds;
-                r
+        let property_started = Instant::now();
+        let (p, c) = (property.clone(), cx.clone());
+        let outcome = supervised(
+            &monitor,
+            move || {
+                let mut run = Run::default();
+                let r = p.run(&c, &mut run);
+                (run, r)
+            },
+            &mut || {
+                while let Ok(p) = rx.try_recv() {
+                    progress(p);
+                }
+            },
+        );
+        let (run, verdict): (Run, Result<(), Failure>) = match outcome {
+            Ok(pair) => pair,
+            Err(f) => {
+                // Hung or panicked: the run is lost, the steps that led there are not.
+                let mut run = Run::default();
+                if let Some(steps) = monitor.current_case() {
+                    run.trace = Some(Trace::failing(
+                        factory.name(),
+                        name,
+                        seq.seed,
+                        None,
+                        steps,
+                        &f,
+                    ));
+                }
+                (run, Err(f))
             }
         };
-        results.push(result);
+        if name == "sequences" {
+            sequences_ran = true;
+            cases = run.cases;
+            full = run.full_durability_cases;
+            configurations = run.configurations.clone();
+        }
+        stats.merge(&run.stats);
+        let mut r = result(name, summary, core, Status::Passed);
+        r.checks = run.stats.checks;
+        r.seconds = property_started.elapsed().as_secs_f64();
+        r.trace = run.trace;
+        r.shrunk_from = run.shrunk_from;
+        match verdict {
+            Ok(()) => {
+                if let Some(why) = run.skipped {
+                    r.status = Status::NotRun(why);
+                }
+            }
+            Err(f) => {
+                r.status = Status::Failed;
+                r.failure = Some(f.message);
+                r.failure_kind = Some(f.kind);
+            }
+        }
+        results.push(r);
     }
+
+    let gen_config = GenConfig {
+        caps,
+        fifos,
+        diff_limit,
+    };
+    let skipped: Vec<Skipped> = if sequences_ran {
+        skipped_steps(&gen_config)
+            .into_iter()
+            .map(|(what, reason)| Skipped { what, reason })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let rules = rule_lines(&stats, &caps);
+    let verdict = verdict(&results, &rules, &factory.configurations(), &configurations, sequences_ran);
     Ok(Report {
         provider: factory.name(),
         capabilities: caps,
@@ -144,8 +245,60 @@ pub fn run_suite(
         cases,
         full_durability_cases: full,
         max_steps: seq.max_steps,
+        configurations,
         properties: results,
+        skipped,
+        rules,
         stats,
+        verdict,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+fn verdict(
+    results: &[PropertyResult],
+    rules: &[crate::report::RuleLine],
+    declared: &[String],
+    ran: &BTreeMap<String, u64>,
+    sequences_ran: bool,
+) -> Verdict {
+    if results.iter().any(|p| p.status == Status::Failed) {
+        return Verdict::Fail;
+    }
+    let mut reasons = Vec::new();
+    for p in results.iter().filter(|p| p.core) {
+        if let Status::NotRun(why) | Status::NotClaimed(why) = &p.status {
+            reasons.push(format!("core property {} did not run: {why}", p.name));
+        }
+    }
+    let unreached: Vec<&str> = rules
+        .iter()
+        .filter(|r| r.coverage == crate::report::Coverage::Unreached)
+        .map(|r| r.id.as_str())
+        .collect();
+    if !unreached.is_empty() {
+        reasons.push(format!(
+            "{} rule(s) that apply were never exercised: {}",
+            unreached.len(),
+            unreached.join(", ")
+        ));
+    }
+    if sequences_ran {
+        let idle: Vec<&str> = declared
+            .iter()
+            .filter(|c| ran.get(*c).copied().unwrap_or(0) == 0)
+            .map(String::as_str)
+            .collect();
+        if !idle.is_empty() {
+            reasons.push(format!(
+                "declared configuration(s) never ran a case: {} (raise --cases)",
+                idle.join(", ")
+            ));
+        }
+    }
+    if reasons.is_empty() {
+        Verdict::Pass
+    } else {
+        Verdict::Incomplete(reasons)
+    }
 }

@@ -1,14 +1,21 @@
 //! Saved counterexamples: a JSON trace of steps that `seam replay` (or [`replay`]) runs against
 //! any provider, stopping where it departs from the model.
+//!
+//! Format 2 adds the factory configuration the case ran in and the failure's kind; format 1
+//! traces (without them) are still read, in the factory's first configuration.
 
 use crate::factory::{CaseDurability, CaseOptions, Factory};
-use crate::harness::{MessageCheck, StepRecord};
+use crate::failure::{Failure, FailureKind};
+use crate::harness::{HarnessConfig, MessageCheck, StepRecord};
 use crate::sequences::{run_steps, runtime};
 use crate::step::Step;
 use serde::{Deserialize, Serialize};
 
 /// The format version written into every trace.
-pub const TRACE_FORMAT: u32 = 1;
+pub const TRACE_FORMAT: u32 = 2;
+
+/// The oldest format this version still reads.
+const OLDEST_FORMAT: u32 = 1;
 
 /// Where and why a traced run failed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,12 +24,15 @@ pub struct TraceFailure {
     pub step: usize,
     /// What went wrong.
     pub message: String,
+    /// Why, as a type (absent in format 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<FailureKind>,
 }
 
 /// A replayable sequence.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trace {
-    /// Always [`TRACE_FORMAT`].
+    /// The format, [`TRACE_FORMAT`] when written.
     pub seam_trace: u32,
     /// The provider it was found against.
     pub provider: String,
@@ -30,6 +40,9 @@ pub struct Trace {
     pub property: String,
     /// The case seed (staging names and other provider randomness).
     pub seed: u64,
+    /// The factory configuration the case ran in (the first one when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<String>,
     /// The steps.
     pub steps: Vec<Step>,
     /// The failure seen when it was saved; `None` for a regression case that now passes.
@@ -44,16 +57,42 @@ pub enum TraceError {
     #[error("not a seam trace: {0}")]
     Malformed(String),
     /// A trace of a format this version does not read.
-    #[error("trace format {0} is not supported (this seam reads format {TRACE_FORMAT})")]
+    #[error(
+        "trace format {0} is not supported (this seam reads formats {OLDEST_FORMAT} to {TRACE_FORMAT})"
+    )]
     Version(u32),
 }
 
 impl Trace {
+    /// A trace of `steps` that failed at the last one.
+    pub fn failing(
+        provider: String,
+        property: &str,
+        seed: u64,
+        configuration: Option<String>,
+        steps: Vec<Step>,
+        failure: &Failure,
+    ) -> Trace {
+        Trace {
+            seam_trace: TRACE_FORMAT,
+            provider,
+            property: property.to_string(),
+            seed,
+            configuration,
+            failure: Some(TraceFailure {
+                step: steps.len().saturating_sub(1),
+                message: failure.message.clone(),
+                kind: Some(failure.kind),
+            }),
+            steps,
+        }
+    }
+
     /// Parses a trace.
     pub fn parse(text: &str) -> Result<Trace, TraceError> {
         let trace: Trace =
             serde_json::from_str(text).map_err(|e| TraceError::Malformed(e.to_string()))?;
-        if trace.seam_trace != TRACE_FORMAT {
+        if !(OLDEST_FORMAT..=TRACE_FORMAT).contains(&trace.seam_trace) {
             return Err(TraceError::Version(trace.seam_trace));
         }
         Ok(trace)
@@ -79,18 +118,27 @@ impl ReplayOutcome {
     }
 }
 
-/// Runs a trace step by step against a fresh subject.
+/// Runs a trace step by step against a fresh subject from `factory`.
 pub fn replay(
     factory: &dyn Factory,
     trace: &Trace,
     messages: MessageCheck,
-) -> Result<ReplayOutcome, String> {
-    let rt = runtime()?;
-    let options = CaseOptions {
-        seed: trace.seed,
-        durability: CaseDurability::Full,
+) -> Result<ReplayOutcome, Failure> {
+    let rt = runtime().map_err(|e| Failure::new(FailureKind::Setup, e))?;
+    let configuration = match &trace.configuration {
+        Some(c) => c.clone(),
+        None => factory
+            .configurations()
+            .first()
+            .cloned()
+            .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string()),
     };
-    let (records, _) = run_steps(factory, &rt, &options, messages, &trace.steps, None)?;
+    let options = CaseOptions::new(trace.seed, CaseDurability::Full, configuration);
+    let config = HarnessConfig {
+        messages,
+        ..HarnessConfig::default()
+    };
+    let (records, _) = run_steps(factory, &rt, &options, config, &trace.steps)?;
     Ok(ReplayOutcome { records })
 }
 
@@ -107,7 +155,8 @@ mod tests {
         ));
         let future = r#"{"seam_trace":9,"provider":"p","property":"x","seed":1,"steps":[]}"#;
         assert!(matches!(Trace::parse(future), Err(TraceError::Version(9))));
-        let ok = r#"{"seam_trace":1,"provider":"p","property":"x","seed":1,"steps":[{"op":"stat","path":"a"}]}"#;
-        assert_eq!(Trace::parse(ok).expect("parses").steps.len(), 1);
+        let old = r#"{"seam_trace":1,"provider":"p","property":"x","seed":1,"steps":[{"op":"stat","path":"a"}]}"#;
+        let t = Trace::parse(old).expect("format 1 still parses");
+        assert_eq!((t.steps.len(), t.configuration), (1, None));
     }
 }

@@ -21,9 +21,20 @@ pub struct EntryMode {
 }
 
 /// Out-of-band control of the storage under one test root.
+///
+/// Paths in effects and snapshots are relative to the root (`d/a`). A link's text is stored and
+/// reported exactly as the effect gives it: the model spells an absolute link to a path under
+/// the root with the root's display path, as any absolute link in that world must.
 pub trait World: Send + Sync {
     /// The display path of the root in the provider's world (absolute, no trailing slash).
     fn root_display(&self) -> String;
+
+    /// The path of the root as a subprocess in the provider's world opens it: what
+    /// `process_path` of the root must return. The same as the display path unless the
+    /// provider's world maps paths for processes.
+    fn process_root(&self) -> String {
+        self.root_display()
+    }
 
     /// Carries out a change the model decided on.
     fn apply(&self, effect: &WorldEffect) -> io::Result<()>;
@@ -74,13 +85,6 @@ impl DiskWorld {
 
     fn at(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
-    }
-
-    fn link_text(&self, target: &str) -> PathBuf {
-        match target.strip_prefix('/') {
-            Some(rest) => self.root.join(rest),
-            None => PathBuf::from(target),
-        }
     }
 
     fn create_parents(&self, rel: &str) -> io::Result<()> {
@@ -135,7 +139,7 @@ impl World for DiskWorld {
                 std::fs::create_dir(&p)?;
                 std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))
             }
-            WorldEffect::Symlink { path, target } => symlink(self.link_text(target), self.at(path)),
+            WorldEffect::Symlink { path, target } => symlink(target, self.at(path)),
             WorldEffect::Remove { path } => {
                 let p = self.at(path);
                 let meta = std::fs::symlink_metadata(&p)?;
@@ -176,11 +180,9 @@ impl World for DiskWorld {
                 let mode = meta.permissions().mode() & 0o7777;
                 let snap = if meta.file_type().is_symlink() {
                     let text = std::fs::read_link(&path)?;
-                    let text = match text.strip_prefix(&self.root) {
-                        Ok(rest) if text.is_absolute() => format!("/{}", rest.to_string_lossy()),
-                        _ => text.to_string_lossy().into_owned(),
-                    };
-                    SnapEntry::Symlink { target: text }
+                    SnapEntry::Symlink {
+                        target: text.to_string_lossy().into_owned(),
+                    }
                 } else if meta.is_dir() {
                     stack.push((path.clone(), rel.clone()));
                     SnapEntry::Dir { mode: Some(mode) }

@@ -31,8 +31,8 @@ mod world;
 
 pub use edit::{EditError, EditResult, apply_literal_edit};
 pub use model::{
-    Entry, Guard, Info, Interference, Model, ModelConfig, ModelError, MutationResult, PathInfo,
-    Resolved, Version, WriteResult,
+    EditOutcomeModel, Entry, Guard, Info, Interference, Model, ModelConfig, ModelError,
+    MutationResult, PathInfo, Resolved, Version, WriteResult,
 };
 pub use path::Key;
 pub use text::{

@@ -175,6 +175,18 @@ impl Tree {
         }
     }
 
+    /// Marks every existing directory from the root down to `dir` as touched by a mutation: a
+    /// backend may stage, create and remove entries anywhere on the way to its target, so any of
+    /// them may legitimately get a new version (none of them must lose or gain an entry).
+    pub fn touch_along(&mut self, dir: &[String]) {
+        let v = self.mint();
+        for i in 0..=dir.len() {
+            if let Some(Node::Dir { touch_v, .. }) = self.get_mut(&dir[..i]) {
+                *touch_v = v;
+            }
+        }
+    }
+
     /// Puts `node` at `comps` (the parent must be a directory), replacing what was there.
     /// Returns false when the parent is not a directory.
     pub fn put(&mut self, comps: &[String], node: Node) -> bool {

@@ -3,19 +3,35 @@
 //! error whose message names the path, and none may change anything on disk (the harness reads
 //! the world back after each step).
 
-use super::{Context, Intent, scenario};
-use crate::report::PropertyResult;
-use crate::stats::Stats;
+use super::{Context, Intent, Property, Run, scenario};
+use crate::failure::Failure;
 use crate::step::{Op, Step, WriteGuard};
 use seam::FsErrorCode;
 use seam_model::WorldOp;
 
-const NAME: &str = "bad-input";
-const SUMMARY: &str =
-    "bad paths and wrong kinds fail with a coded error naming the path and change nothing";
+/// `bad-input`.
+pub struct BadInput;
 
-/// Runs the property.
-pub fn run(cx: &Context<'_>, stats: &mut Stats) -> PropertyResult {
+impl Property for BadInput {
+    fn name(&self) -> &'static str {
+        "bad-input"
+    }
+
+    fn summary(&self) -> &'static str {
+        "bad paths and wrong kinds fail with a coded error naming the path and change nothing"
+    }
+
+    fn core(&self) -> bool {
+        true
+    }
+
+    fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
+        let (steps, intents) = steps(cx);
+        scenario(cx, self.name(), steps, &intents, out)
+    }
+}
+
+fn steps(cx: &Context) -> (Vec<Step>, Vec<Intent>) {
     let mut steps = vec![
         Step::plain(Op::World(WorldOp::Write {
             path: "f".into(),
@@ -39,7 +55,7 @@ pub fn run(cx: &Context<'_>, stats: &mut Stats) -> PropertyResult {
         intents.push((steps.len(), Some(code)));
         steps.push(Step::plain(op));
     };
-    let long = "n".repeat(256);
+    let long = "n".repeat(seam::paths::NAME_MAX + 1);
     for bad in ["", "   ", "a\0b", long.as_str(), "d/a\0"] {
         let p = bad.to_string();
         add(
@@ -209,5 +225,17 @@ pub fn run(cx: &Context<'_>, stats: &mut Stats) -> PropertyResult {
             FsErrorCode::NotRegularFile,
         );
     }
-    scenario(cx, NAME, SUMMARY, steps, &intents, stats)
+    // The longest valid name: it can be created, and resolves.
+    let longest = "n".repeat(seam::paths::NAME_MAX);
+    intents.push((steps.len(), None));
+    steps.push(Step::plain(Op::Write {
+        path: format!("d/{longest}"),
+        content: "x".into(),
+        guard: WriteGuard::None,
+    }));
+    intents.push((steps.len(), None));
+    steps.push(Step::plain(Op::Stat {
+        path: format!("d/{longest}"),
+    }));
+    (steps, intents)
 }

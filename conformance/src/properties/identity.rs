@@ -1,15 +1,41 @@
 //! Symlink identity: one key and one version through every alias, writes land on the real file
 //! and leave the link a link, and a stale write through one alias is caught through another.
 
-use super::{Context, Intent, scenario};
-use crate::report::PropertyResult;
-use crate::stats::Stats;
+use super::{Context, Intent, Property, Run, scenario};
+use crate::failure::Failure;
 use crate::step::{Op, ROOT_TOKEN, Step, VersionRef, WriteGuard};
 use seam::FsErrorCode;
 use seam_model::WorldOp;
 
-const NAME: &str = "symlink-identity";
-const SUMMARY: &str = "aliases share one key and one version; writes go through links; staleness is seen through every alias";
+/// `symlink-identity`.
+pub struct SymlinkIdentity;
+
+impl Property for SymlinkIdentity {
+    fn name(&self) -> &'static str {
+        "symlink-identity"
+    }
+
+    fn summary(&self) -> &'static str {
+        "aliases share one key and one version; writes go through links; staleness is seen through every alias"
+    }
+
+    fn applies(&self, cx: &Context) -> Result<(), String> {
+        if cx.caps.symlinks {
+            Ok(())
+        } else {
+            Err("not claimed (symlinks)".into())
+        }
+    }
+
+    fn core(&self) -> bool {
+        false
+    }
+
+    fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
+        let (steps, intents) = steps();
+        scenario(cx, self.name(), steps, &intents, out)
+    }
+}
 
 fn world(op: WorldOp) -> Step {
     Step::plain(Op::World(op))
@@ -19,11 +45,7 @@ fn stat(path: &str) -> Step {
     Step::plain(Op::Stat { path: path.into() })
 }
 
-/// Runs the property.
-pub fn run(cx: &Context<'_>, stats: &mut Stats) -> PropertyResult {
-    if !cx.caps.symlinks {
-        return PropertyResult::not_claimed(NAME, SUMMARY, "no symlinks");
-    }
+fn steps() -> (Vec<Step>, Vec<Intent>) {
     let steps = vec![
         world(WorldOp::Write {
             path: "a".into(),
@@ -104,5 +126,5 @@ pub fn run(cx: &Context<'_>, stats: &mut Stats) -> PropertyResult {
         (16, None),
         (17, Some(FsErrorCode::StaleVersion)),
     ];
-    scenario(cx, NAME, SUMMARY, steps, &intents, stats)
+    (steps, intents)
 }

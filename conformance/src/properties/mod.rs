@@ -1,98 +1,184 @@
-//! Targeted properties: the things generated sequences cannot reach cheaply. Most are fixed
-//! scenarios run through the same harness (so every outcome, byte and version is still checked
-//! against the model), plus an *intent* per step — the code the scenario exists to provoke — so
-//! a scenario that drifted into testing nothing fails loudly instead of passing.
+//! The properties of a suite run, as a typed registry. Most are fixed scenarios run through the
+//! same harness as generated sequences (so every outcome, byte and version is still checked
+//! against the model), each step with an *intent* — the code the scenario exists to provoke —
+//! so a scenario that drifted into testing nothing fails loudly instead of passing. The rest
+//! (claims, races, staging, permissions, sandbox) drive the provider directly.
 
 pub mod bad_input;
+pub mod claims;
+pub mod facts;
 pub mod identity;
 pub mod permissions;
 pub mod races;
+pub mod sandbox;
+pub mod sequences;
 pub mod staging;
 
 use crate::factory::{CaseDurability, CaseOptions, Factory};
-use crate::harness::MessageCheck;
-use crate::report::PropertyResult;
-use crate::sequences::run_steps;
+use crate::failure::{Failure, FailureKind, fail};
+use crate::harness::HarnessConfig;
+use crate::sequences::{run_steps, runtime};
 use crate::stats::Stats;
 use crate::step::Step;
-use crate::trace::{TRACE_FORMAT, Trace, TraceFailure};
-use seam::FsErrorCode;
+use crate::suite::SuiteConfig;
+use crate::trace::Trace;
+use crate::watch::Monitor;
+use seam::{Capabilities, FsErrorCode};
+use std::sync::Arc;
 use tokio::runtime::Runtime;
 
 /// What a scenario step is for: `Some(code)` must fail with it, `None` must succeed.
 pub(crate) type Intent = (usize, Option<FsErrorCode>);
 
-/// Everything a property needs to run.
-pub struct Context<'a> {
-    /// Makes subjects.
-    pub factory: &'a dyn Factory,
-    /// Drives async calls.
-    pub rt: &'a Runtime,
-    /// Message strictness.
-    pub messages: MessageCheck,
-    /// The run's seed.
-    pub seed: u64,
+/// Everything a property needs to run. Owned, because a property runs on a thread of its own.
+pub struct Context {
+    /// Makes (watched) subjects.
+    pub factory: Arc<dyn Factory>,
+    /// What is in flight, for the supervisor.
+    pub(crate) monitor: Arc<Monitor>,
+    /// The run's settings.
+    pub config: SuiteConfig,
     /// What the provider claims.
-    pub caps: seam::Capabilities,
+    pub caps: Capabilities,
+    /// Whether its world can make FIFOs.
+    pub fifos: bool,
+    /// Where a long property reports progress (drained by the suite on its own thread).
+    pub(crate) progress: Option<std::sync::mpsc::Sender<crate::suite::SuiteProgress>>,
 }
 
-impl Context<'_> {
-    pub(crate) fn options(&self) -> CaseOptions {
-        CaseOptions {
-            seed: self.seed,
-            durability: CaseDurability::Full,
+impl Context {
+    /// Options of a fixed scenario: the run's seed, full durability, the first configuration.
+    pub fn options(&self) -> CaseOptions {
+        let configuration = self
+            .factory
+            .configurations()
+            .first()
+            .cloned()
+            .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
+        CaseOptions::new(self.config.sequences.seed, CaseDurability::Full, configuration)
+    }
+
+    pub(crate) fn harness_config(&self) -> HarnessConfig {
+        HarnessConfig {
+            messages: self.config.sequences.messages,
+            checkpoint_wait: (self.config.call_timeout / 2).min(std::time::Duration::from_secs(2)),
         }
     }
+
+    pub(crate) fn runtime(&self) -> Result<Runtime, Failure> {
+        runtime().map_err(|e| fail(FailureKind::Setup, e))
+    }
+
+    /// A trace of fixed steps for this property, failing at the last one.
+    pub(crate) fn trace(&self, property: &str, steps: Vec<Step>, failure: &Failure) -> Trace {
+        Trace::failing(
+            self.factory.name(),
+            property,
+            self.config.sequences.seed,
+            Some(self.options().configuration),
+            steps,
+            failure,
+        )
+    }
+}
+
+/// What a property produced besides its verdict.
+#[derive(Debug, Default)]
+pub struct Run {
+    /// Counts of what ran (the property's `checks` is `stats.checks`).
+    pub stats: Stats,
+    /// A replayable counterexample, when the property failed on one.
+    pub trace: Option<Trace>,
+    /// The counterexample's length before shrinking.
+    pub shrunk_from: Option<usize>,
+    /// Generated cases (sequences only).
+    pub cases: u64,
+    /// Of those, at full durability.
+    pub full_durability_cases: u64,
+    /// Cases per factory configuration (sequences only).
+    pub configurations: std::collections::BTreeMap<String, u64>,
+    /// Set when the property found at run time that it cannot run, with the reason (it is then
+    /// reported as not run, never as passed).
+    pub skipped: Option<String>,
+}
+
+/// One property of the suite.
+pub trait Property: Send + Sync {
+    /// Stable name (`sequences`, `staging-private`, ...).
+    fn name(&self) -> &'static str;
+    /// What it checks, in a sentence.
+    fn summary(&self) -> &'static str;
+    /// `Err(reason)` when the property cannot run for this backend: a reason starting with
+    /// `not claimed` means the backend does not claim what it needs; any other reason means it
+    /// cannot run here. Either way it is reported as such, never as passed.
+    fn applies(&self, cx: &Context) -> Result<(), String> {
+        let _ = cx;
+        Ok(())
+    }
+    /// Whether a run must include this property to be a pass (the core contract).
+    fn core(&self) -> bool;
+    /// Runs it, filling `out`; the first failed check is the error.
+    fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure>;
+}
+
+/// Every property, in the order a run executes them.
+pub fn registry() -> Vec<Arc<dyn Property>> {
+    vec![
+        Arc::new(claims::Claims),
+        Arc::new(facts::PathFacts),
+        Arc::new(bad_input::BadInput),
+        Arc::new(identity::SymlinkIdentity),
+        Arc::new(staging::StagingPrivate),
+        Arc::new(staging::StagingNotClobbered),
+        Arc::new(races::CasRaces),
+        Arc::new(permissions::PermissionDenied),
+        Arc::new(sandbox::SandboxModes),
+        Arc::new(sequences::Sequences),
+    ]
+}
+
+/// The names of every property, in run order.
+pub fn names() -> Vec<&'static str> {
+    registry().iter().map(|p| p.name()).collect()
 }
 
 /// Runs `steps` and checks both the model agreement and the intents.
 pub(crate) fn scenario(
-    cx: &Context<'_>,
+    cx: &Context,
     name: &str,
-    summary: &str,
     steps: Vec<Step>,
     intents: &[Intent],
-    stats: &mut Stats,
-) -> PropertyResult {
-    let started = std::time::Instant::now();
-    let fail = |message: String, upto: usize| {
-        let mut r = PropertyResult::failed(name, summary, 0, message.clone());
-        r.trace = Some(Trace {
-            seam_trace: TRACE_FORMAT,
-            provider: cx.factory.name(),
-            property: name.into(),
-            seed: cx.seed,
-            steps: steps[..upto.min(steps.len())].to_vec(),
-            failure: Some(TraceFailure {
-                step: upto.saturating_sub(1),
-                message,
-            }),
-        });
-        r
-    };
-    let (records, run_stats) =
-        match run_steps(cx.factory, cx.rt, &cx.options(), cx.messages, &steps, None) {
-            Ok(r) => r,
-            Err(e) => return PropertyResult::failed(name, summary, 0, e),
-        };
-    stats.merge(&run_stats);
+    out: &mut Run,
+) -> Result<(), Failure> {
+    let rt = cx.runtime()?;
+    let (records, stats) = run_steps(
+        cx.factory.as_ref(),
+        &rt,
+        &cx.options(),
+        cx.harness_config(),
+        &steps,
+    )?;
+    out.stats.merge(&stats);
     if let Some(r) = records.iter().find(|r| r.failure.is_some()) {
-        return fail(
-            format!(
-                "step {} ({}): {}",
-                r.index,
-                r.description,
-                r.failure.clone().unwrap_or_default()
-            ),
-            r.index + 1,
+        let f = r.failure.clone().unwrap_or_else(|| fail(FailureKind::Setup, "?"));
+        let failure = Failure::new(
+            f.kind,
+            format!("step {} ({}): {}", r.index, r.description, f.message),
         );
+        out.trace = Some(cx.trace(name, steps[..=r.index].to_vec(), &failure));
+        return Err(failure);
     }
     for &(i, want) in intents {
+        out.stats.check();
         let Some(r) = records.get(i) else {
-            return fail(format!("scenario step {i} did not run"), records.len());
+            return Err(fail(
+                FailureKind::Scenario,
+                format!("scenario step {i} did not run"),
+            ));
         };
         if r.expected_code != want {
-            return fail(
+            return Err(fail(
+                FailureKind::Scenario,
                 format!(
                     "scenario drifted: step {i} ({}) was meant to {} but the model expects {}",
                     r.description,
@@ -100,11 +186,8 @@ pub(crate) fn scenario(
                     r.expected_code
                         .map_or("success".to_string(), |c| c.to_string())
                 ),
-                i + 1,
-            );
+            ));
         }
     }
-    let mut r = PropertyResult::passed(name, summary, run_stats.steps + intents.len() as u64);
-    r.seconds = started.elapsed().as_secs_f64();
-    r
+    Ok(())
 }

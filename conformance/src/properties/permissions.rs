@@ -5,16 +5,13 @@
 //! one, otherwise through an [`Unprivileged`] runner the composition root provides (the `seam`
 //! binary re-executes itself with a dropped uid).
 
-use super::Context;
-use crate::report::PropertyResult;
-use crate::stats::Stats;
+use super::{Context, Property, Run};
+use crate::failure::{Failure, FailureKind, fail};
+use crate::rules::Rule;
 use seam::{EditRequest, FileSystem, FsErrorCode, ResolveOptions, Signal};
 use seam_model::{SnapEntry, WorldEffect};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-const NAME: &str = "permission-denied";
-const SUMMARY: &str = "what the OS refuses is FS_PERMISSION_DENIED (checked as an unprivileged user), naming the path, changing nothing";
 
 /// The operation of a permission case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,7 +135,7 @@ pub async fn run_cases(
     out
 }
 
-fn setup() -> Vec<WorldEffect> {
+fn setup_effects() -> Vec<WorldEffect> {
     let file = |path: &str, mode| WorldEffect::CreateFile {
         path: path.into(),
         bytes: b"s\n".to_vec(),
@@ -169,92 +166,122 @@ fn teardown() -> Vec<WorldEffect> {
         .collect()
 }
 
-/// Runs the property; `unprivileged` is needed when this process is root.
-pub fn run(
-    cx: &Context<'_>,
-    unprivileged: Option<&dyn Unprivileged>,
-    stats: &mut Stats,
-) -> PropertyResult {
-    if !cx.caps.permissions {
-        return PropertyResult::not_claimed(NAME, SUMMARY, "no permission bits");
+/// `permission-denied`.
+pub struct PermissionDenied;
+
+impl Property for PermissionDenied {
+    fn name(&self) -> &'static str {
+        "permission-denied"
     }
+
+    fn summary(&self) -> &'static str {
+        "what the OS refuses is FS_PERMISSION_DENIED (checked as an unprivileged user), naming the path, changing nothing"
+    }
+
+    fn applies(&self, cx: &Context) -> Result<(), String> {
+        if !cx.caps.permissions {
+            return Err("not claimed (permissions)".into());
+        }
+        if rustix::process::geteuid().is_root() && cx.config.unprivileged.is_none() {
+            return Err(
+                "not run: this process is root and no way to drop privileges was provided \
+                 (SuiteConfig::unprivileged; the seam binary provides one)"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    fn core(&self) -> bool {
+        false
+    }
+
+    fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
+        run(cx, out)?;
+        out.stats.rule(Rule::PermissionDenied);
+        Ok(())
+    }
+}
+
+fn setup(e: impl std::fmt::Display) -> Failure {
+    fail(FailureKind::Setup, e.to_string())
+}
+
+fn run(cx: &Context, out: &mut Run) -> Result<(), Failure> {
     let as_root = rustix::process::geteuid().is_root();
-    if as_root && unprivileged.is_none() {
-        return PropertyResult::not_claimed(
-            NAME,
-            SUMMARY,
-            "running as root and no way to drop privileges was provided",
-        );
-    }
-    let started = std::time::Instant::now();
-    let result = (|| -> Result<u64, String> {
-        let subject = cx.factory.make(&cx.options())?;
-        let world = subject.world.clone();
-        let root = world.root_display();
-        for e in setup() {
-            world
-                .apply(&e)
-                .map_err(|err| format!("setup {e:?}: {err}"))?;
-        }
+    let subject = cx.factory.make(&cx.options()).map_err(setup)?;
+    let world = subject.world.clone();
+    let root = world.root_display();
+    for e in setup_effects() {
         world
-            .open_to_others()
-            .map_err(|e| format!("cannot open the root to other users: {e}"))?;
-        let before: BTreeMap<String, SnapEntry> = world.snapshot().map_err(|e| e.to_string())?;
-        let cases = cases();
-        let outcomes = match unprivileged.filter(|_| as_root) {
-            Some(runner) => runner.run(&root, &cases)?,
-            None => cx
-                .rt
-                .block_on(run_cases(subject.fs.as_ref(), &root, &cases)),
-        };
-        let after = world.snapshot().map_err(|e| e.to_string());
-        for e in teardown() {
-            let _ = world.apply(&e);
-        }
-        if outcomes.len() != cases.len() {
-            return Err(format!(
-                "{} outcomes for {} cases",
-                outcomes.len(),
-                cases.len()
+            .apply(&e)
+            .map_err(|err| setup(format!("setup {e:?}: {err}")))?;
+    }
+    world
+        .open_to_others()
+        .map_err(|e| setup(format!("cannot open the root to other users: {e}")))?;
+    let before: BTreeMap<String, SnapEntry> = world.snapshot().map_err(setup)?;
+    let cases = cases();
+    let outcomes = match cx.config.unprivileged.as_ref().filter(|_| as_root) {
+        Some(runner) => runner.run(&root, &cases).map_err(setup)?,
+        None => cx
+            .runtime()?
+            .block_on(run_cases(subject.fs.as_ref(), &root, &cases)),
+    };
+    let after = world.snapshot().map_err(setup);
+    for e in teardown() {
+        let _ = world.apply(&e);
+    }
+    out.stats.check();
+    if outcomes.len() != cases.len() {
+        return Err(setup(format!(
+            "{} outcomes for {} cases",
+            outcomes.len(),
+            cases.len()
+        )));
+    }
+    for (case, got) in cases.iter().zip(&outcomes) {
+        let display = format!("{root}/{}", case.path);
+        out.stats.check();
+        if got.code != Some(FsErrorCode::PermissionDenied) {
+            return Err(fail(
+                FailureKind::Outcome,
+                format!(
+                    "{:?} {:?}: expected FS_PERMISSION_DENIED, got {:?} {:?}",
+                    case.op, case.path, got.code, got.message
+                ),
             ));
         }
-        for (case, out) in cases.iter().zip(&outcomes) {
-            let display = format!("{root}/{}", case.path);
-            if out.code != Some(FsErrorCode::PermissionDenied) {
-                return Err(format!(
-                    "{:?} {:?}: expected FS_PERMISSION_DENIED, got {:?} {:?}",
-                    case.op, case.path, out.code, out.message
-                ));
-            }
-            if !out.message.contains(&format!("\"{display}"))
-                && !out.message.contains(&format!("\"{root}/"))
-            {
-                return Err(format!(
+        out.stats.check();
+        if !got.message.contains(&format!("\"{display}"))
+            && !got.message.contains(&format!("\"{root}/"))
+        {
+            return Err(fail(
+                FailureKind::Message,
+                format!(
                     "{:?} {:?}: the message does not name the path: {:?}",
-                    case.op, case.path, out.message
-                ));
-            }
-            stats.code(FsErrorCode::PermissionDenied);
-            stats.op(match case.op {
-                PermissionOp::Resolve => "resolve",
-                PermissionOp::Lstat => "lstat",
-                PermissionOp::ReadText => "read_text",
-                PermissionOp::StreamText => "stream_text",
-                PermissionOp::ReadBytes => "read_bytes",
-                PermissionOp::ListDir => "list_dir",
-                PermissionOp::Write => "write_text",
-                PermissionOp::Edit => "edit_text",
-            });
+                    case.op, case.path, got.message
+                ),
+            ));
         }
-        if after? != before {
-            return Err("a refused operation changed the world".into());
-        }
-        Ok(cases.len() as u64 + 1)
-    })();
-    let mut r = match result {
-        Ok(n) => PropertyResult::passed(NAME, SUMMARY, n),
-        Err(e) => PropertyResult::failed(NAME, SUMMARY, 0, e),
-    };
-    r.seconds = started.elapsed().as_secs_f64();
-    r
+        out.stats.code(FsErrorCode::PermissionDenied);
+        out.stats.op(match case.op {
+            PermissionOp::Resolve => "resolve",
+            PermissionOp::Lstat => "lstat",
+            PermissionOp::ReadText => "read_text",
+            PermissionOp::StreamText => "stream_text",
+            PermissionOp::ReadBytes => "read_bytes",
+            PermissionOp::ListDir => "list_dir",
+            PermissionOp::Write => "write_text",
+            PermissionOp::Edit => "edit_text",
+        });
+    }
+    out.stats.check();
+    if after? != before {
+        return Err(fail(
+            FailureKind::BytesOnDisk,
+            "a refused operation changed the world",
+        ));
+    }
+    Ok(())
 }

@@ -2,22 +2,57 @@
 //! create one file with create-if-absent, at the same moment. Exactly one may win; every loser
 //! gets the guard's code; the file holds the winner's bytes and nothing else is left behind.
 
-use super::Context;
-use crate::report::PropertyResult;
+use super::{Context, Property, Run};
+use crate::failure::{Failure, FailureKind, fail};
+use crate::rules::Rule;
+use crate::stats::Stats;
 use seam::{EditRequest, FileSystem, FsErrorCode, ResolveOptions, Signal, WriteIntent};
 use seam_model::{SnapEntry, WorldEffect};
 use std::sync::{Arc, Barrier};
 
-const NAME: &str = "cas-races";
-const SUMMARY: &str = "concurrent guarded writes/edits at one version and concurrent create-if-absent have exactly one winner";
+/// `cas-races`.
+pub struct CasRaces;
+
+impl Property for CasRaces {
+    fn name(&self) -> &'static str {
+        "cas-races"
+    }
+
+    fn summary(&self) -> &'static str {
+        "concurrent guarded writes/edits at one version and concurrent create-if-absent have exactly one winner"
+    }
+
+    fn core(&self) -> bool {
+        true
+    }
+
+    fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
+        let rt = cx.runtime()?;
+        for r in 0..ROUNDS {
+            round(cx, &rt, r % 2 == 0, &mut out.stats)
+                .map_err(|f| Failure::new(f.kind, format!("round {r}: {}", f.message)))?;
+        }
+        out.stats.rule(Rule::RaceOneWinner);
+        Ok(())
+    }
+}
 
 /// Threads per round.
 const RACERS: usize = 6;
 /// Rounds.
 const ROUNDS: usize = 12;
 
-fn round(cx: &Context<'_>, create: bool) -> Result<(), String> {
-    let subject = cx.factory.make(&cx.options())?;
+fn setup(e: impl std::fmt::Display) -> Failure {
+    fail(FailureKind::Setup, e.to_string())
+}
+
+fn round(
+    cx: &Context,
+    rt: &tokio::runtime::Runtime,
+    create: bool,
+    stats: &mut Stats,
+) -> Result<(), Failure> {
+    let subject = cx.factory.make(&cx.options()).map_err(setup)?;
     let root = subject.world.root_display();
     let fs: Arc<dyn FileSystem> = subject.fs.clone();
     if !create {
@@ -28,19 +63,17 @@ fn round(cx: &Context<'_>, create: bool) -> Result<(), String> {
                 bytes: b"base\n".to_vec(),
                 mode: 0o644,
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(setup)?;
     }
     let opts = ResolveOptions { cwd: Some(&root) };
-    let target = cx
-        .rt
+    let target = rt
         .block_on(fs.resolve("a", opts, &Signal::none()))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| fail(FailureKind::Outcome, e.message()))?;
     let version = if create {
         None
     } else {
-        cx.rt
-            .block_on(fs.stat(&target, &Signal::none()))
-            .map_err(|e| e.to_string())?
+        rt.block_on(fs.stat(&target, &Signal::none()))
+            .map_err(|e| fail(FailureKind::Outcome, e.message()))?
             .map(|i| i.version)
     };
     let barrier = Arc::new(Barrier::new(RACERS));
@@ -97,7 +130,10 @@ fn round(cx: &Context<'_>, create: bool) -> Result<(), String> {
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or(Err(FsErrorCode::IoError)))
+            .map(|h| match h.join() {
+                Ok(r) => r,
+                Err(p) => std::panic::resume_unwind(p),
+            })
             .collect()
     });
     let loser_code = if create {
@@ -106,46 +142,39 @@ fn round(cx: &Context<'_>, create: bool) -> Result<(), String> {
         FsErrorCode::StaleVersion
     };
     let winners: Vec<&String> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    stats.check();
     if winners.len() != 1 {
-        return Err(format!(
-            "{} winners (must be exactly one): {results:?}",
-            winners.len()
+        return Err(fail(
+            FailureKind::Race,
+            format!("{} winners (must be exactly one): {results:?}", winners.len()),
         ));
     }
-    if let Some(bad) = results
-        .iter()
-        .filter_map(|r| r.as_ref().err())
-        .find(|c| **c != loser_code)
-    {
-        return Err(format!("a loser got {bad}, must be {loser_code}"));
+    for r in &results {
+        stats.check();
+        if let Err(bad) = r
+            && *bad != loser_code
+        {
+            return Err(fail(
+                FailureKind::Race,
+                format!("a loser got {bad}, must be {loser_code}"),
+            ));
+        }
     }
-    let snap = subject.world.snapshot().map_err(|e| e.to_string())?;
+    let snap = subject.world.snapshot().map_err(setup)?;
     let names: Vec<&String> = snap.keys().collect();
+    stats.check();
     if names != ["a"] {
-        return Err(format!("entries after the race: {names:?}"));
+        return Err(fail(
+            FailureKind::Litter,
+            format!("entries after the race: {names:?}"),
+        ));
     }
+    stats.check();
     match snap.get("a") {
         Some(SnapEntry::File { bytes, .. }) if bytes == winners[0].as_bytes() => Ok(()),
-        other => Err(format!(
-            "the file holds {other:?}, the winner wrote {:?}",
-            winners[0]
+        other => Err(fail(
+            FailureKind::Race,
+            format!("the file holds {other:?}, the winner wrote {:?}", winners[0]),
         )),
     }
-}
-
-/// Runs the property.
-pub fn run(cx: &Context<'_>) -> PropertyResult {
-    let started = std::time::Instant::now();
-    let mut checks = 0;
-    for r in 0..ROUNDS {
-        if let Err(e) = round(cx, r % 2 == 0) {
-            let mut p = PropertyResult::failed(NAME, SUMMARY, checks, format!("round {r}: {e}"));
-            p.seconds = started.elapsed().as_secs_f64();
-            return p;
-        }
-        checks += RACERS as u64;
-    }
-    let mut p = PropertyResult::passed(NAME, SUMMARY, checks);
-    p.seconds = started.elapsed().as_secs_f64();
-    p
 }

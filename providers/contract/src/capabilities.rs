@@ -1,21 +1,179 @@
-//! What a backend claims to support. The conformance suite tests every claim, in both
-//! directions, and reports an unclaimed feature as "not claimed", never as passed.
+//! What a backend claims to support beyond the core contract.
+//!
+//! The core (resolve, stat, lstat, read_text, stream_text, list_dir, write_text, edit_text,
+//! process_path, file_url, contains, entry cancellation, the error codes) is not optional. The
+//! claims below are. The conformance suite tests every claim in both directions: a claimed
+//! feature must behave as specified, and an unclaimed one must not be offered half-way (an
+//! unclaimed `read_bytes` must fail with a code, an unclaimed cancel point must never be shown to
+//! a probe). What is not claimed is reported as "not claimed", never as passed.
+//!
+//! The struct is `#[non_exhaustive]` so that adding a claim does not break a backend: build it
+//! with [`Capabilities::none`] and [`Capabilities::with`].
+//!
+//! ```
+//! use seam::{Capabilities, Capability};
+//! let caps = Capabilities::none()
+//!     .with(Capability::Symlinks)
+//!     .with(Capability::ReadBytes);
+//! assert!(caps.has(Capability::Symlinks));
+//! assert!(!caps.permissions);
+//! ```
 
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
-/// A backend's claims.
+/// One optional feature a backend may claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Capability {
+    /// Symbolic links exist in this world and resolve as on POSIX: written through, never
+    /// replaced, dangling ones refused.
+    Symlinks,
+    /// POSIX permission bits are kept (new files 0600, an existing file's bits preserved) and
+    /// enforced (EACCES/EPERM become `FS_PERMISSION_DENIED`).
+    Permissions,
+    /// [`crate::FileSystem::read_bytes`] is supported.
+    ReadBytes,
+    /// Mutations show the named [`crate::CancelPoint`]s to a [`crate::Signal`] probe, and
+    /// cancel there when asked.
+    CancelPoints,
+    /// Checkpoints report the staging entries that exist at that moment (absolute paths in the
+    /// provider's world), so they can be inspected from outside.
+    StagingProbe,
+    /// The provider fences mutations by [`crate::SandboxMode`] and reports its default mode from
+    /// [`crate::FileSystem::sandbox_mode`].
+    SandboxModes,
+}
+
+impl Capability {
+    /// Every capability, in declaration order.
+    pub const ALL: [Capability; 6] = [
+        Capability::Symlinks,
+        Capability::Permissions,
+        Capability::ReadBytes,
+        Capability::CancelPoints,
+        Capability::StagingProbe,
+        Capability::SandboxModes,
+    ];
+
+    /// A stable snake_case name (`cancel_points`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Capability::Symlinks => "symlinks",
+            Capability::Permissions => "permissions",
+            Capability::ReadBytes => "read_bytes",
+            Capability::CancelPoints => "cancel_points",
+            Capability::StagingProbe => "staging_probe",
+            Capability::SandboxModes => "sandbox_modes",
+        }
+    }
+
+    /// Parses a name given by [`Capability::name`].
+    pub fn from_name(name: &str) -> Option<Capability> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A backend's claims. Read the fields; build it with [`Capabilities::none`] and
+/// [`Capabilities::with`] (the struct is `#[non_exhaustive]`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Capabilities {
-    /// Symbolic links exist in this world and resolve as on POSIX.
+    /// See [`Capability::Symlinks`].
     pub symlinks: bool,
-    /// POSIX permission bits are kept (new files 0600, existing bits preserved) and enforced.
+    /// See [`Capability::Permissions`].
     pub permissions: bool,
-    /// `read_bytes` is supported.
+    /// See [`Capability::ReadBytes`].
     pub read_bytes: bool,
-    /// Mutations offer the named [`crate::CancelPoint`]s to a [`crate::Signal`] probe.
+    /// See [`Capability::CancelPoints`].
     pub cancel_points: bool,
-    /// Checkpoints report the staging entries that exist at that moment.
+    /// See [`Capability::StagingProbe`].
     pub staging_probe: bool,
-    /// The provider fences mutations by [`crate::SandboxMode`].
+    /// See [`Capability::SandboxModes`].
     pub sandbox_modes: bool,
+}
+
+impl Capabilities {
+    /// No claims: the core contract only.
+    pub const fn none() -> Self {
+        Self {
+            symlinks: false,
+            permissions: false,
+            read_bytes: false,
+            cancel_points: false,
+            staging_probe: false,
+            sandbox_modes: false,
+        }
+    }
+
+    /// The same claims plus `capability`.
+    #[must_use]
+    pub fn with(mut self, capability: Capability) -> Self {
+        *self.slot(capability) = true;
+        self
+    }
+
+    /// The same claims without `capability`.
+    #[must_use]
+    pub fn without(mut self, capability: Capability) -> Self {
+        *self.slot(capability) = false;
+        self
+    }
+
+    /// Whether `capability` is claimed.
+    pub fn has(&self, capability: Capability) -> bool {
+        let mut copy = *self;
+        *copy.slot(capability)
+    }
+
+    /// The claimed capabilities, in declaration order.
+    pub fn claimed(&self) -> Vec<Capability> {
+        Capability::ALL
+            .into_iter()
+            .filter(|c| self.has(*c))
+            .collect()
+    }
+
+    fn slot(&mut self, capability: Capability) -> &mut bool {
+        match capability {
+            Capability::Symlinks => &mut self.symlinks,
+            Capability::Permissions => &mut self.permissions,
+            Capability::ReadBytes => &mut self.read_bytes,
+            Capability::CancelPoints => &mut self.cancel_points,
+            Capability::StagingProbe => &mut self.staging_probe,
+            Capability::SandboxModes => &mut self.sandbox_modes,
+        }
+    }
+}
+
+impl FromIterator<Capability> for Capabilities {
+    fn from_iter<I: IntoIterator<Item = Capability>>(iter: I) -> Self {
+        iter.into_iter().fold(Capabilities::none(), Capabilities::with)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_are_built_and_read_one_by_one() {
+        for c in Capability::ALL {
+            let caps = Capabilities::none().with(c);
+            assert_eq!(caps.claimed(), vec![c]);
+            assert!(caps.has(c));
+            assert_eq!(caps.without(c), Capabilities::none());
+            assert_eq!(Capability::from_name(c.name()), Some(c));
+        }
+        let all: Capabilities = Capability::ALL.into_iter().collect();
+        assert_eq!(all.claimed().len(), Capability::ALL.len());
+        assert_eq!(Capabilities::default(), Capabilities::none());
+    }
 }

@@ -7,7 +7,12 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The thirteen stable failure codes. They serialise as their `FS_*` names.
+///
+/// `#[non_exhaustive]`: a code may be added in a minor release, so a `match` needs a wildcard
+/// arm. What each code means for each operation is documented on [`crate::FileSystem`]'s
+/// methods.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum FsErrorCode {
     /// Nothing at the path, a blank path, or a path through a regular file.
     #[serde(rename = "FS_NOT_FOUND")]

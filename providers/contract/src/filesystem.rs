@@ -25,21 +25,60 @@ pub struct ResolveOptions<'a> {
 
 /// One filesystem world, as an agent harness sees it.
 ///
-/// The rules each method follows (error codes, decoding, ordering, atomicity) are the contract;
-/// `seam-conformance` checks them against a reference model.
+/// # Rules every method follows
+///
+/// * **Coded failures.** Every failure is an [`FsError`] with one of the
+///   [`crate::FsErrorCode`]s, built with the constructors of [`FsError`] (their texts are the
+///   contract; see the `messages` constructors such as [`FsError::not_found`]). Nothing escapes
+///   as a raw OS error: EACCES/EPERM are `FS_PERMISSION_DENIED`, a symlink loop is
+///   `FS_IO_ERROR` ([`FsError::symlink_loop`]), anything else the storage says is `FS_IO_ERROR`.
+/// * **Cancellation.** Every method first checks its signal ([`Signal::check`]); a call made
+///   with a cancelled signal fails `FS_ABORTED` (`<verb> aborted`) and changes nothing. A
+///   mutation cancelled before its commit point leaves no trace at all (no staging, no parent
+///   directory it made); one that committed reports success. See [`crate::signal`].
+/// * **Paths.** A caller's spelling becomes a display path by [`crate::paths::display_path`]:
+///   blank → `FS_NOT_FOUND`, a NUL byte or a component over 255 bytes → `FS_NOT_FOUND` naming
+///   the raw path, otherwise `..` collapsed textually, links not followed.
+/// * **Targets.** A [`FsTarget`] stays usable after the world changes: it names the location
+///   its key identified at resolution, and later calls see whatever is there *now* (a replaced
+///   file is the new file, a removed one is absent). Messages name `target.display_path`.
+/// * **Versions.** A file's [`FsVersion`] changes on every change of its content, mode or
+///   identity, by any writer, and is never reused for a different state; a directory's changes
+///   when its set of entries changes, and stays the same when nothing touched it. The version a
+///   mutation returns equals what a fresh [`FileSystem::stat`] returns.
+/// * **Text.** Reads refuse a NUL in the first 8192 bytes and anything that is not strict UTF-8
+///   (`FS_NOT_TEXT`), and never return a leading BOM ([`crate::text`]).
+///
+/// `seam-conformance` checks all of this against a reference model, and reports which rules a
+/// run exercised.
 #[async_trait::async_trait]
 pub trait FileSystem: Send + Sync {
-    /// What this backend claims to support.
+    /// What this backend claims beyond the core contract (see [`crate::Capability`]). Constant
+    /// for the life of the provider.
     fn capabilities(&self) -> Capabilities;
 
-    /// The default sandbox mode of a fencing backend; `None` for a backend that does not fence.
+    /// The default sandbox mode of a fencing backend; `None` for a backend that does not fence
+    /// (and so does not claim [`crate::Capability::SandboxModes`]).
     fn sandbox_mode(&self) -> Option<SandboxMode> {
         None
     }
 
-    /// Resolves a path to a target. A blank path or a path through a regular file is
-    /// `FS_NOT_FOUND`. Two spellings of one file share one key; the key of a missing path is
-    /// stable across its creation.
+    /// Resolves a caller's spelling to a target.
+    ///
+    /// The display path is lexical ([`crate::paths::display_path`]). The key is the backend's
+    /// identity of the object the path leads to after following every link: two spellings of
+    /// one object share one key, and the key of a missing path is stable across its creation
+    /// (the local provider uses the real path of the nearest existing ancestor plus the missing
+    /// suffix).
+    ///
+    /// # Errors
+    ///
+    /// * `FS_NOT_FOUND` — blank path, NUL byte, over-long component
+    ///   ([`FsError::blank_path`], [`FsError::nul_in_path`], [`FsError::name_too_long`]), or a
+    ///   parent segment that is a regular file ([`FsError::parent_not_directory`]);
+    /// * `FS_IO_ERROR` — a symlink loop ([`FsError::symlink_loop`]) or a storage failure;
+    /// * `FS_PERMISSION_DENIED` — a directory on the way cannot be searched;
+    /// * `FS_ABORTED` — the signal was cancelled (`resolve aborted`).
     async fn resolve(
         &self,
         path: &str,
@@ -47,19 +86,38 @@ pub trait FileSystem: Send + Sync {
         signal: &Signal,
     ) -> Result<FsTarget, FsError>;
 
-    /// The canonical absolute path a subprocess in the same world can open.
+    /// The canonical absolute path of the target that a subprocess in the same world can open
+    /// (the local provider: the real path). Infallible: it is a fact about the target.
     fn process_path(&self, target: &FsTarget) -> String;
 
-    /// The canonical `file:` URL of the target.
+    /// The `file://` URL of [`FileSystem::process_path`], percent-encoded where RFC 3986
+    /// requires it ([`crate::paths::file_url`] is the canonical encoding).
     fn file_url(&self, target: &FsTarget) -> String;
 
-    /// Whether `child` is `parent` or lies beneath it, without parsing keys.
+    /// Whether `child` is `parent` or lies beneath it, by identity and by whole components
+    /// (`/a` does not contain `/ab`; a link's alias is contained where its target is). Never
+    /// parses keys in the caller; never touches the storage's contents.
     fn contains(&self, parent: &FsTarget, child: &FsTarget) -> bool;
 
-    /// Metadata, following links; `Ok(None)` when nothing is there.
+    /// Metadata of the object the target leads to, following links; `Ok(None)` when nothing is
+    /// there (also a dangling link, and a path through a regular file).
+    ///
+    /// `size` is the byte size of a regular file and `None` for every other kind.
+    ///
+    /// # Errors
+    ///
+    /// `FS_IO_ERROR` (a symlink loop, a storage failure), `FS_PERMISSION_DENIED`, `FS_ABORTED`.
     async fn stat(&self, target: &FsTarget, signal: &Signal) -> Result<Option<FsInfo>, FsError>;
 
     /// Metadata of the path itself, not following its final link; `Ok(None)` when absent.
+    ///
+    /// The only shape that can say [`crate::FsPathKind::Symlink`]; a link's `size` is the
+    /// length of its text, and its version is the link's own.
+    ///
+    /// # Errors
+    ///
+    /// The path failures of [`FileSystem::resolve`] (with the verb `lstat`), `FS_IO_ERROR`,
+    /// `FS_PERMISSION_DENIED`, `FS_ABORTED` (`lstat aborted`).
     async fn lstat(
         &self,
         path: &str,
@@ -68,13 +126,36 @@ pub trait FileSystem: Send + Sync {
     ) -> Result<Option<FsPathInfo>, FsError>;
 
     /// The whole text of a regular UTF-8 file, without a leading BOM.
+    ///
+    /// # Errors
+    ///
+    /// * `FS_NOT_FOUND` — nothing there, also a dangling link ([`FsError::not_found`] with
+    ///   `read`);
+    /// * `FS_NOT_REGULAR_FILE` — a directory, FIFO, socket or device (never blocks on a FIFO);
+    /// * `FS_NOT_TEXT` — a NUL in the first 8192 bytes ([`FsError::binary`]) or invalid UTF-8
+    ///   ([`FsError::invalid_utf8`]);
+    /// * `FS_PERMISSION_DENIED`, `FS_IO_ERROR`, `FS_ABORTED` (`read aborted`).
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError>;
 
     /// The same text as [`FileSystem::read_text`], in chunks and bounded memory.
+    ///
+    /// The concatenated chunks equal `read_text` exactly; a multi-byte character is never split
+    /// between chunks and never mistaken for invalid UTF-8 because a chunk ended inside it. The
+    /// failures of `read_text` come either from this call or as an item of the stream (a NUL or
+    /// invalid byte found late); after an error item the stream ends. A provider must not block
+    /// an async executor thread while producing a chunk.
     async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError>;
 
-    /// Raw bytes, at most `max_bytes` (inclusive); a larger file is `FS_TOO_LARGE`, never
-    /// truncated.
+    /// Raw bytes, at most `max_bytes` (inclusive: a file of exactly `max_bytes` is returned).
+    ///
+    /// Offered only by a backend that claims [`crate::Capability::ReadBytes`]; one that does
+    /// not fails with a code and returns no content.
+    ///
+    /// # Errors
+    ///
+    /// `FS_TOO_LARGE` for a larger file ([`FsError::too_large`]), also when it grew past the cap
+    /// while it was read ([`FsError::grew_past_cap`]) — never a truncated result; the failures of
+    /// `read_text` except `FS_NOT_TEXT`.
     async fn read_bytes(
         &self,
         target: &FsTarget,
@@ -82,7 +163,16 @@ pub trait FileSystem: Send + Sync {
         signal: &Signal,
     ) -> Result<Vec<u8>, FsError>;
 
-    /// The direct children of a directory, in byte order of their names.
+    /// The direct children of a directory, in byte order of their names. Never reads content.
+    ///
+    /// Each child's kind follows links; a dangling or looping link is
+    /// [`crate::FsKind::Other`] with no version and no size; directories have no size.
+    ///
+    /// # Errors
+    ///
+    /// `FS_NOT_FOUND` (nothing there), `FS_NOT_DIRECTORY` ([`FsError::not_a_directory`]),
+    /// `FS_PERMISSION_DENIED` (the directory or a child cannot be examined), `FS_IO_ERROR` (a
+    /// loop, a storage failure), `FS_ABORTED` (`list aborted`).
     async fn list_dir(
         &self,
         target: &FsTarget,
@@ -90,6 +180,33 @@ pub trait FileSystem: Send + Sync {
     ) -> Result<Vec<FsDirEntry>, FsError>;
 
     /// Atomically creates or replaces a file with `content`, under an optional guard.
+    ///
+    /// The guard matrix:
+    ///
+    /// | guard | nothing there | a regular file | anything else |
+    /// | --- | --- | --- | --- |
+    /// | `None` | create | replace | `FS_NOT_REGULAR_FILE` |
+    /// | `CreateIfAbsent` | create | `FS_NOT_OBSERVED` | `FS_NOT_REGULAR_FILE` |
+    /// | `ReplaceIfVersion(v)` | `FS_STALE_VERSION` | replace if at `v`, else `FS_STALE_VERSION` | `FS_NOT_REGULAR_FILE` |
+    ///
+    /// "Anything else" includes a dangling link: a write never creates through a link and never
+    /// replaces one (a live link is written through: the content lands at its target). Publication
+    /// itself refuses to replace what appeared after the check when the guard (or the absence of
+    /// a file) says nothing may be replaced: a competing file makes a create-if-absent fail
+    /// `FS_NOT_OBSERVED`, a competing directory or link fails any write `FS_NOT_REGULAR_FILE`.
+    /// Missing parent directories are created (a parent that is a file or a dangling link is
+    /// `FS_NOT_FOUND`). New files get mode 0600 and a replaced file keeps its permission bits.
+    /// Readers see the old or the new content, never a mix, and nothing is left beside the file.
+    ///
+    /// The outcome's `before` is the prior text, LF-normalised, or `None` for a create, a prior
+    /// file that was not text, or when either side is at or over the backend's diff-basis limit;
+    /// `after` is `content` LF-normalised (the bytes on disk are exactly `content`).
+    ///
+    /// # Errors
+    ///
+    /// Those of the matrix, the parent and permission failures above, `FS_SANDBOX_DENIED` from a
+    /// fencing backend ([`FsError::sandbox_denied`], nothing changed), `FS_IO_ERROR`,
+    /// `FS_ABORTED` (`write aborted`, nothing changed).
     async fn write_text(
         &self,
         target: &FsTarget,
@@ -99,8 +216,25 @@ pub trait FileSystem: Send + Sync {
         signal: &Signal,
     ) -> Result<WriteOutcome, FsError>;
 
-    /// Atomically applies a literal edit, under an optional version guard checked before
-    /// matching. A missing file is `FS_STALE_VERSION`, guarded or not.
+    /// Atomically applies a literal edit, under an optional version guard.
+    ///
+    /// The version check, the match and the publication are one critical section: the guard is
+    /// checked before matching, and nothing can change the file between them. Matching is on the
+    /// LF-normalised text (old and new strings are LF-normalised first); only the matched bytes
+    /// change on disk; inserted line breaks take the file's dominant style; a BOM stays; the
+    /// replacement is literal (`$&` stays `$&`). [`crate::edit::literal_edit`] implements these
+    /// rules. The permission bits are kept.
+    ///
+    /// # Errors
+    ///
+    /// * `FS_STALE_VERSION` — nothing there (even unguarded, so an edit never creates), or not at
+    ///   `expected` ([`FsError::changed_since_read`]);
+    /// * `FS_NOT_REGULAR_FILE` — a directory or other non-regular object;
+    /// * `FS_NOT_TEXT` — a NUL anywhere or invalid UTF-8, file untouched;
+    /// * `FS_EDIT_NOT_FOUND` — empty or absent old string; `FS_AMBIGUOUS_EDIT` — several matches
+    ///   without `replace_all` (the message names the count);
+    /// * `FS_SANDBOX_DENIED`, `FS_PERMISSION_DENIED`, `FS_IO_ERROR`, `FS_ABORTED`
+    ///   (`edit aborted`, nothing changed).
     async fn edit_text(
         &self,
         target: &FsTarget,

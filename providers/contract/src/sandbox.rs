@@ -1,5 +1,11 @@
 //! Sandbox vocabulary. A fencing provider decides mutations by mode; the policy that picks the
 //! mode per call lives with the harness, so the contract carries it as data.
+//!
+//! The rules a fencing provider follows (and claims with [`crate::Capability::SandboxModes`]):
+//! `read-only` denies every mutation; `workspace-write` allows a mutation only when its target
+//! (after following links) lies beneath the workspace root or a temp root; `danger-full-access`
+//! allows everything. A denial is [`crate::FsError::sandbox_denied`] and changes nothing. Reads
+//! are never fenced. The per-call [`SandboxPolicy`] wins over the provider's default mode.
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +19,29 @@ pub enum SandboxMode {
     WorkspaceWrite,
     /// Everything is allowed.
     DangerFullAccess,
+}
+
+impl SandboxMode {
+    /// Every mode, narrowest first.
+    pub const ALL: [SandboxMode; 3] = [
+        SandboxMode::ReadOnly,
+        SandboxMode::WorkspaceWrite,
+        SandboxMode::DangerFullAccess,
+    ];
+
+    /// The mode's name as it appears in messages and on the command line (`read-only`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::DangerFullAccess => "danger-full-access",
+        }
+    }
+
+    /// Parses a name given by [`SandboxMode::as_str`].
+    pub fn from_name(name: &str) -> Option<SandboxMode> {
+        Self::ALL.into_iter().find(|m| m.as_str() == name)
+    }
 }
 
 /// The fence for one mutation: a mode and the workspace root it is relative to.

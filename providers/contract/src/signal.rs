@@ -5,50 +5,38 @@
 //! commit point leaves no trace at all, and one that has committed is reported as committed,
 //! never as a failure, so the caller's picture of the disk stays true.
 //!
-//! Providers call [`Signal::check`] at entry and between steps, [`Signal::checkpoint`] at the
-//! named points inside a mutation, and [`Signal::committed`] right after publication. A test
-//! harness can attach a probe that sees every checkpoint (with the staging paths, so it can look
-//! at them while they exist) and decides to cancel there: that is how the conformance suite
-//! cancels a write "just before it publishes" or "just after".
+//! # What a provider does with a signal
+//!
+//! * **Every** operation calls [`Signal::check`] with its verb before it does anything: a call
+//!   made with an already-cancelled signal fails `FS_ABORTED` (`<verb> aborted`) and has no
+//!   effect. This is core contract, not a capability.
+//! * Reads and listings may check again between chunks or entries.
+//! * A provider that claims [`crate::Capability::CancelPoints`] calls [`Signal::checkpoint`] at
+//!   [`CancelPoint::BeforeStage`] (guards checked, nothing touched) and
+//!   [`CancelPoint::Staged`] (content staged, the last point where cancelling leaves no trace),
+//!   and [`Signal::committed`] right after publication. One that does not claim it never shows
+//!   a checkpoint to a probe.
+//!
+//! # What a provider may hold while it calls `checkpoint`
+//!
+//! A probe runs inside the call, on the provider's thread: the conformance suite uses it to put a
+//! *competitor* at the target (a file, a directory, a dangling link that appears between the
+//! guard check and publication) through the backend's out-of-band world, and to inspect staging
+//! while it exists. So **a provider must not hold, across `checkpoint` and `committed`, any lock
+//! that its storage needs for an outside change** — for an in-memory backend, release the state
+//! lock before the checkpoint and take it again after (publication must then re-check that
+//! nothing appeared: that is exactly what the competitor tests). If it does hold one, the
+//! competitor cannot be placed; the suite waits a bounded time and fails the step with a
+//! diagnosis naming the checkpoint, instead of hanging.
+//!
+//! A test harness can attach a probe that sees every checkpoint (with the staging paths, so it
+//! can look at them while they exist) and decides to cancel there: that is how the conformance
+//! suite cancels a write "just before it publishes" or "just after".
 
-use crate::{FsError, FsErrorCode};
+use crate::{FsError, Verb};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// The operation a cancellation interrupted; it names the `<verb> aborted` message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Verb {
-    /// `resolve`
-    Resolve,
-    /// `stat`
-    Stat,
-    /// `lstat`
-    Lstat,
-    /// `list`
-    List,
-    /// `read` (read_text, stream_text, read_bytes)
-    Read,
-    /// `write`
-    Write,
-    /// `edit`
-    Edit,
-}
-
-impl Verb {
-    /// The verb as it appears in messages.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verb::Resolve => "resolve",
-            Verb::Stat => "stat",
-            Verb::Lstat => "lstat",
-            Verb::List => "list",
-            Verb::Read => "read",
-            Verb::Write => "write",
-            Verb::Edit => "edit",
-        }
-    }
-}
 
 /// The named points inside a mutation where a provider offers cancellation to a probe.
 #[derive(
@@ -83,6 +71,9 @@ type Probe = dyn Fn(&Checkpoint<'_>) -> bool + Send + Sync;
 struct Inner {
     cancelled: AtomicBool,
     probe: Option<Box<Probe>>,
+    /// The signal this one was layered over: its cancellation is ours, and it sees every
+    /// checkpoint after our probe.
+    outer: Option<Signal>,
 }
 
 /// A cancellation signal for one operation. Cheap to clone; clones share state.
@@ -115,6 +106,7 @@ impl Signal {
             inner: Some(Arc::new(Inner {
                 cancelled: AtomicBool::new(false),
                 probe: None,
+                outer: None,
             })),
         }
     }
@@ -126,6 +118,21 @@ impl Signal {
             inner: Some(Arc::new(Inner {
                 cancelled: AtomicBool::new(false),
                 probe: Some(Box::new(probe)),
+                outer: None,
+            })),
+        }
+    }
+
+    /// A signal for a call a wrapper makes on behalf of this one: it is cancelled whenever this
+    /// one is (before or after it was made), and every checkpoint is shown first to `probe` and
+    /// then to this signal's own probe. A wrapping provider (a fence over another provider, a
+    /// test double) uses it to act at the inner provider's checkpoints without hiding them.
+    pub fn layered(&self, probe: impl Fn(&Checkpoint<'_>) -> bool + Send + Sync + 'static) -> Self {
+        Self {
+            inner: Some(Arc::new(Inner {
+                cancelled: AtomicBool::new(false),
+                probe: Some(Box::new(probe)),
+                outer: Some(self.clone()),
             })),
         }
     }
@@ -137,17 +144,17 @@ impl Signal {
         }
     }
 
-    /// Whether cancellation was requested.
+    /// Whether cancellation was requested (here, or on a signal this one is layered over).
     pub fn is_cancelled(&self) -> bool {
-        self.inner
-            .as_ref()
-            .is_some_and(|i| i.cancelled.load(Ordering::SeqCst))
+        self.inner.as_ref().is_some_and(|i| {
+            i.cancelled.load(Ordering::SeqCst) || i.outer.as_ref().is_some_and(Signal::is_cancelled)
+        })
     }
 
     /// `Err(FS_ABORTED "<verb> aborted")` when cancelled.
     pub fn check(&self, verb: Verb) -> Result<(), FsError> {
         if self.is_cancelled() {
-            Err(Self::aborted(verb))
+            Err(FsError::aborted(verb))
         } else {
             Ok(())
         }
@@ -164,17 +171,17 @@ impl Signal {
         self.show(checkpoint);
     }
 
-    /// The `FS_ABORTED` error for a verb.
-    pub fn aborted(verb: Verb) -> FsError {
-        FsError::new(FsErrorCode::Aborted, format!("{} aborted", verb.as_str()))
-    }
-
     fn show(&self, checkpoint: &Checkpoint<'_>) {
-        if let Some(inner) = &self.inner
-            && let Some(probe) = &inner.probe
+        let Some(inner) = &self.inner else {
+            return;
+        };
+        if let Some(probe) = &inner.probe
             && probe(checkpoint)
         {
             inner.cancelled.store(true, Ordering::SeqCst);
+        }
+        if let Some(outer) = &inner.outer {
+            outer.show(checkpoint);
         }
     }
 }
@@ -182,6 +189,7 @@ impl Signal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::FsErrorCode;
 
     fn cp(point: CancelPoint) -> Checkpoint<'static> {
         Checkpoint {
@@ -208,6 +216,36 @@ mod tests {
         let err = s.check(Verb::Write).expect_err("cancelled");
         assert_eq!(err.code(), FsErrorCode::Aborted);
         assert_eq!(err.message(), "write aborted");
+    }
+
+    #[test]
+    fn a_layered_signal_shares_cancellation_and_shows_both_probes_in_order() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (a, b) = (seen.clone(), seen.clone());
+        let outer = Signal::with_probe(move |c| {
+            a.lock().expect("lock").push(("outer", c.point));
+            c.point == CancelPoint::Staged
+        });
+        let inner = outer.layered(move |c| {
+            b.lock().expect("lock").push(("inner", c.point));
+            false
+        });
+        assert!(inner.checkpoint(&cp(CancelPoint::BeforeStage)).is_ok());
+        assert!(inner.checkpoint(&cp(CancelPoint::Staged)).is_err());
+        assert_eq!(
+            *seen.lock().expect("lock"),
+            vec![
+                ("inner", CancelPoint::BeforeStage),
+                ("outer", CancelPoint::BeforeStage),
+                ("inner", CancelPoint::Staged),
+                ("outer", CancelPoint::Staged),
+            ]
+        );
+        let outer = Signal::new();
+        let inner = outer.layered(|_| false);
+        assert!(!inner.is_cancelled());
+        outer.cancel();
+        assert!(inner.is_cancelled());
     }
 
     #[test]

@@ -57,9 +57,6 @@ pub struct LocalConfig {
     pub nonce: NonceSource,
     /// Tells the time, for the sweeper. Default: the system clock.
     pub clock: Clock,
-    /// A deliberately broken behaviour, for the conformance suite's self-test.
-    #[cfg(feature = "faults")]
-    pub fault: Option<crate::Fault>,
 }
 
 impl std::fmt::Debug for LocalConfig {
@@ -70,9 +67,7 @@ impl std::fmt::Debug for LocalConfig {
             .field("durability", &self.durability)
             .field("staging", &self.staging)
             .field("sweep_grace", &self.sweep_grace);
-        #[cfg(feature = "faults")]
-        d.field("fault", &self.fault);
-        d.finish()
+        d.finish_non_exhaustive()
     }
 }
 
@@ -101,8 +96,6 @@ impl LocalConfig {
             sweep_grace: Duration::from_secs(60),
             nonce: random_nonces(),
             clock: Arc::new(SystemTime::now),
-            #[cfg(feature = "faults")]
-            fault: None,
         }
     }
 
@@ -135,13 +128,6 @@ impl LocalConfig {
     /// The same configuration with another clock.
     pub fn with_clock(mut self, clock: impl Fn() -> SystemTime + Send + Sync + 'static) -> Self {
         self.clock = Arc::new(clock);
-        self
-    }
-
-    /// The same configuration with a deliberately broken behaviour.
-    #[cfg(feature = "faults")]
-    pub fn with_fault(mut self, fault: Option<crate::Fault>) -> Self {
-        self.fault = fault;
         self
     }
 }

@@ -4,38 +4,25 @@
 //! the OS's own words.
 
 use rustix::io::Errno;
-use seam::{FsError, FsErrorCode};
-
-/// The text for ELOOP, fixed so messages can be pinned.
-pub(crate) const LOOP_TEXT: &str = "too many levels of symbolic links";
-
-/// `cannot <verb> "<display>": <detail>` with a code.
-pub(crate) fn fail(code: FsErrorCode, verb: &str, display: &str, detail: &str) -> FsError {
-    FsError::new(code, format!("cannot {verb} \"{display}\": {detail}"))
-}
+use seam::{FsError, Verb};
 
 /// Maps an OS error of an operation on `display`.
-pub(crate) fn os(err: Errno, verb: &str, display: &str) -> FsError {
+pub(crate) fn os(err: Errno, verb: Verb, display: &str) -> FsError {
     let io = std::io::Error::from(err);
     let mapped = match err {
-        Errno::ACCESS | Errno::PERM => fail(
-            FsErrorCode::PermissionDenied,
-            verb,
-            display,
-            "permission denied",
-        ),
-        Errno::LOOP => fail(FsErrorCode::IoError, verb, display, LOOP_TEXT),
-        Errno::NAMETOOLONG => fail(FsErrorCode::IoError, verb, display, "file name too long"),
-        _ => fail(FsErrorCode::IoError, verb, display, &io.to_string()),
+        Errno::ACCESS | Errno::PERM => FsError::permission_denied(verb, display),
+        Errno::LOOP => FsError::symlink_loop(verb, display),
+        Errno::NAMETOOLONG => FsError::io(verb, display, "file name too long"),
+        _ => FsError::io(verb, display, &io.to_string()),
     };
     mapped.with_source(io)
 }
 
 /// Maps a `std::io::Error` the same way.
-pub(crate) fn io(err: std::io::Error, verb: &str, display: &str) -> FsError {
+pub(crate) fn io(err: std::io::Error, verb: Verb, display: &str) -> FsError {
     match err.raw_os_error() {
         Some(raw) => os(Errno::from_raw_os_error(raw), verb, display),
-        None => fail(FsErrorCode::IoError, verb, display, &err.to_string()).with_source(err),
+        None => FsError::io(verb, display, &err.to_string()).with_source(err),
     }
 }
 
@@ -47,6 +34,7 @@ pub(crate) fn is_absent(err: Errno) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use seam::FsErrorCode;
 
     #[test]
     fn every_errno_gets_a_code_and_names_the_path() {
@@ -58,7 +46,7 @@ mod tests {
             (Errno::IO, FsErrorCode::IoError),
         ];
         for (errno, code) in cases {
-            let e = os(errno, "write", "/x/y");
+            let e = os(errno, Verb::Write, "/x/y");
             assert_eq!(e.code(), code, "{errno:?}");
             assert!(
                 e.message().starts_with("cannot write \"/x/y\": "),
@@ -67,10 +55,10 @@ mod tests {
             );
         }
         assert_eq!(
-            os(Errno::LOOP, "list", "/l").message(),
+            os(Errno::LOOP, Verb::List, "/l").message(),
             "cannot list \"/l\": too many levels of symbolic links"
         );
-        let e = io(std::io::Error::other("custom"), "read", "/z");
+        let e = io(std::io::Error::other("custom"), Verb::Read, "/z");
         assert_eq!(
             (e.code(), e.message()),
             (FsErrorCode::IoError, "cannot read \"/z\": custom")

@@ -16,29 +16,33 @@
 //!   stays);
 //! * **every failure is coded**: no raw OS error escapes.
 //!
-//! The I/O is written against directory handles (`*at` calls on a held descriptor with
-//! single-component names), so a sandboxing provider can run the same logic beneath a directory
-//! it opened with `RESOLVE_BENEATH`.
+//! Mutations, listings, stream chunks and whole-file reads over 64 KiB run on tokio's blocking
+//! pool, so a durable write never parks an async worker (and the tasks beside it) in fsync;
+//! `resolve`, `stat`, `lstat` and small reads stay inline, where a hop would cost more than the
+//! call (see `docs/performance.md`). Outside a tokio runtime everything runs inline.
 //!
-//! All I/O runs inline on the calling task: a page-cached read costs microseconds, a thread hop
-//! costs more. Callers that must keep an executor thread free wrap calls in `spawn_blocking`.
+//! Paths are opened by absolute key from the process's working directory; staging, publication
+//! and sweeping then work on the parent directory's descriptor with single-component names.
 
 mod config;
+mod core;
 mod edit;
 mod errors;
-#[cfg(feature = "faults")]
-mod faults;
+mod existing;
 mod fs;
 mod list;
 mod locks;
+mod offload;
+mod parents;
 mod paths;
 mod publish;
 mod read;
+mod stage;
 mod stream;
+mod sweep;
 mod version;
+mod write;
 
 pub use config::{Durability, LocalConfig, Staging};
-#[cfg(feature = "faults")]
-pub use faults::Fault;
 pub use fs::LocalFileSystem;
 pub use version::version_token;

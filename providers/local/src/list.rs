@@ -3,12 +3,12 @@
 //! keys derived from the directory's identity. A broken or looping link is `other` with no
 //! version; a permission failure on any child fails the listing.
 
-use crate::errors::{fail, os};
+use crate::errors::os;
 use crate::paths::key_of;
-use crate::version::Minter;
+use crate::version::probe_at;
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
-use seam::{FsDirEntry, FsError, FsErrorCode, FsKind, FsTarget, FsTargetKey, Signal, Verb};
+use seam::{FsDirEntry, FsError, FsKind, FsTarget, FsTargetKey, Signal, Verb};
 
 fn child_key(parent_key: &str, name: &str, is_link: bool) -> String {
     let plain = if parent_key == "/" {
@@ -23,32 +23,20 @@ fn child_key(parent_key: &str, name: &str, is_link: bool) -> String {
     }
 }
 
-/// Lists `target`, sorting names with `order` (byte order unless a fault says otherwise).
-pub(crate) fn list_dir(
-    minter: Minter,
-    target: &FsTarget,
-    signal: &Signal,
-    locale_order: bool,
-) -> Result<Vec<FsDirEntry>, FsError> {
+/// Lists `target` in byte order of the names.
+pub(crate) fn list_dir(target: &FsTarget, signal: &Signal) -> Result<Vec<FsDirEntry>, FsError> {
     let display = target.display_path.as_str();
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let dir = match rustix::fs::openat(rustix::fs::CWD, target.key.as_str(), flags, Mode::empty()) {
         Ok(fd) => fd,
-        Err(Errno::NOENT) => return Err(fail(FsErrorCode::NotFound, "list", display, "not found")),
-        Err(Errno::NOTDIR) => {
-            return Err(fail(
-                FsErrorCode::NotDirectory,
-                "list",
-                display,
-                "not a directory",
-            ));
-        }
-        Err(e) => return Err(os(e, "list", display)),
+        Err(Errno::NOENT) => return Err(FsError::not_found(Verb::List, display)),
+        Err(Errno::NOTDIR) => return Err(FsError::not_a_directory(display)),
+        Err(e) => return Err(os(e, Verb::List, display)),
     };
     let mut names: Vec<(Vec<u8>, FileType)> = Vec::new();
-    let entries = rustix::fs::Dir::read_from(&dir).map_err(|e| os(e, "list", display))?;
+    let entries = rustix::fs::Dir::read_from(&dir).map_err(|e| os(e, Verb::List, display))?;
     for entry in entries {
-        let entry = entry.map_err(|e| os(e, "list", display))?;
+        let entry = entry.map_err(|e| os(e, Verb::List, display))?;
         let name = entry.file_name().to_bytes();
         if name == b"." || name == b".." {
             continue;
@@ -56,15 +44,7 @@ pub(crate) fn list_dir(
         names.push((name.to_vec(), entry.file_type()));
     }
     signal.check(Verb::List)?;
-    if locale_order {
-        names.sort_by(|a, b| {
-            let la = a.0.to_ascii_lowercase();
-            let lb = b.0.to_ascii_lowercase();
-            la.cmp(&lb).then_with(|| a.0.cmp(&b.0))
-        });
-    } else {
-        names.sort_by(|a, b| a.0.cmp(&b.0));
-    }
+    names.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out = Vec::with_capacity(names.len());
     for (raw, dtype) in names {
         signal.check(Verb::List)?;
@@ -74,15 +54,15 @@ pub(crate) fn list_dir(
         } else {
             format!("{display}/{name}")
         };
-        let probe = match minter.probe_at(&dir, raw.as_slice(), true) {
+        let probe = match probe_at(&dir, raw.as_slice(), true) {
             Ok(p) => p,
             Err(Errno::LOOP) => None,
-            Err(e) => return Err(os(e, "list", &child_display)),
+            Err(e) => return Err(os(e, Verb::List, &child_display)),
         };
         let is_link = match dtype {
             FileType::Symlink => true,
             FileType::Unknown => matches!(
-                minter.probe_at(&dir, raw.as_slice(), false),
+                probe_at(&dir, raw.as_slice(), false),
                 Ok(Some(p)) if p.kind == FileType::Symlink
             ),
             _ => false,

@@ -1,73 +1,16 @@
-//! Paths: the lexical display path, the key (real path, or nearest existing ancestor plus the
-//! missing suffix), file URLs and containment.
+//! Keys: the real path of what a display path leads to, or — for a path that does not exist yet
+//! — the real path of its nearest existing ancestor plus the missing suffix, so the key is stable
+//! across creation (also under a symlinked ancestor). Display paths, refusals, URLs and
+//! containment are the contract's ([`seam::paths`]).
 
-use crate::errors::{LOOP_TEXT, fail, io as io_err};
-use seam::{FsError, FsErrorCode};
-use std::path::{Path, PathBuf};
-
-/// Longest component a path may have.
-const NAME_MAX: usize = 255;
-
-/// Checks a raw path and returns its lexically normalised absolute form.
-pub(crate) fn display_path(path: &str, cwd: &str, verb: &str) -> Result<String, FsError> {
-    if path.trim().is_empty() {
-        return Err(FsError::new(
-            FsErrorCode::NotFound,
-            "file_path must be a non-empty string",
-        ));
-    }
-    let raw = if path.starts_with('/') {
-        path.to_string()
-    } else {
-        format!("{cwd}/{path}")
-    };
-    if path.contains('\0') {
-        return Err(fail(
-            FsErrorCode::NotFound,
-            verb,
-            &raw,
-            "the path contains a NUL byte",
-        ));
-    }
-    if path.split('/').any(|c| c.len() > NAME_MAX) {
-        return Err(fail(
-            FsErrorCode::NotFound,
-            verb,
-            &raw,
-            "a path component is longer than 255 bytes",
-        ));
-    }
-    Ok(lexical(&raw))
-}
-
-/// `..` collapsed textually, `.` and empty components dropped; `/..` is `/`.
-pub(crate) fn lexical(abs: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in abs.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            name => parts.push(name),
-        }
-    }
-    let mut out = String::with_capacity(abs.len());
-    for p in &parts {
-        out.push('/');
-        out.push_str(p);
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    out
-}
+use crate::errors::io as io_err;
+use seam::{FsError, Verb};
+use std::path::PathBuf;
 
 fn to_string(p: PathBuf, display: &str) -> Result<String, FsError> {
     p.into_os_string().into_string().map_err(|_| {
-        fail(
-            FsErrorCode::IoError,
-            "resolve",
+        FsError::io(
+            Verb::Resolve,
             display,
             "the real path is not valid UTF-8",
         )
@@ -90,16 +33,10 @@ fn join(base: &str, rest: &[&str]) -> String {
 pub(crate) fn key_of(display: &str) -> Result<String, FsError> {
     let classify = |e: std::io::Error, at: &str| -> FsError {
         match e.raw_os_error() {
-            Some(raw) if raw == rustix::io::Errno::NOTDIR.raw_os_error() => fail(
-                FsErrorCode::NotFound,
-                "resolve",
-                at,
-                "a parent path segment is not a directory",
-            ),
-            Some(raw) if raw == rustix::io::Errno::LOOP.raw_os_error() => {
-                fail(FsErrorCode::IoError, "resolve", at, LOOP_TEXT)
+            Some(raw) if raw == rustix::io::Errno::NOTDIR.raw_os_error() => {
+                FsError::parent_not_directory(Verb::Resolve, at)
             }
-            _ => io_err(e, "resolve", at),
+            _ => io_err(e, Verb::Resolve, at),
         }
     };
     match std::fs::canonicalize(display) {
@@ -129,86 +66,12 @@ pub(crate) fn split_key(key: &str) -> (&str, &str) {
     }
 }
 
-/// Whether `child` is `parent` or beneath it (lexically, on keys).
-pub(crate) fn contains(parent: &str, child: &str) -> bool {
-    let p = Path::new(parent);
-    let c = Path::new(child);
-    c.starts_with(p)
-}
-
-/// A `file://` URL with everything outside the unreserved set and `/` percent-encoded.
-pub(crate) fn file_url(path: &str) -> String {
-    let mut out = String::from("file://");
-    for b in path.bytes() {
-        let keep = b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'/' | b'-'
-                    | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'@'
-            );
-        if keep {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn lexical_normalisation_collapses_dots_textually() {
-        assert_eq!(lexical("/a/./b/../c/"), "/a/c");
-        assert_eq!(lexical("/.."), "/");
-        assert_eq!(lexical("/a/b/../../.."), "/");
-    }
-
-    #[test]
-    fn bad_paths_are_coded_and_name_the_path() {
-        let e = display_path("  ", "/w", "resolve").expect_err("blank");
-        assert_eq!(
-            (e.code(), e.message()),
-            (
-                FsErrorCode::NotFound,
-                "file_path must be a non-empty string"
-            )
-        );
-        let e = display_path("a\0b", "/w", "resolve").expect_err("nul");
-        assert_eq!(e.code(), FsErrorCode::NotFound);
-        assert!(e.message().contains("\"/w/a\0b\""));
-        let long = "x".repeat(256);
-        let e = display_path(&long, "/w", "lstat").expect_err("long");
-        assert!(e.message().starts_with("cannot lstat \"/w/xxx"));
-        assert_eq!(display_path("../b", "/w/a", "resolve").expect("ok"), "/w/b");
-    }
-
-    #[test]
-    fn urls_and_containment() {
-        assert_eq!(file_url("/srv/x y#1%"), "file:///srv/x%20y%231%25");
-        assert_eq!(file_url("/é"), "file:///%C3%A9");
-        assert!(contains("/a", "/a"));
-        assert!(contains("/a", "/a/b"));
-        assert!(!contains("/a", "/ab"));
-        assert!(!contains("/a/b", "/a"));
-        assert!(contains("/", "/x"));
+    fn keys_split_into_parent_and_name() {
         assert_eq!(split_key("/a/b"), ("/a", "b"));
         assert_eq!(split_key("/a"), ("/", "a"));
     }

@@ -1,17 +1,14 @@
 //! Reading: opening a regular file safely (never blocking on a FIFO), whole-text reads with the
 //! decoding rules, capped byte reads, and the bounded diff basis of an overwrite.
 
-use crate::errors::{fail, os};
-use crate::version::Minter;
+use crate::errors::os;
+use crate::version::kind_size_fd;
 use rustix::buffer::spare_capacity;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
-use seam::{FsError, FsErrorCode, Signal, Verb};
+use seam::{FsError, Signal, Verb};
 use std::fs::File;
-
-/// Reads treat a NUL within this many leading bytes as binary.
-pub(crate) const NUL_SAMPLE: usize = 8192;
 
 /// Flags for opening something to read without following surprises: no controlling terminal,
 /// and no blocking on a FIFO.
@@ -38,26 +35,14 @@ pub(crate) fn open_regular<Fd: AsFd>(
     let fd = match open_read(dir, path, true) {
         Ok(fd) => fd,
         Err(e) if crate::errors::is_absent(e) => {
-            return Err(fail(FsErrorCode::NotFound, "read", display, "not found"));
+            return Err(FsError::not_found(Verb::Read, display));
         }
-        Err(Errno::NXIO) => {
-            return Err(fail(
-                FsErrorCode::NotRegularFile,
-                "read",
-                display,
-                "not a regular file",
-            ));
-        }
-        Err(e) => return Err(os(e, "read", display)),
+        Err(Errno::NXIO) => return Err(FsError::not_regular_file(Verb::Read, display)),
+        Err(e) => return Err(os(e, Verb::Read, display)),
     };
-    let (kind, size) = Minter::kind_size_fd(&fd).map_err(|e| os(e, "read", display))?;
+    let (kind, size) = kind_size_fd(&fd).map_err(|e| os(e, Verb::Read, display))?;
     if kind != FileType::RegularFile {
-        return Err(fail(
-            FsErrorCode::NotRegularFile,
-            "read",
-            display,
-            "not a regular file",
-        ));
+        return Err(FsError::not_regular_file(Verb::Read, display));
     }
     Ok((File::from(fd), size))
 }
@@ -91,53 +76,34 @@ pub(crate) fn read_into<Fd: AsFd>(
 pub(crate) fn read_all(file: &File, size_hint: u64, display: &str) -> Result<Vec<u8>, FsError> {
     let mut buf = Vec::new();
     buf.try_reserve_exact(usize::try_from(size_hint).unwrap_or(0).saturating_add(1))
-        .map_err(|_| fail(FsErrorCode::IoError, "read", display, "not enough memory"))?;
-    read_into(file, &mut buf, None).map_err(|e| os(e, "read", display))?;
+        .map_err(|_| FsError::io(Verb::Read, display, "not enough memory"))?;
+    read_into(file, &mut buf, None).map_err(|e| os(e, Verb::Read, display))?;
     Ok(buf)
 }
 
-/// Applies the read decoding rules: NUL in the first 8192 bytes is binary, strict UTF-8, and a
-/// leading BOM is removed.
-pub(crate) fn decode_read(mut bytes: Vec<u8>, display: &str) -> Result<String, FsError> {
-    if bytes[..bytes.len().min(NUL_SAMPLE)].contains(&0) {
-        return Err(fail(FsErrorCode::NotText, "read", display, "binary file"));
-    }
-    if bytes.starts_with(seam::text::BOM) {
-        bytes.drain(..seam::text::BOM.len());
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| fail(FsErrorCode::NotText, "read", display, "invalid UTF-8 text"))
-}
-
-/// The whole text of a regular file.
-pub(crate) fn read_text<Fd: AsFd>(
-    dir: Fd,
-    path: &str,
+/// The whole text of an open regular file of `size` bytes.
+pub(crate) fn read_text(
+    file: &File,
+    size: u64,
     display: &str,
     signal: &Signal,
 ) -> Result<String, FsError> {
-    let (file, size) = open_regular(dir, path, display)?;
-    let bytes = read_all(&file, size, display)?;
+    let bytes = read_all(file, size, display)?;
     signal.check(Verb::Read)?;
-    decode_read(bytes, display)
+    seam::text::decode_for_read(bytes).map_err(|e| e.into_error(Verb::Read, display))
 }
 
-/// At most `max` raw bytes; more is `FS_TOO_LARGE`, also when the file grew after its stat.
-pub(crate) fn read_bytes<Fd: AsFd>(
-    dir: Fd,
-    path: &str,
+/// At most `max` raw bytes of an open regular file of `size` bytes; more is `FS_TOO_LARGE`,
+/// also when the file grew after its stat.
+pub(crate) fn read_bytes(
+    file: &File,
+    size: u64,
     display: &str,
     max: u64,
     signal: &Signal,
 ) -> Result<Vec<u8>, FsError> {
-    let (file, size) = open_regular(dir, path, display)?;
     if size > max {
-        return Err(fail(
-            FsErrorCode::TooLarge,
-            "read",
-            display,
-            &format!("{size} bytes exceeds the {max}-byte limit"),
-        ));
+        return Err(FsError::too_large(display, size, max));
     }
     let cap = usize::try_from(max.saturating_add(1)).unwrap_or(usize::MAX);
     let mut buf = Vec::new();
@@ -147,16 +113,11 @@ pub(crate) fn read_bytes<Fd: AsFd>(
             .saturating_add(1)
             .min(cap),
     )
-    .map_err(|_| fail(FsErrorCode::IoError, "read", display, "not enough memory"))?;
-    read_into(&file, &mut buf, Some(cap)).map_err(|e| os(e, "read", display))?;
+    .map_err(|_| FsError::io(Verb::Read, display, "not enough memory"))?;
+    read_into(file, &mut buf, Some(cap)).map_err(|e| os(e, Verb::Read, display))?;
     signal.check(Verb::Read)?;
     if buf.len() as u64 > max {
-        return Err(fail(
-            FsErrorCode::TooLarge,
-            "read",
-            display,
-            &format!("content exceeds the {max}-byte limit"),
-        ));
+        return Err(FsError::grew_past_cap(display, max));
     }
     Ok(buf)
 }

@@ -1,18 +1,60 @@
 //! `stream_text`: the same text as `read_text`, in chunks of at most 64 KiB, so memory stays flat
 //! however large the file. Decoding is incremental: a multi-byte sequence split across chunks is
 //! carried to the next one; a truncated one at the end is invalid UTF-8.
+//!
+//! The chunks are read on the blocking pool by one task per stream, which reads ahead into a
+//! channel of [`READ_AHEAD`] chunks: `poll_next` never touches the disk, so a consumer on an
+//! async worker is never parked by a read, and reading overlaps with whatever the consumer does
+//! with the previous chunk. Dropping the stream ends the task at its next chunk.
 
-use crate::errors::{fail, os};
-use crate::read::NUL_SAMPLE;
+use crate::errors::os;
+use seam::text::NUL_SAMPLE_BYTES as NUL_SAMPLE;
 use rustix::buffer::spare_capacity;
 use rustix::io::Errno;
-use seam::{FsError, FsErrorCode, Signal, Verb};
+use seam::{FsError, Signal, Verb};
 use std::fs::File;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use tokio::sync::mpsc;
 
 /// Bytes read per chunk (64 KiB: the raw copy peaks here on this class of machine).
 pub(crate) const CHUNK: usize = 64 * 1024;
+
+/// Chunks read ahead of the consumer: enough to overlap a read with the consumer's work, little
+/// enough that a stream holds at most a few hundred KiB.
+const READ_AHEAD: usize = 2;
+
+/// A stream of a file's text, read on the blocking pool (or inline outside a tokio runtime).
+pub(crate) fn text_stream(file: File, display: String, signal: Signal) -> seam::TextStream {
+    let mut reader = TextChunks::new(file, display, signal);
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => {
+            let (tx, rx) = mpsc::channel(READ_AHEAD);
+            handle.spawn_blocking(move || {
+                while let Some(item) = reader.next_chunk() {
+                    if tx.blocking_send(item).is_err() {
+                        break; // the consumer dropped the stream
+                    }
+                }
+            });
+            Box::pin(Received { rx })
+        }
+        Err(_) => Box::pin(reader),
+    }
+}
+
+/// The consumer's end of a read-ahead task.
+struct Received {
+    rx: mpsc::Receiver<Result<String, FsError>>,
+}
+
+impl futures_core::Stream for Received {
+    type Item = Result<String, FsError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().rx.poll_recv(cx)
+    }
+}
 
 pub(crate) struct TextChunks {
     file: File,
@@ -37,8 +79,8 @@ impl TextChunks {
         }
     }
 
-    fn not_text(&self, why: &str) -> FsError {
-        fail(FsErrorCode::NotText, "read", &self.display, why)
+    fn not_text(&self, why: seam::text::NotText) -> FsError {
+        why.into_error(Verb::Read, &self.display)
     }
 
     fn next_chunk(&mut self) -> Option<Result<String, FsError>> {
@@ -54,9 +96,8 @@ impl TextChunks {
             let mut buf = Vec::new();
             if buf.try_reserve_exact(self.carry.len() + CHUNK).is_err() {
                 self.done = true;
-                return Some(Err(fail(
-                    FsErrorCode::IoError,
-                    "read",
+                return Some(Err(FsError::io(
+                    Verb::Read,
                     &self.display,
                     "not enough memory",
                 )));
@@ -75,7 +116,7 @@ impl TextChunks {
                     Ok(_) | Err(Errno::INTR) => {}
                     Err(e) => {
                         self.done = true;
-                        return Some(Err(os(e, "read", &self.display)));
+                        return Some(Err(os(e, Verb::Read, &self.display)));
                     }
                 }
             }
@@ -84,7 +125,7 @@ impl TextChunks {
                 let look = fresh.len().min(NUL_SAMPLE - self.seen);
                 if fresh[..look].contains(&0) {
                     self.done = true;
-                    return Some(Err(self.not_text("binary file")));
+                    return Some(Err(self.not_text(seam::text::NotText::Binary)));
                 }
                 self.seen += fresh.len();
             }
@@ -105,7 +146,7 @@ impl TextChunks {
                     let err = e.utf8_error();
                     if err.error_len().is_some() || eof {
                         self.done = true;
-                        return Some(Err(self.not_text("invalid UTF-8 text")));
+                        return Some(Err(self.not_text(seam::text::NotText::InvalidUtf8)));
                     }
                     let mut bytes = e.into_bytes();
                     self.carry = bytes.split_off(err.valid_up_to());
@@ -113,7 +154,7 @@ impl TextChunks {
                         Ok(text) => text,
                         Err(_) => {
                             self.done = true;
-                            return Some(Err(self.not_text("invalid UTF-8 text")));
+                            return Some(Err(self.not_text(seam::text::NotText::InvalidUtf8)));
                         }
                     }
                 }
@@ -132,6 +173,7 @@ impl TextChunks {
     }
 }
 
+/// Inline reading, for callers outside a tokio runtime.
 impl futures_core::Stream for TextChunks {
     type Item = Result<String, FsError>;
 

@@ -65,7 +65,9 @@ fn push_time(out: &mut Vec<u8>, t: &StatxTimestamp) {
     hex(out, u64::from(t.tv_nsec));
 }
 
-fn token(st: &Statx, with_ctime: bool) -> FsVersion {
+/// The version token of a `statx` result: device, inode, size, and mtime and ctime in full
+/// (seconds and nanoseconds), in hex.
+pub fn version_token(st: &Statx) -> FsVersion {
     let mut out = Vec::with_capacity(80);
     hex(&mut out, u64::from(st.stx_dev_major));
     out.push(b'.');
@@ -76,77 +78,51 @@ fn token(st: &Statx, with_ctime: bool) -> FsVersion {
     hex(&mut out, st.stx_size);
     out.push(b':');
     push_time(&mut out, &st.stx_mtime);
-    if with_ctime {
-        out.push(b':');
-        push_time(&mut out, &st.stx_ctime);
-    }
+    out.push(b':');
+    push_time(&mut out, &st.stx_ctime);
     FsVersion::new(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// The version token of a `statx` result: device, inode, size, and mtime and ctime in full
-/// (seconds and nanoseconds), in hex.
-pub fn version_token(st: &Statx) -> FsVersion {
-    token(st, true)
+/// What a `statx` result says, with its token.
+pub(crate) fn probe(st: &Statx) -> Probe {
+    Probe {
+        kind: FileType::from_raw_mode(st.stx_mode.into()),
+        size: st.stx_size,
+        mode: u32::from(st.stx_mode) & 0o7777,
+        version: version_token(st),
+    }
 }
 
-fn token_without_ctime(st: &Statx) -> FsVersion {
-    token(st, false)
+/// `statx` relative to `dir`; absent (ENOENT, ENOTDIR) is `Ok(None)`.
+pub(crate) fn probe_at<Fd: AsFd, P: rustix::path::Arg>(
+    dir: Fd,
+    path: P,
+    follow: bool,
+) -> Result<Option<Probe>, Errno> {
+    let flags = if follow {
+        AtFlags::empty()
+    } else {
+        AtFlags::SYMLINK_NOFOLLOW
+    };
+    match rustix::fs::statx(dir, path, flags, StatxFlags::BASIC_STATS) {
+        Ok(st) => Ok(Some(probe(&st))),
+        Err(e) if crate::errors::is_absent(e) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
-/// How tokens are minted (the self-test can break it).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Minter {
-    pub without_ctime: bool,
+/// The kind and size of an open descriptor, without minting a token (for reads).
+pub(crate) fn kind_size_fd<Fd: AsFd>(fd: Fd) -> Result<(FileType, u64), Errno> {
+    rustix::fs::statx(
+        fd,
+        "",
+        AtFlags::EMPTY_PATH,
+        StatxFlags::TYPE | StatxFlags::SIZE,
+    )
+    .map(|st| (FileType::from_raw_mode(st.stx_mode.into()), st.stx_size))
 }
 
-impl Minter {
-    pub fn probe(self, st: &Statx) -> Probe {
-        let version = if self.without_ctime {
-            token_without_ctime(st)
-        } else {
-            version_token(st)
-        };
-        Probe {
-            kind: FileType::from_raw_mode(st.stx_mode.into()),
-            size: st.stx_size,
-            mode: u32::from(st.stx_mode) & 0o7777,
-            version,
-        }
-    }
-
-    /// `statx` relative to `dir`; absent (ENOENT, ENOTDIR) is `Ok(None)`.
-    pub fn probe_at<Fd: AsFd, P: rustix::path::Arg>(
-        self,
-        dir: Fd,
-        path: P,
-        follow: bool,
-    ) -> Result<Option<Probe>, Errno> {
-        let flags = if follow {
-            AtFlags::empty()
-        } else {
-            AtFlags::SYMLINK_NOFOLLOW
-        };
-        match rustix::fs::statx(dir, path, flags, StatxFlags::BASIC_STATS) {
-            Ok(st) => Ok(Some(self.probe(&st))),
-            Err(e) if crate::errors::is_absent(e) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The kind and size of an open descriptor, without minting a token (for reads).
-    pub fn kind_size_fd<Fd: AsFd>(fd: Fd) -> Result<(FileType, u64), Errno> {
-        rustix::fs::statx(
-            fd,
-            "",
-            AtFlags::EMPTY_PATH,
-            StatxFlags::TYPE | StatxFlags::SIZE,
-        )
-        .map(|st| (FileType::from_raw_mode(st.stx_mode.into()), st.stx_size))
-    }
-
-    /// `statx` of an open descriptor.
-    pub fn probe_fd<Fd: AsFd>(self, fd: Fd) -> Result<Probe, Errno> {
-        rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::BASIC_STATS)
-            .map(|st| self.probe(&st))
-    }
+/// `statx` of an open descriptor.
+pub(crate) fn probe_fd<Fd: AsFd>(fd: Fd) -> Result<Probe, Errno> {
+    rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::BASIC_STATS).map(|st| probe(&st))
 }

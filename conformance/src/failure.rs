@@ -1,0 +1,121 @@
+//! Why a check failed, as a type. A report says which rule of the contract a backend broke, and
+//! the suite's own self-test asserts that each deliberately broken variant is caught *for its
+//! own reason* — not merely that something failed.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The kind of a failed check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// Success where the contract says failure, a failure where it says success, another code,
+    /// or a different success value (text, listing, kind, size, create vs update).
+    Outcome,
+    /// The right code with another message text.
+    Message,
+    /// A version token broke a law: kept across a change, changed without one, reused.
+    VersionLaw,
+    /// Keys: one object under two keys, or one key for two objects; a wrong display path.
+    KeyIdentity,
+    /// A mutation returned a version that a fresh `stat` does not.
+    FreshStat,
+    /// The bytes, kind or mode of an entry on disk differ from what the contract says.
+    BytesOnDisk,
+    /// An entry on disk that should not be there (staging left behind, a stray write).
+    Litter,
+    /// Staging was visible with the wrong mode while it existed, or a staging name was clobbered.
+    Staging,
+    /// An edit's result broke the literal-edit law checked against the raw bytes.
+    EditLaw,
+    /// A write's bytes on disk are not its content, or it changed something else.
+    WriteLaw,
+    /// A listing is not the directory's children in byte order.
+    ListingLaw,
+    /// `process_path`, `file_url` or `contains` said something false.
+    PathFacts,
+    /// A capability claim is contradicted by behaviour (in either direction).
+    Claim,
+    /// A concurrent race had zero or several winners, or a loser with the wrong code.
+    Race,
+    /// A sandbox fence let through what it must deny, or changed something while denying.
+    Sandbox,
+    /// The provider held a lock across a checkpoint, so the world could not be changed there.
+    Checkpoint,
+    /// A provider call did not return within the call timeout.
+    Timeout,
+    /// The provider panicked.
+    Panic,
+    /// The test setup failed (the factory, or the world carrying out a change).
+    Setup,
+    /// A fixed scenario drifted: a step meant to provoke a code no longer does.
+    Scenario,
+}
+
+impl FailureKind {
+    /// A stable kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::Outcome => "outcome",
+            FailureKind::Message => "message",
+            FailureKind::VersionLaw => "version-law",
+            FailureKind::KeyIdentity => "key-identity",
+            FailureKind::FreshStat => "fresh-stat",
+            FailureKind::BytesOnDisk => "bytes-on-disk",
+            FailureKind::Litter => "litter",
+            FailureKind::Staging => "staging",
+            FailureKind::EditLaw => "edit-law",
+            FailureKind::WriteLaw => "write-law",
+            FailureKind::ListingLaw => "listing-law",
+            FailureKind::PathFacts => "path-facts",
+            FailureKind::Claim => "claim",
+            FailureKind::Race => "race",
+            FailureKind::Sandbox => "sandbox",
+            FailureKind::Checkpoint => "checkpoint",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Panic => "panic",
+            FailureKind::Setup => "setup",
+            FailureKind::Scenario => "scenario",
+        }
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A failed check: its kind and what happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    /// Why, as a type.
+    pub kind: FailureKind,
+    /// What happened, for people.
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure of `kind`.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] {}", self.kind, self.message)
+    }
+}
+
+/// The result of one check.
+pub type Check = Result<(), Failure>;
+
+/// Shorthand constructors, so checks read like sentences.
+pub(crate) fn fail(kind: FailureKind, message: impl Into<String>) -> Failure {
+    Failure::new(kind, message)
+}

@@ -1,0 +1,185 @@
+//! The alphabets generation draws from. They are small on purpose — a handful of names, contents
+//! and link targets make operations collide on the same files again and again — and they contain
+//! on purpose the situations that tell a right backend from a wrong one: a NUL one byte inside and
+//! one byte outside the sniff window, contents one under, at and one over the diff-basis limit, a
+//! large file whose multi-byte characters straddle every power-of-two chunk boundary, invalid
+//! UTF-8 past the first 64 KiB, a file whose dominant line ending flips after the 4096-character
+//! style window, a 255-byte name.
+
+use seam::paths::NAME_MAX;
+use seam::text::NUL_SAMPLE_BYTES;
+
+/// Names, with weights: lower and upper case (byte order vs locale order), a multi-byte name, the
+/// names that directories and links tend to get, a sibling whose name extends a directory's
+/// (`d`, `dd`: a string prefix that is not containment), and one of exactly 255 bytes.
+pub(crate) const NAMES: &[(u32, &str)] = &[
+    (8, "a"),
+    (2, "b"),
+    (3, "B"),
+    (1, "é"),
+    (4, "d"),
+    (1, "dd"),
+    (2, "e"),
+    (3, "l"),
+    (2, "m"),
+];
+
+/// A name of exactly [`NAME_MAX`] bytes: valid, one byte short of refused.
+pub(crate) fn longest_name() -> String {
+    "n".repeat(NAME_MAX)
+}
+
+/// Link texts: to files and directories, relative and root-absolute, climbing with `..`,
+/// dangling, and to each other (loops).
+pub(crate) const LINK_TARGETS: &[&str] = &[
+    "a", "d", "d/a", "../a", "../d", "/a", "/d", "/d/a", "nowhere", "l", "m", "e/a",
+];
+
+/// Permission bits the world sets.
+pub(crate) const MODES: &[u32] = &[0o600, 0o644, 0o640, 0o755, 0o444];
+
+/// Fixed caps for `read_bytes` (caps around a file's size are drawn from the file itself).
+pub(crate) const CAPS: &[u64] = &[0, 1, 3, 4, 5, 16, 64, 1 << 20];
+
+/// The power-of-two boundaries a chunked reader may split a stream at.
+pub(crate) const BOUNDARIES: [usize; 6] = [4096, 8192, 16384, 32768, 65536, 131072];
+
+/// The hand-written text corpus (also in `fixtures/corpus/`): endings of every kind, a BOM,
+/// multi-byte characters, replacement patterns, early and late NUL, and text past small diff
+/// limits.
+pub fn text_corpus() -> Vec<String> {
+    let mut late_nul = "a".repeat(8300);
+    late_nul.push('\0');
+    late_nul.push_str("tail\n");
+    vec![
+        String::new(),
+        "a".into(),
+        "a a a".into(),
+        "hello\n".into(),
+        "one\r\ntwo\r\n".into(),
+        "mixed\r\nlf\nlone\rcr\n".into(),
+        "\u{feff}bom\r\nline\r\n".into(),
+        "\u{feff}a\n".into(),
+        "é日本🦀\n".into(),
+        "$& $$ $1 $'".into(),
+        "x\0y".into(),
+        late_nul,
+        "a\r\r\nb\r".into(),
+        "a\r\nb\r\nc\nd\r\n".into(),
+        "line a\n".repeat(300),
+    ]
+}
+
+/// Raw byte contents that are not UTF-8 (for the world only: a provider writes text).
+pub(crate) fn binary_corpus() -> Vec<Vec<u8>> {
+    vec![
+        b"h\xFFi".to_vec(),
+        b"ok\n\xC3".to_vec(),
+        b"\xEF\xBB\xBF".to_vec(),
+    ]
+}
+
+/// Text with its first NUL at byte `at` (and a little text after it).
+pub(crate) fn nul_at(at: usize) -> String {
+    let mut s = String::with_capacity(at + 8);
+    for i in 0..at {
+        s.push(if i % 61 == 60 { '\n' } else { 'a' });
+    }
+    s.push('\0');
+    s.push_str("tail\n");
+    s
+}
+
+/// About 140 KiB of text whose 4-byte characters straddle every boundary of [`BOUNDARIES`]
+/// (starting 1, 2 or 3 bytes before it), with words and line breaks in between.
+pub(crate) fn straddling_text() -> String {
+    let size = BOUNDARIES[BOUNDARIES.len() - 1] + 9 * 1024;
+    // The character at boundary #i starts 1 + i % 3 bytes before it.
+    let starts: Vec<usize> = BOUNDARIES
+        .iter()
+        .enumerate()
+        .map(|(i, b)| b - 1 - i % 3)
+        .collect();
+    let mut out = String::with_capacity(size + 8);
+    let mut k = 0usize;
+    while out.len() < size {
+        if starts.contains(&out.len()) {
+            out.push('🦀');
+            continue;
+        }
+        out.push(match k % 40 {
+            39 => '\n',
+            7 | 19 => ' ',
+            _ => 'w',
+        });
+        k += 1;
+    }
+    out.push('\n');
+    out
+}
+
+/// Valid text for the first 70 KiB, then a byte that is not UTF-8.
+pub(crate) fn late_invalid() -> Vec<u8> {
+    let mut b = vec![b'v'; 70 * 1024];
+    b.push(0xFF);
+    b.extend_from_slice(b"\n");
+    b
+}
+
+/// Text of exactly `len` bytes (lines of `z`).
+pub(crate) fn sized(len: usize) -> String {
+    (0..len)
+        .map(|i| if i % 50 == 49 { '\n' } else { 'z' })
+        .collect()
+}
+
+/// LF lines for the whole 4096-character style window, then more CRLF lines than that: the
+/// window says LF, the whole file says CRLF.
+pub(crate) fn style_window_text() -> String {
+    let mut s = "a\n".repeat(seam::edit::STYLE_SAMPLE_CHARS / 2);
+    s.push_str(&"b\r\n".repeat(3000));
+    s
+}
+
+/// The generated edge contents for a backend whose diff-basis limit is `limit`.
+pub(crate) fn edge_texts(limit: u64) -> Vec<String> {
+    let mut v = vec![
+        nul_at(NUL_SAMPLE_BYTES - 1),
+        nul_at(NUL_SAMPLE_BYTES),
+        nul_at(NUL_SAMPLE_BYTES + 1),
+        straddling_text(),
+        style_window_text(),
+    ];
+    // Contents around the diff-basis limit, when it is small enough to write in a test.
+    if let Ok(limit) = usize::try_from(limit)
+        && (2..=(1 << 20)).contains(&limit)
+    {
+        v.extend([sized(limit - 1), sized(limit), sized(limit + 1)]);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edge_contents_sit_exactly_where_they_claim() {
+        for at in [8191, 8192, 8193] {
+            let s = nul_at(at);
+            assert_eq!(s.as_bytes().iter().position(|b| *b == 0), Some(at));
+        }
+        let s = straddling_text();
+        assert!(s.len() > BOUNDARIES[5]);
+        for b in BOUNDARIES {
+            assert!(!s.is_char_boundary(b), "a character straddles byte {b}");
+        }
+        assert_eq!(sized(1024).len(), 1024);
+        assert!(std::str::from_utf8(&late_invalid()).is_err());
+        assert_eq!(
+            std::str::from_utf8(&late_invalid()).map_err(|e| e.valid_up_to()),
+            Err(70 * 1024)
+        );
+        assert_eq!(longest_name().len(), 255);
+    }
+}

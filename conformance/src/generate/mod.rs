@@ -1,0 +1,442 @@
+//! Generators. Steps are aimed at what exists (reads at files, listings at directories, edits at
+//! words that occur, `read_bytes` caps around a file's size, earlier targets reused after the
+//! world changed) and drawn from alphabets built to reach every rule of the contract at any seed
+//! ([`alphabet`]). What a backend does not claim is never generated.
+
+mod alphabet;
+mod hints;
+
+pub use alphabet::text_corpus;
+pub(crate) use alphabet::{binary_corpus, edge_texts, late_invalid, longest_name};
+pub use hints::{GEN_ROOT, Hints, apply_hint};
+
+use crate::step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard};
+use alphabet::{CAPS, LINK_TARGETS, MODES, NAMES};
+use proptest::prelude::*;
+use proptest::strategy::BoxedStrategy;
+use seam::{CancelPoint, Capabilities};
+use seam_model::{Competitor, WorldOp};
+
+/// What generation knows about the backend: its claims, its world, its diff-basis limit.
+#[derive(Clone, Debug)]
+pub struct GenConfig {
+    /// The backend's claims.
+    pub caps: Capabilities,
+    /// Whether the world can make FIFOs.
+    pub fifos: bool,
+    /// The backend's diff-basis limit.
+    pub diff_limit: u64,
+}
+
+const OLD_STRINGS: &[&str] = &[
+    "a",
+    "a a",
+    "\n",
+    "\r\n",
+    "o",
+    "one\ntwo",
+    "one\r\ntwo",
+    "lf\nlone",
+    "bom",
+    "é",
+    "🦀",
+    "$&",
+    "",
+    "x",
+    "a\n",
+    "\nb",
+    "line",
+    "mixed\n",
+    "tail",
+    "b\n",
+];
+const NEW_STRINGS: &[&str] = &["b", "", "$&", "x\ny", "\r\n", "Z", "é", "\n", "a"];
+
+fn pick<T: Clone + std::fmt::Debug + 'static>(items: Vec<T>) -> BoxedStrategy<T> {
+    proptest::sample::select(items).boxed()
+}
+
+fn name() -> BoxedStrategy<String> {
+    let mut options: Vec<(u32, BoxedStrategy<String>)> = NAMES
+        .iter()
+        .map(|(w, n)| (*w, Just(n.to_string()).boxed()))
+        .collect();
+    options.push((1, Just(longest_name()).boxed()));
+    proptest::strategy::Union::new_weighted(options).boxed()
+}
+
+/// Names that tend to be directories (or links to them) when they lead a longer path.
+fn dir_name() -> BoxedStrategy<&'static str> {
+    prop_oneof![
+        6 => Just("d"),
+        1 => Just("dd"),
+        2 => Just("e"),
+        2 => Just("l"),
+        1 => Just("a"),
+        1 => Just("m"),
+    ]
+    .boxed()
+}
+
+fn rel_path() -> BoxedStrategy<String> {
+    let name = name();
+    let dir = dir_name();
+    prop_oneof![
+        6 => name.clone(),
+        3 => (dir.clone(), name.clone()).prop_map(|(a, b)| format!("{a}/{b}")),
+        1 => (dir.clone(), dir, name).prop_map(|(a, b, c)| format!("{a}/{b}/{c}")),
+    ]
+    .boxed()
+}
+
+/// Paths where a directory is wanted.
+fn dir_path() -> BoxedStrategy<String> {
+    let dir = dir_name();
+    prop_oneof![
+        4 => dir.clone().prop_map(str::to_string),
+        1 => (dir.clone(), dir).prop_map(|(a, b)| format!("{a}/{b}")),
+    ]
+    .boxed()
+}
+
+/// A spelling of a path the way a model might type it.
+fn spelling() -> BoxedStrategy<String> {
+    prop_oneof![
+        30 => rel_path(),
+        5 => rel_path().prop_map(|p| format!("{ROOT_TOKEN}/{p}")),
+        3 => (dir_name(), rel_path()).prop_map(|(d, p)| format!("{d}/../{p}")),
+        2 => rel_path().prop_map(|p| format!("./{p}")),
+        1 => rel_path().prop_map(|p| format!("{p}/")),
+        2 => Just(".".to_string()),
+        1 => Just(ROOT_TOKEN.to_string()),
+        1 => pick(vec!["", "  "]).prop_map(str::to_string),
+        1 => Just("a\0b".to_string()),
+        1 => Just("x".repeat(256)),
+    ]
+    .boxed()
+}
+
+/// A spelling aimed at existing entries half the time (at entries of the kind the operation
+/// wants, when there are some).
+fn spelling_hinted(hints: &Hints, want: &[String]) -> BoxedStrategy<String> {
+    let pool = if want.is_empty() { &hints.paths } else { want };
+    if pool.is_empty() {
+        return spelling();
+    }
+    let existing = pick(pool.to_vec());
+    prop_oneof![
+        7 => existing.clone(),
+        1 => existing.prop_map(|p| format!("{ROOT_TOKEN}/{p}")),
+        3 => spelling(),
+    ]
+    .boxed()
+}
+
+fn old_string(hints: &Hints) -> BoxedStrategy<String> {
+    let fixed = pick(OLD_STRINGS.to_vec()).prop_map(str::to_string);
+    if hints.words.is_empty() {
+        return fixed.boxed();
+    }
+    prop_oneof![1 => fixed, 2 => pick(hints.words.clone())].boxed()
+}
+
+fn version_ref() -> BoxedStrategy<VersionRef> {
+    prop_oneof![
+        12 => Just(VersionRef::Target),
+        4 => Just(VersionRef::Recent(0)),
+        2 => Just(VersionRef::Recent(1)),
+        1 => Just(VersionRef::Recent(2)),
+        1 => Just(VersionRef::Recent(3)),
+    ]
+    .boxed()
+}
+
+/// Contents a provider is asked to write: the corpus, and the edge contents now and then.
+fn content(config: &GenConfig) -> BoxedStrategy<String> {
+    prop_oneof![
+        12 => pick(text_corpus()),
+        2 => pick(edge_texts(config.diff_limit)),
+    ]
+    .boxed()
+}
+
+/// Raw bytes the world writes: the corpus, the edge contents, and bytes that are not UTF-8.
+fn world_bytes(config: &GenConfig) -> BoxedStrategy<Vec<u8>> {
+    let mut odd = binary_corpus();
+    odd.push(late_invalid());
+    prop_oneof![
+        10 => pick(text_corpus()).prop_map(String::into_bytes),
+        3 => pick(edge_texts(config.diff_limit)).prop_map(String::into_bytes),
+        2 => pick(odd),
+    ]
+    .boxed()
+}
+
+fn world_op(config: &GenConfig) -> BoxedStrategy<Step> {
+    let caps = config.caps;
+    let modes = caps.permissions;
+    let write = (rel_path(), world_bytes(config), pick(MODES.to_vec())).prop_map(
+        move |(path, bytes, mode)| WorldOp::Write {
+            path,
+            bytes,
+            mode: if modes { mode } else { 0o644 },
+        },
+    );
+    let mut options: Vec<(u32, BoxedStrategy<WorldOp>)> = vec![
+        (12, write.boxed()),
+        (
+            4,
+            (rel_path(), any::<bool>())
+                .prop_map(|(path, restore_mtime)| WorldOp::Scribble {
+                    path,
+                    restore_mtime,
+                })
+                .boxed(),
+        ),
+        (
+            2,
+            (
+                rel_path(),
+                pick(vec![b"\n".to_vec(), b"z".to_vec(), b"\r\n".to_vec()]),
+            )
+                .prop_map(|(path, bytes)| WorldOp::Append { path, bytes })
+                .boxed(),
+        ),
+        (
+            6,
+            dir_path().prop_map(|path| WorldOp::Mkdir { path }).boxed(),
+        ),
+        (
+            3,
+            rel_path().prop_map(|path| WorldOp::Remove { path }).boxed(),
+        ),
+    ];
+    if caps.symlinks {
+        options.push((
+            7,
+            (rel_path(), pick(LINK_TARGETS.to_vec()))
+                .prop_map(|(path, target)| WorldOp::Symlink {
+                    path,
+                    target: target.to_string(),
+                })
+                .boxed(),
+        ));
+    }
+    if caps.permissions {
+        options.push((
+            2,
+            (rel_path(), pick(MODES.to_vec()))
+                .prop_map(|(path, mode)| WorldOp::Chmod { path, mode })
+                .boxed(),
+        ));
+    }
+    if config.fifos {
+        options.push((
+            1,
+            rel_path().prop_map(|path| WorldOp::Mkfifo { path }).boxed(),
+        ));
+    }
+    proptest::strategy::Union::new_weighted(options)
+        .prop_map(|w| Step::plain(Op::World(w)))
+        .boxed()
+}
+
+fn mutation_interference(caps: Capabilities, competitors: bool) -> BoxedStrategy<Interfere> {
+    let mut options: Vec<(u32, BoxedStrategy<Interfere>)> = vec![
+        (80, Just(Interfere::None).boxed()),
+        (4, Just(Interfere::CancelledBeforeStart).boxed()),
+    ];
+    if caps.cancel_points {
+        options.push((
+            9,
+            pick(vec![
+                CancelPoint::BeforeStage,
+                CancelPoint::Staged,
+                CancelPoint::Committed,
+            ])
+            .prop_map(Interfere::CancelAt)
+            .boxed(),
+        ));
+        if competitors {
+            let mut kinds = vec![Competitor::File("theirs\n".into()), Competitor::Dir];
+            if caps.symlinks {
+                kinds.push(Competitor::DanglingLink);
+            }
+            options.push((8, pick(kinds).prop_map(Interfere::Competitor).boxed()));
+        }
+    }
+    proptest::strategy::Union::new_weighted(options).boxed()
+}
+
+fn read_interference() -> BoxedStrategy<Interfere> {
+    prop_oneof![96 => Just(Interfere::None), 4 => Just(Interfere::CancelledBeforeStart)].boxed()
+}
+
+/// Whether a step uses a target resolved earlier (about one in seven).
+fn reuse() -> BoxedStrategy<bool> {
+    prop::bool::weighted(0.15).boxed()
+}
+
+/// `read_bytes` caps: fixed ones, and one byte under, at and over a file's size.
+fn read_bytes_op(hints: &Hints) -> BoxedStrategy<Op> {
+    let fixed = (spelling_hinted(hints, &hints.file_paths()), pick(CAPS.to_vec()))
+        .prop_map(|(path, max)| Op::ReadBytes { path, max })
+        .boxed();
+    if hints.files.is_empty() {
+        return fixed;
+    }
+    let around = (pick(hints.files.clone()), 0u64..3)
+        .prop_map(|((path, size), d)| Op::ReadBytes {
+            path,
+            max: (size + d).saturating_sub(1),
+        })
+        .boxed();
+    prop_oneof![1 => fixed, 2 => around].boxed()
+}
+
+/// The strategy for one step, given what the backend claims, what its world can do, and what
+/// exists at this point of the sequence.
+pub fn step_strategy(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
+    let caps = config.caps;
+    let files = hints.file_paths();
+    let spelling = || spelling_hinted(hints, &[]);
+    let file_spelling = || spelling_hinted(hints, &files);
+    let dir_spelling = || spelling_hinted(hints, &hints.dirs);
+    let read = |op: BoxedStrategy<Op>| {
+        (op, read_interference(), reuse())
+            .prop_map(|(op, interfere, reuse)| Step {
+                reuse: reuse && op.takes_target(),
+                op,
+                interfere,
+            })
+            .boxed()
+    };
+    let write_guard = prop_oneof![
+        4 => Just(WriteGuard::None),
+        3 => Just(WriteGuard::CreateIfAbsent),
+        3 => version_ref().prop_map(WriteGuard::ReplaceIfVersion),
+    ];
+    let write = (file_spelling(), content(config), write_guard, reuse())
+        .prop_flat_map(move |(path, content, guard, reuse)| {
+            // A competitor only matters where nothing was there to replace.
+            let competitors = !matches!(guard, WriteGuard::ReplaceIfVersion(_));
+            mutation_interference(caps, competitors).prop_map(move |interfere| Step {
+                op: Op::Write {
+                    path: path.clone(),
+                    content: content.clone(),
+                    guard,
+                },
+                interfere,
+                reuse,
+            })
+        })
+        .boxed();
+    let edit = (
+        file_spelling(),
+        old_string(hints),
+        pick(NEW_STRINGS.to_vec()),
+        prop::bool::weighted(0.3),
+        prop::option::weighted(0.25, version_ref()),
+        mutation_interference(caps, false),
+        reuse(),
+    )
+        .prop_map(
+            |(path, old, new, replace_all, guard, interfere, reuse)| Step {
+                op: Op::Edit {
+                    path,
+                    old,
+                    new: new.to_string(),
+                    replace_all,
+                    guard,
+                },
+                interfere,
+                reuse,
+            },
+        )
+        .boxed();
+    let facts = (spelling(), dir_spelling())
+        .prop_map(|(path, other)| Step::plain(Op::Facts { path, other }))
+        .boxed();
+    let mut options: Vec<(u32, BoxedStrategy<Step>)> = vec![
+        (35, world_op(config)),
+        (14, write),
+        (14, edit),
+        (
+            6,
+            read(spelling().prop_map(|path| Op::Stat { path }).boxed()),
+        ),
+        (
+            4,
+            read(spelling().prop_map(|path| Op::Lstat { path }).boxed()),
+        ),
+        (
+            3,
+            read(spelling().prop_map(|path| Op::Resolve { path }).boxed()),
+        ),
+        (
+            6,
+            read(
+                file_spelling()
+                    .prop_map(|path| Op::ReadText { path })
+                    .boxed(),
+            ),
+        ),
+        (
+            4,
+            read(
+                file_spelling()
+                    .prop_map(|path| Op::StreamText { path })
+                    .boxed(),
+            ),
+        ),
+        (
+            5,
+            read(dir_spelling().prop_map(|path| Op::ListDir { path }).boxed()),
+        ),
+        (2, facts),
+    ];
+    if caps.read_bytes {
+        options.push((4, read(read_bytes_op(hints))));
+    }
+    proptest::strategy::Union::new_weighted(options).boxed()
+}
+
+/// What a generated run never produces for this backend, and why: the report lists these so a
+/// skipped kind of step is visible, not silent.
+pub fn skipped_steps(config: &GenConfig) -> Vec<(String, String)> {
+    let caps = config.caps;
+    let mut out = Vec::new();
+    let mut skip = |what: &str, why: &str| out.push((what.to_string(), why.to_string()));
+    if !caps.symlinks {
+        skip(
+            "symlinks (aliases, dangling and looping links, writes through links)",
+            "not claimed (symlinks)",
+        );
+    }
+    if !caps.permissions {
+        skip("permission bits and chmod", "not claimed (permissions)");
+    }
+    if !caps.read_bytes {
+        skip("read_bytes steps", "not claimed (read_bytes)");
+    }
+    if !caps.cancel_points {
+        skip(
+            "cancellation inside a mutation (before_stage, staged, committed)",
+            "not claimed (no cancel points)",
+        );
+        skip(
+            "competitor races (a file, directory or link appearing mid-write)",
+            "not claimed (no cancel points)",
+        );
+    }
+    if !(caps.staging_probe && caps.permissions) {
+        skip(
+            "staging modes inspected at the staged point",
+            "not claimed (staging_probe and permissions)",
+        );
+    }
+    if !config.fifos {
+        skip("FIFOs", "the world cannot make them");
+    }
+    out
+}

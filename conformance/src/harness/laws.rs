@@ -1,0 +1,306 @@
+//! Laws that do not trust the model. The model predicts every outcome, but a rule that the
+//! model and a provider both get wrong would be invisible to a comparison of the two. These laws
+//! are stated directly on the raw bytes the world holds before and after a step, with their own
+//! (third) implementation of the rules:
+//!
+//! * after an edit, the LF-normalised new text is the LF-normalised old text with the literal
+//!   replacement applied, a BOM is kept iff there was one, and every byte outside the matched
+//!   regions is unchanged, in order;
+//! * after a write, the bytes at the target are exactly the content, and nothing else changed
+//!   but the directories created on the way;
+//! * a listing is the directory's children, in byte order of their names.
+
+use crate::failure::{Check, FailureKind, fail};
+use seam_model::SnapEntry;
+use std::collections::BTreeMap;
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A law to check once the world has been read back after the step.
+#[derive(Clone, Debug)]
+pub(crate) enum PendingLaw {
+    /// A write of `content` to the file at `rel` succeeded.
+    Write { rel: String, content: String },
+    /// An edit of the file at `rel` succeeded.
+    Edit {
+        rel: String,
+        old: String,
+        new: String,
+        replace_all: bool,
+    },
+    /// A listing of the directory at `rel` returned `names`.
+    List { rel: String, names: Vec<String> },
+}
+
+fn lf(s: &str) -> String {
+    s.replace("\r\n", "\n")
+}
+
+fn file<'a>(snap: &'a BTreeMap<String, SnapEntry>, rel: &str) -> Option<&'a [u8]> {
+    match snap.get(rel) {
+        Some(SnapEntry::File { bytes, .. }) => Some(bytes),
+        _ => None,
+    }
+}
+
+impl PendingLaw {
+    pub fn check(
+        &self,
+        before: &BTreeMap<String, SnapEntry>,
+        after: &BTreeMap<String, SnapEntry>,
+    ) -> Check {
+        match self {
+            PendingLaw::Write { rel, content } => write_law(before, after, rel, content),
+            PendingLaw::Edit {
+                rel,
+                old,
+                new,
+                replace_all,
+            } => {
+                let (Some(was), Some(now)) = (file(before, rel), file(after, rel)) else {
+                    return Err(fail(
+                        FailureKind::EditLaw,
+                        format!("the edited file {rel:?} is not a file before and after the edit"),
+                    ));
+                };
+                edit_law(was, now, old, new, *replace_all)
+                    .map_err(|e| fail(FailureKind::EditLaw, format!("edit of {rel:?}: {e}")))
+            }
+            PendingLaw::List { rel, names } => list_law(after, rel, names),
+        }
+    }
+}
+
+fn write_law(
+    before: &BTreeMap<String, SnapEntry>,
+    after: &BTreeMap<String, SnapEntry>,
+    rel: &str,
+    content: &str,
+) -> Check {
+    match file(after, rel) {
+        Some(bytes) if bytes == content.as_bytes() => {}
+        Some(bytes) => {
+            return Err(fail(
+                FailureKind::WriteLaw,
+                format!(
+                    "after writing {} bytes to {rel:?} it holds {} other bytes",
+                    content.len(),
+                    bytes.len()
+                ),
+            ));
+        }
+        None => {
+            return Err(fail(
+                FailureKind::WriteLaw,
+                format!("after a successful write, {rel:?} is not a file"),
+            ));
+        }
+    }
+    let parents: Vec<String> = {
+        let parts: Vec<&str> = rel.split('/').collect();
+        (1..parts.len()).map(|i| parts[..i].join("/")).collect()
+    };
+    for (path, entry) in after {
+        if path == rel {
+            continue;
+        }
+        match before.get(path) {
+            Some(was) if was == entry => {}
+            None if parents.contains(path) && matches!(entry, SnapEntry::Dir { .. }) => {}
+            _ => {
+                return Err(fail(
+                    FailureKind::WriteLaw,
+                    format!("a write of {rel:?} also changed {path:?}"),
+                ));
+            }
+        }
+    }
+    if let Some(path) = before
+        .keys()
+        .find(|p| p.as_str() != rel && !after.contains_key(*p))
+    {
+        return Err(fail(
+            FailureKind::WriteLaw,
+            format!("a write of {rel:?} removed {path:?}"),
+        ));
+    }
+    Ok(())
+}
+
+fn list_law(after: &BTreeMap<String, SnapEntry>, rel: &str, names: &[String]) -> Check {
+    let prefix = if rel.is_empty() {
+        String::new()
+    } else {
+        format!("{rel}/")
+    };
+    let mut children: Vec<&str> = after
+        .keys()
+        .filter_map(|p| p.strip_prefix(&prefix))
+        .filter(|rest| !rest.is_empty() && !rest.contains('/'))
+        .collect();
+    children.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    let listed: Vec<&str> = names.iter().map(String::as_str).collect();
+    if listed == children {
+        Ok(())
+    } else {
+        Err(fail(
+            FailureKind::ListingLaw,
+            format!(
+                "the listing of {rel:?} is {listed:?}; the directory holds {children:?} in byte order"
+            ),
+        ))
+    }
+}
+
+/// The positions in `raw` of each byte of its LF view, plus the end: a `\n` that stands for a
+/// `\r\n` maps to the `\r`.
+fn view_to_raw(raw: &str) -> (String, Vec<usize>, Vec<bool>) {
+    let b = raw.as_bytes();
+    let mut view = String::with_capacity(raw.len());
+    let mut map = Vec::with_capacity(raw.len() + 1);
+    let mut from_crlf = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    let mut chars = raw.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        debug_assert_eq!(at, i);
+        if c == '\r' && b.get(i + 1) == Some(&b'\n') {
+            chars.next();
+            map.push(i);
+            from_crlf.push(true);
+            view.push('\n');
+            i += 2;
+            continue;
+        }
+        for _ in 0..c.len_utf8() {
+            map.push(i);
+            from_crlf.push(false);
+        }
+        view.push(c);
+        i += c.len_utf8();
+    }
+    map.push(raw.len());
+    (view, map, from_crlf)
+}
+
+/// The raw position just after the view byte at `v`.
+fn raw_end(map: &[usize], from_crlf: &[bool], v: usize, raw: &str) -> usize {
+    if from_crlf[v] {
+        map[v] + 2
+    } else {
+        // The end of the character the byte belongs to.
+        let mut end = map[v] + 1;
+        while end < raw.len() && !raw.is_char_boundary(end) {
+            end += 1;
+        }
+        end
+    }
+}
+
+/// The literal-edit law on raw bytes.
+pub(crate) fn edit_law(
+    was: &[u8],
+    now: &[u8],
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<(), String> {
+    let bom = was.starts_with(BOM);
+    if now.starts_with(BOM) != bom {
+        return Err(if bom {
+            "the BOM was dropped".into()
+        } else {
+            "a BOM was added".into()
+        });
+    }
+    let skip = if bom { BOM.len() } else { 0 };
+    let was_text = std::str::from_utf8(&was[skip..]).map_err(|_| "the old file was not UTF-8")?;
+    let now_text = std::str::from_utf8(&now[skip..]).map_err(|_| "the new file is not UTF-8")?;
+    let (o, n) = (lf(old), lf(new));
+    let (view, map, from_crlf) = view_to_raw(was_text);
+    let expected_lf = if replace_all {
+        view.replace(&o, &n)
+    } else {
+        view.replacen(&o, &n, 1)
+    };
+    if lf(now_text) != expected_lf {
+        return Err(
+            "the LF-normalised text is not the old text with the literal replacement applied"
+                .into(),
+        );
+    }
+    // Raw regions of the matches; everything between them must survive byte for byte.
+    let mut gaps: Vec<&str> = Vec::new();
+    let mut cursor = 0;
+    for (m, _) in view.match_indices(&o).take(if replace_all { usize::MAX } else { 1 }) {
+        let start = map[m];
+        let end = raw_end(&map, &from_crlf, m + o.len() - 1, was_text);
+        gaps.push(&was_text[cursor..start]);
+        cursor = end;
+    }
+    gaps.push(&was_text[cursor..]);
+    let newlines = n.matches('\n').count();
+    let mut pos = 0;
+    for (i, gap) in gaps.iter().enumerate() {
+        if !now_text[pos..].starts_with(gap) {
+            return Err(format!(
+                "bytes outside the matched regions changed (untouched segment {i} of {} differs)",
+                gaps.len()
+            ));
+        }
+        pos += gap.len();
+        if i + 1 == gaps.len() {
+            break;
+        }
+        let next = gaps[i + 1];
+        let fits = |len: usize| {
+            now_text.get(pos..pos + len).is_some_and(|r| lf(r) == n)
+                && now_text[pos + len..].starts_with(next)
+        };
+        let len = [n.len(), n.len() + newlines]
+            .into_iter()
+            .find(|l| fits(*l))
+            .ok_or_else(|| format!("replacement {} is not the new text in some line-ending style", i + 1))?;
+        pos += len;
+    }
+    if pos != now_text.len() {
+        return Err("the file has bytes after the last untouched segment".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_edit_law_accepts_byte_faithful_edits_and_catches_the_rest() {
+        // Byte-faithful: only the match changes, mixed endings stay.
+        assert!(edit_law(b"a\r\nb\nc\r\n", b"a\r\nB\nc\r\n", "b", "B", false).is_ok());
+        // A match across a CRLF replaces the whole break.
+        assert!(edit_law(b"a\r\nb", b"ac", "\nb", "c", false).is_ok());
+        // Inserted breaks in CRLF style.
+        assert!(edit_law(b"a\r\nb\r\n", b"x\r\ny\r\nb\r\n", "a", "x\ny", false).is_ok());
+        // replace_all, and a BOM kept.
+        assert!(edit_law(b"\xEF\xBB\xBFa a", b"\xEF\xBB\xBFb b", "a", "b", true).is_ok());
+        // Normalising the whole file breaks the law.
+        assert!(edit_law(b"a\r\nb\nc\r\n", b"a\r\nB\r\nc\r\n", "b", "B", false).is_err());
+        // Dropping the BOM breaks it.
+        assert!(edit_law(b"\xEF\xBB\xBFa", b"b", "a", "b", false).is_err());
+        // Interpreting `$&` breaks it.
+        assert!(edit_law(b"ab", b"aab", "a", "$&a", false).is_err());
+        // Changing another byte breaks it.
+        assert!(edit_law(b"ab cd", b"xb ce", "a", "x", false).is_err());
+    }
+
+    #[test]
+    fn the_listing_law_wants_byte_order() {
+        let mut snap = BTreeMap::new();
+        for p in ["d", "d/B", "d/a", "d/a/x"] {
+            snap.insert(p.to_string(), SnapEntry::Dir { mode: None });
+        }
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(list_law(&snap, "d", &names(&["B", "a"])).is_ok());
+        assert!(list_law(&snap, "d", &names(&["a", "B"])).is_err());
+        assert!(list_law(&snap, "", &names(&["d"])).is_ok());
+    }
+}

@@ -1,0 +1,397 @@
+//! Runs one sequence of steps against a subject and the model side by side, checking after every
+//! step: the outcome (error code and message, or the success shape), the version laws, key
+//! identity, that a mutation's version equals a fresh `stat`, that staging is private while it
+//! exists, the rule-based laws that do not trust the model (an edit's bytes, a write's bytes, a
+//! listing's order), and that the raw bytes, kinds and modes on disk equal the model — with
+//! nothing else (no temp litter) beside them. A step that agreed counts the rules it exercised.
+//!
+//! One file per job: running operations (`ops`), calls with a cancelled signal (`cancel`), the
+//! checkpoint probe (`probe`), reading the world back (`verify`), the rule-based laws (`laws`),
+//! and which rules a step exercised (`classify`).
+
+mod cancel;
+mod classify;
+mod laws;
+mod ops;
+mod probe;
+mod verify;
+
+use crate::factory::Subject;
+use crate::failure::{Check, Failure, FailureKind, fail};
+use crate::laws::Laws;
+use crate::rules::Rule;
+use crate::stats::Stats;
+use crate::step::{Op, Step, VersionRef};
+use crate::world::World;
+use seam::{Capabilities, FileSystem, FsError, FsTarget, FsVersion, ResolveOptions};
+use seam_model::{Key, Model, ModelConfig, ModelError, Resolved, SnapEntry, Version};
+use std::collections::{BTreeMap, HashMap};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::runtime::Runtime;
+
+pub(crate) use laws::PendingLaw;
+
+/// How strictly error messages are compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MessageCheck {
+    /// Exactly the contract's texts (with the provider's display paths).
+    #[default]
+    Exact,
+    /// Only the code.
+    CodeOnly,
+}
+
+/// The token a guard uses when no version has been seen yet: no backend ever issues it.
+pub const NEVER_ISSUED: &str = "seam-conformance:never-issued";
+
+/// What one step did, for replay and reports.
+#[derive(Clone, Debug)]
+pub struct StepRecord {
+    /// Position in the sequence.
+    pub index: usize,
+    /// What the step was.
+    pub description: String,
+    /// What the model expected.
+    pub expected: String,
+    /// What the provider did.
+    pub actual: String,
+    /// The code the model expected (`None`: success).
+    pub expected_code: Option<seam::FsErrorCode>,
+    /// The first check that failed, if any.
+    pub failure: Option<Failure>,
+}
+
+/// Settings of a harness.
+#[derive(Clone, Copy, Debug)]
+pub struct HarnessConfig {
+    /// Message strictness.
+    pub messages: MessageCheck,
+    /// How long a probe waits for the world to place a competitor inside a checkpoint before it
+    /// concludes the provider holds a lock the world needs.
+    pub checkpoint_wait: Duration,
+}
+
+impl Default for HarnessConfig {
+    fn default() -> Self {
+        Self {
+            messages: MessageCheck::Exact,
+            checkpoint_wait: Duration::from_secs(2),
+        }
+    }
+}
+
+/// A target resolved by an earlier step, kept for steps that reuse it.
+#[derive(Clone)]
+struct Earlier {
+    target: FsTarget,
+    model: Resolved,
+    epoch: u64,
+}
+
+/// How a file changed behind the provider's back since its version was last observed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Change {
+    RestoredMtime,
+    InPlace,
+    Chmod,
+}
+
+/// One sequence in progress.
+pub struct Harness {
+    fs: Arc<dyn FileSystem>,
+    world: Arc<dyn World>,
+    _keep: Box<dyn Send + Sync>,
+    model: Model,
+    laws: Laws,
+    history: Vec<(Version, FsVersion)>,
+    latest: HashMap<Key, (Version, FsVersion)>,
+    root: String,
+    process_root: String,
+    caps: Capabilities,
+    config: HarnessConfig,
+    last_expected_code: Option<seam::FsErrorCode>,
+    /// The world as read back after the previous step.
+    before: BTreeMap<String, SnapEntry>,
+    /// Targets by rendered spelling, for steps that reuse one.
+    targets: HashMap<String, Earlier>,
+    /// Bumped by every change of the world (a world step or a mutation).
+    epoch: u64,
+    /// Files changed behind the provider's back since their version was last observed.
+    changed: HashMap<Key, Change>,
+    /// The `entries` counter last observed per directory id.
+    dir_entries: HashMap<u64, u64>,
+    /// The first display path each key was resolved from (to notice aliases).
+    displays: HashMap<Key, String>,
+    /// Rules this step exercised; counted only if the step passes.
+    pending: Vec<Rule>,
+    /// Rule-based laws to check against the world after this step.
+    pending_laws: Vec<PendingLaw>,
+    /// Counts of what ran.
+    pub stats: Stats,
+}
+
+fn show_err(e: &FsError) -> String {
+    format!("{} {:?}", e.code(), e.message())
+}
+
+fn show_model_err(e: &ModelError) -> String {
+    format!("{} {:?}", e.code, e.message)
+}
+
+pub(crate) fn show_bytes(b: &[u8]) -> String {
+    let text = String::from_utf8_lossy(b);
+    if text.chars().count() > 60 {
+        let head: String = text.chars().take(57).collect();
+        format!("{head:?}... ({} bytes)", b.len())
+    } else {
+        format!("{text:?}")
+    }
+}
+
+fn same<T: PartialEq + std::fmt::Debug>(
+    kind: FailureKind,
+    what: &str,
+    expected: &T,
+    actual: &T,
+) -> Check {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(fail(
+            kind,
+            format!("{what}: expected {expected:?}, got {actual:?}"),
+        ))
+    }
+}
+
+/// The text of a panic payload.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else {
+        "a panic with a non-text payload".to_string()
+    }
+}
+
+impl Harness {
+    /// A harness over a fresh subject.
+    pub fn new(subject: Subject, config: HarnessConfig) -> Self {
+        let root = subject.world.root_display();
+        let process_root = subject.world.process_root();
+        let caps = subject.fs.capabilities();
+        let model = Model::new(ModelConfig {
+            root: root.clone(),
+            diff_basis_max_bytes: subject.diff_basis_max_bytes,
+        });
+        Self {
+            fs: subject.fs,
+            world: subject.world,
+            _keep: subject.keep_alive,
+            model,
+            laws: Laws::default(),
+            history: Vec::new(),
+            latest: HashMap::new(),
+            root,
+            process_root,
+            caps,
+            config,
+            last_expected_code: None,
+            before: BTreeMap::new(),
+            targets: HashMap::new(),
+            epoch: 0,
+            changed: HashMap::new(),
+            dir_entries: HashMap::new(),
+            displays: HashMap::new(),
+            pending: Vec::new(),
+            pending_laws: Vec::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// The root's display path.
+    pub fn root(&self) -> &str {
+        &self.root
+    }
+
+    fn opts(&self) -> ResolveOptions<'_> {
+        ResolveOptions {
+            cwd: Some(&self.root),
+        }
+    }
+
+    fn hit(&mut self, rule: Rule) {
+        self.pending.push(rule);
+    }
+
+    fn compare_err(&mut self, expected: &ModelError, actual: &FsError) -> Check {
+        self.stats.check();
+        if expected.code != actual.code() {
+            return Err(fail(
+                FailureKind::Outcome,
+                format!(
+                    "expected {}, got {}",
+                    show_model_err(expected),
+                    show_err(actual)
+                ),
+            ));
+        }
+        if self.config.messages == MessageCheck::Exact && expected.message != actual.message() {
+            return Err(fail(
+                FailureKind::Message,
+                format!(
+                    "right code {}, wrong message: expected {:?}, got {:?}",
+                    expected.code,
+                    expected.message,
+                    actual.message()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Compares a result shape by shape; `ok` checks two successes.
+    fn outcome<M, A>(
+        &mut self,
+        expected: &Result<M, ModelError>,
+        actual: &Result<A, FsError>,
+        ok: impl FnOnce(&mut Self, &M, &A) -> Check,
+    ) -> Check {
+        self.last_expected_code = expected.as_ref().err().map(|e| e.code);
+        match (expected, actual) {
+            (Ok(m), Ok(a)) => {
+                self.stats.check();
+                ok(self, m, a)
+            }
+            (Err(m), Err(a)) => {
+                self.compare_err(m, a)?;
+                self.stats.code(a.code());
+                Ok(())
+            }
+            (Ok(_), Err(a)) => Err(fail(
+                FailureKind::Outcome,
+                format!("expected success, got {}", show_err(a)),
+            )),
+            (Err(m), Ok(_)) => Err(fail(
+                FailureKind::Outcome,
+                format!("expected {}, got success", show_model_err(m)),
+            )),
+        }
+    }
+
+    /// Records a version observation: the laws, and the rules it exercised.
+    fn observe(&mut self, v: &Version, token: &FsVersion, file: Option<&Key>) -> Check {
+        self.stats.check();
+        self.laws
+            .observe(v, token.as_str())
+            .map_err(|e| fail(FailureKind::VersionLaw, e))?;
+        if let Some(key) = file {
+            self.history.push((*v, token.clone()));
+            match self.changed.remove(key) {
+                Some(Change::RestoredMtime) => self.hit(Rule::VersionRestoredMtime),
+                Some(Change::InPlace) => self.hit(Rule::VersionInPlace),
+                Some(Change::Chmod) => self.hit(Rule::VersionChmod),
+                None => {}
+            }
+        }
+        if let Version::Dir { id, entries, .. } = *v
+            && let Some(prev) = self.dir_entries.insert(id, entries)
+            && prev != entries
+        {
+            self.hit(Rule::VersionDirEntries);
+        }
+        Ok(())
+    }
+
+    fn recent(&self, r: VersionRef, target: Option<&Resolved>) -> (Version, FsVersion) {
+        let never = (
+            Version::Object { n: u64::MAX },
+            FsVersion::new(NEVER_ISSUED),
+        );
+        match r {
+            VersionRef::Target => target
+                .and_then(|t| self.latest.get(&t.key).cloned())
+                .unwrap_or(never),
+            VersionRef::Recent(_) if self.history.is_empty() => never,
+            VersionRef::Recent(k) => {
+                let i = self.history.len() - 1 - (k as usize % self.history.len());
+                self.history[i].clone()
+            }
+        }
+    }
+
+    /// Remembers the latest file version seen for the object a target names.
+    fn note_latest(&mut self, r: &Resolved, v: &Version, token: &FsVersion) {
+        self.latest.insert(r.key.clone(), (*v, token.clone()));
+    }
+
+    fn key_check(&mut self, r: &Resolved, target: &FsTarget) -> Check {
+        self.stats.check();
+        same(
+            FailureKind::KeyIdentity,
+            "display path",
+            &r.display,
+            &target.display_path,
+        )?;
+        self.laws
+            .key(&r.key, target.key.as_str())
+            .map_err(|e| fail(FailureKind::KeyIdentity, e))
+    }
+
+    /// The path of a model key relative to the root (`d/a`; empty for the root).
+    fn rel(key: &Key) -> String {
+        key.0.join("/")
+    }
+
+    /// Runs one step and checks it; the record's failure describes the first departure.
+    pub fn step(&mut self, rt: &Runtime, index: usize, step: &Step) -> StepRecord {
+        let description = crate::step::describe(step);
+        let mut record = StepRecord {
+            index,
+            description: description.clone(),
+            expected: String::new(),
+            actual: String::new(),
+            expected_code: None,
+            failure: None,
+        };
+        self.last_expected_code = None;
+        self.pending.clear();
+        self.pending_laws.clear();
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            rt.block_on(self.run(step, &mut record))
+                .and_then(|()| self.verify_world())
+        }));
+        let result = result.unwrap_or_else(|payload| {
+            Err(fail(
+                FailureKind::Panic,
+                format!(
+                    "the provider panicked during `{description}`: {}",
+                    panic_text(payload.as_ref())
+                ),
+            ))
+        });
+        self.stats.steps += 1;
+        record.expected_code = self.last_expected_code;
+        if !matches!(step.op, Op::World(_)) {
+            self.stats.outcome(step.op.kind(), record.expected_code);
+        }
+        match result {
+            Ok(()) => {
+                for rule in std::mem::take(&mut self.pending) {
+                    self.stats.rule(rule);
+                }
+            }
+            Err(e) => record.failure = Some(e),
+        }
+        record
+    }
+
+    /// Compares the world, byte for byte, with the model (also before the first step).
+    pub fn verify_world(&mut self) -> Check {
+        self.verify()
+    }
+}

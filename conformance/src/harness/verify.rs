@@ -1,0 +1,82 @@
+//! Reading the world back after every step: every entry, its bytes, kind and mode, compared
+//! with the model — nothing missing, nothing extra (staging left behind, a stray write) — and
+//! then the rule-based laws of the step, against the world as it was before and after.
+
+use super::Harness;
+use crate::failure::{Check, FailureKind, fail};
+use seam_model::SnapEntry;
+use std::collections::BTreeMap;
+
+fn show_entry(e: &SnapEntry) -> String {
+    match e {
+        SnapEntry::File { bytes, mode } => match mode {
+            Some(m) => format!("file {} mode {m:o}", super::show_bytes(bytes)),
+            None => format!("file {}", super::show_bytes(bytes)),
+        },
+        SnapEntry::Dir { mode: Some(m) } => format!("dir mode {m:o}"),
+        SnapEntry::Dir { mode: None } => "dir".to_string(),
+        SnapEntry::Symlink { target } => format!("symlink -> {target:?}"),
+        SnapEntry::Other => "other".to_string(),
+    }
+}
+
+impl Harness {
+    pub(super) fn verify(&mut self) -> Check {
+        let expected = self.model.snapshot();
+        let actual = self.world.snapshot().map_err(|e| {
+            fail(
+                FailureKind::Setup,
+                format!("cannot read the world back: {e}"),
+            )
+        })?;
+        self.stats.world_checks += 1;
+        let perms = self.caps.permissions;
+        let strip = |m: &BTreeMap<String, SnapEntry>| -> BTreeMap<String, SnapEntry> {
+            m.iter()
+                .map(|(k, v)| (k.clone(), if perms { v.clone() } else { v.without_mode() }))
+                .collect()
+        };
+        let (exp, act) = (strip(&expected), strip(&actual));
+        for (path, a) in &act {
+            self.stats.check();
+            match exp.get(path) {
+                None => {
+                    return Err(fail(
+                        FailureKind::Litter,
+                        format!(
+                            "unexpected entry {path:?} on disk ({}) — temp litter or a stray write",
+                            show_entry(a)
+                        ),
+                    ));
+                }
+                Some(e) if !e.admits(a) => {
+                    return Err(fail(
+                        FailureKind::BytesOnDisk,
+                        format!(
+                            "{path:?} on disk is {}, the model says {}",
+                            show_entry(a),
+                            show_entry(e)
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some((path, e)) = exp.iter().find(|(p, _)| !act.contains_key(*p)) {
+            return Err(fail(
+                FailureKind::BytesOnDisk,
+                format!(
+                    "{path:?} is missing on disk; the model says {}",
+                    show_entry(e)
+                ),
+            ));
+        }
+        let laws = std::mem::take(&mut self.pending_laws);
+        for law in &laws {
+            self.stats.check();
+            law.check(&self.before, &actual)?;
+        }
+        self.before = actual;
+        Ok(())
+    }
+}

@@ -1,0 +1,197 @@
+//! Every capability claim, exercised in both directions. A claimed feature must be there (the
+//! sequences then check how it behaves); an unclaimed one must not be offered half-way: an
+//! unclaimed `read_bytes` fails with a code and returns no content, an unclaimed cancel point is
+//! never shown to a probe, unclaimed staging paths are never reported, and `sandbox_mode()` is
+//! set exactly when sandbox modes are claimed. A backend that claims nothing it has, or has
+//! what it does not claim, fails here — with the claim named.
+
+use super::{Context, Property, Run};
+use crate::failure::{Failure, FailureKind, fail};
+use crate::rules::Rule;
+use seam::{CancelPoint, EditRequest, ResolveOptions, Signal};
+use seam_model::WorldEffect;
+use std::sync::{Arc, Mutex};
+
+/// `claims`.
+pub struct Claims;
+
+/// What a probe was shown.
+type Shown = Arc<Mutex<Vec<(CancelPoint, Vec<String>)>>>;
+
+impl Property for Claims {
+    fn name(&self) -> &'static str {
+        "claims"
+    }
+
+    fn summary(&self) -> &'static str {
+        "each capability claim holds both ways: claimed features work, unclaimed ones are not offered"
+    }
+
+    fn core(&self) -> bool {
+        true
+    }
+
+    fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
+        let rt = cx.runtime()?;
+        let subject = cx
+            .factory
+            .make(&cx.options())
+            .map_err(|e| fail(FailureKind::Setup, e))?;
+        let (fs, world) = (subject.fs.clone(), subject.world.clone());
+        let root = world.root_display();
+        world
+            .apply(&WorldEffect::CreateFile {
+                path: "old".into(),
+                bytes: b"one\n".to_vec(),
+                mode: 0o644,
+            })
+            .map_err(|e| fail(FailureKind::Setup, format!("the world cannot create a file: {e}")))?;
+        let opts = ResolveOptions { cwd: Some(&root) };
+        let none = Signal::none();
+        let caps = fs.capabilities();
+        let stats = &mut out.stats;
+
+        // sandbox_mode() answers exactly when sandbox modes are claimed.
+        stats.check();
+        let mode = fs.sandbox_mode();
+        if caps.sandbox_modes != mode.is_some() {
+            return Err(fail(
+                FailureKind::Claim,
+                format!(
+                    "sandbox_modes is {}claimed but sandbox_mode() is {mode:?}",
+                    if caps.sandbox_modes { "" } else { "not " }
+                ),
+            ));
+        }
+        stats.rule(Rule::ClaimSandboxMode);
+
+        // read_bytes works when claimed, returns no content when not.
+        let old = rt
+            .block_on(fs.resolve("old", opts, &none))
+            .map_err(|e| fail(FailureKind::Outcome, format!("resolve \"old\": {}", e.message())))?;
+        let got = rt.block_on(fs.read_bytes(&old, 1 << 20, &none));
+        stats.check();
+        match (caps.read_bytes, got) {
+            (true, Ok(bytes)) if bytes == b"one\n" => {}
+            (true, other) => {
+                return Err(fail(
+                    FailureKind::Claim,
+                    format!("read_bytes is claimed but read_bytes(\"old\") gave {other:?}"),
+                ));
+            }
+            (false, Ok(bytes)) => {
+                return Err(fail(
+                    FailureKind::Claim,
+                    format!(
+                        "read_bytes is not claimed but returned {} bytes of content",
+                        bytes.len()
+                    ),
+                ));
+            }
+            (false, Err(_)) => {}
+        }
+        stats.rule(Rule::ClaimReadBytes);
+
+        // Checkpoints: shown in order when claimed, never when not; staging paths likewise.
+        for (path, edit) in [("new", false), ("old", true)] {
+            let shown: Shown = Arc::default();
+            let record = shown.clone();
+            let w = world.clone();
+            let existing = Arc::new(Mutex::new(Vec::new()));
+            let exists = existing.clone();
+            let signal = Signal::with_probe(move |cp| {
+                for p in cp.staging {
+                    let there = matches!(w.entry_mode(p), Ok(Some(_)));
+                    exists.lock().unwrap_or_else(|x| x.into_inner()).push((p.clone(), there));
+                }
+                record
+                    .lock()
+                    .unwrap_or_else(|x| x.into_inner())
+                    .push((cp.point, cp.staging.to_vec()));
+                false
+            });
+            let result = rt.block_on(async {
+                let t = fs.resolve(path, opts, &none).await?;
+                if edit {
+                    let e = EditRequest {
+                        old_string: "one".into(),
+                        new_string: "two".into(),
+                        replace_all: false,
+                    };
+                    fs.edit_text(&t, &e, None, None, &signal).await.map(|_| ())
+                } else {
+                    fs.write_text(&t, "content\n", None, None, &signal)
+                        .await
+                        .map(|_| ())
+                }
+            });
+            result.map_err(|e| {
+                fail(
+                    FailureKind::Outcome,
+                    format!("a plain {} of {path:?} failed: {} {:?}", if edit { "edit" } else { "write" }, e.code(), e.message()),
+                )
+            })?;
+            let shown = shown.lock().unwrap_or_else(|x| x.into_inner()).clone();
+            let points: Vec<CancelPoint> = shown.iter().map(|(p, _)| *p).collect();
+            stats.check();
+            let want = [CancelPoint::BeforeStage, CancelPoint::Staged, CancelPoint::Committed];
+            match (caps.cancel_points, points.as_slice()) {
+                (true, p) if p == want => {}
+                (true, p) => {
+                    return Err(fail(
+                        FailureKind::Claim,
+                        format!("cancel_points is claimed but a {} showed checkpoints {p:?} (must be {want:?})", if edit { "edit" } else { "write" }),
+                    ));
+                }
+                (false, []) => {}
+                (false, p) => {
+                    return Err(fail(
+                        FailureKind::Claim,
+                        format!("cancel_points is not claimed but checkpoints {p:?} were shown"),
+                    ));
+                }
+            }
+            stats.rule(Rule::ClaimCancelPoints);
+            if !caps.cancel_points {
+                // Staging is reported at checkpoints: without them it cannot be.
+                stats.check();
+                if caps.staging_probe {
+                    return Err(fail(
+                        FailureKind::Claim,
+                        "staging_probe is claimed without cancel_points (staging is reported at checkpoints)",
+                    ));
+                }
+                stats.rule(Rule::ClaimStagingProbe);
+            } else {
+                stats.check();
+                let staged: Vec<String> = shown
+                    .iter()
+                    .filter(|(p, _)| *p == CancelPoint::Staged)
+                    .flat_map(|(_, s)| s.clone())
+                    .collect();
+                if caps.staging_probe && staged.is_empty() {
+                    return Err(fail(
+                        FailureKind::Claim,
+                        "staging_probe is claimed but the staged checkpoint reported no staging entries",
+                    ));
+                }
+                if !caps.staging_probe && shown.iter().any(|(_, s)| !s.is_empty()) {
+                    return Err(fail(
+                        FailureKind::Claim,
+                        "staging_probe is not claimed but checkpoints reported staging paths",
+                    ));
+                }
+                let existing = existing.lock().unwrap_or_else(|x| x.into_inner()).clone();
+                if let Some((p, _)) = existing.iter().find(|(_, there)| !there) {
+                    return Err(fail(
+                        FailureKind::Claim,
+                        format!("the staging entry {p:?} reported at a checkpoint does not exist"),
+                    ));
+                }
+                stats.rule(Rule::ClaimStagingProbe);
+            }
+        }
+        drop(subject);
+        Ok(())
+    }
+}

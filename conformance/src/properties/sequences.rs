@@ -1,0 +1,71 @@
+//! `sequences`: the generated-sequence property as a registry entry ([`crate::run_sequences`]
+//! does the work).
+
+use super::{Context, Property, Run};
+use crate::failure::Failure;
+use crate::sequences::run_sequences_watched;
+use crate::suite::SuiteProgress;
+use crate::trace::Trace;
+
+/// `sequences`.
+pub struct Sequences;
+
+impl Property for Sequences {
+    fn name(&self) -> &'static str {
+        "sequences"
+    }
+
+    fn summary(&self) -> &'static str {
+        "generated sequences agree with the model: outcomes, messages, version laws, keys, fresh stats, bytes and modes on disk, no litter"
+    }
+
+    fn core(&self) -> bool {
+        true
+    }
+
+    fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
+        let outcome = run_sequences_watched(
+            cx.factory.as_ref(),
+            &cx.config.sequences,
+            cx.harness_config(),
+            Some(&cx.monitor),
+            &mut |p| {
+                if let Some(tx) = &cx.progress {
+                    let _ = tx.send(SuiteProgress::Sequences(p));
+                }
+            },
+        )?;
+        out.stats.merge(&outcome.stats);
+        out.cases = outcome.cases;
+        out.full_durability_cases = outcome.full_durability_cases;
+        out.configurations = outcome.configurations.clone();
+        match outcome.failure {
+            None => Ok(()),
+            Some(f) => {
+                let at = f
+                    .records
+                    .last()
+                    .map(|r| r.description.clone())
+                    .unwrap_or_default();
+                let failure = Failure::new(
+                    f.failure.kind,
+                    format!(
+                        "step {} ({at}): {}",
+                        f.steps.len().saturating_sub(1),
+                        f.failure.message
+                    ),
+                );
+                out.shrunk_from = Some(f.original_len);
+                out.trace = Some(Trace::failing(
+                    cx.factory.name(),
+                    self.name(),
+                    cx.config.sequences.seed,
+                    Some(f.configuration),
+                    f.steps,
+                    &f.failure,
+                ));
+                Err(failure)
+            }
+        }
+    }
+}

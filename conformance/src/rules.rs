@@ -1,0 +1,194 @@
+//! The rules of the contract, one by one, and which of them a run actually exercised.
+//!
+//! A green run means something only if the situations that tell a right backend from a wrong
+//! one were reached: a NUL one byte inside and one byte outside the sniff window, a file exactly
+//! at a `read_bytes` cap, a character split across a stream chunk, a target used after the world
+//! changed under it. For every rule the harness counts the steps that exercised it *in such a
+//! situation* (a step that agreed with the model there; a step that failed is a failure, not
+//! coverage), and the report lists the rules a run never reached. A rule that needs a
+//! capability the backend does not claim is "not applicable", not unreached.
+
+use seam::Capability;
+
+macro_rules! rules {
+    ($( $variant:ident = $id:literal, $needs:expr, $text:literal; )*) => {
+        /// One rule of the contract, as the suite counts it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum Rule {
+            $(
+                #[doc = $text]
+                $variant,
+            )*
+        }
+
+        impl Rule {
+            /// Every rule, in the order reports list them.
+            pub const ALL: &'static [Rule] = &[$(Rule::$variant),*];
+
+            /// A stable dotted id (`read.nul-window-last-byte`).
+            pub fn id(self) -> &'static str {
+                match self { $(Rule::$variant => $id,)* }
+            }
+
+            /// What the rule says, and the situation that exercises it.
+            pub fn text(self) -> &'static str {
+                match self { $(Rule::$variant => $text,)* }
+            }
+
+            /// The capability the rule belongs to; `None` for the core contract.
+            pub fn needs(self) -> Option<Capability> {
+                match self { $(Rule::$variant => $needs,)* }
+            }
+        }
+    };
+}
+
+const CORE: Option<Capability> = None;
+const LINKS: Option<Capability> = Some(Capability::Symlinks);
+const PERMS: Option<Capability> = Some(Capability::Permissions);
+const BYTES: Option<Capability> = Some(Capability::ReadBytes);
+const CANCEL: Option<Capability> = Some(Capability::CancelPoints);
+const STAGING: Option<Capability> = Some(Capability::StagingProbe);
+const SANDBOX: Option<Capability> = Some(Capability::SandboxModes);
+
+rules! {
+    PathBlank = "path.blank", CORE, "a blank path is FS_NOT_FOUND with the blank-path text";
+    PathNul = "path.nul", CORE, "a path with a NUL byte is FS_NOT_FOUND naming the raw path";
+    PathNameMax = "path.name-max", CORE, "a 255-byte component is a valid name (a file can be created under it)";
+    PathNameTooLong = "path.name-too-long", CORE, "a 256-byte component is FS_NOT_FOUND";
+    PathDotDotLexical = "path.dotdot-lexical", LINKS, "`..` after a symlinked directory collapses textually, not physically";
+    PathParentIsFile = "path.parent-is-file", CORE, "resolving through a regular file is FS_NOT_FOUND";
+    PathLoop = "path.loop", LINKS, "a symlink loop is FS_IO_ERROR with the fixed loop text";
+    KeyAlias = "key.alias", CORE, "two different spellings of one object get one key";
+    KeyAliasLink = "key.alias-through-link", LINKS, "a spelling through a symlink gets the key of the link's target";
+    KeyMissingUnderLink = "key.missing-under-link", LINKS, "a missing path under a symlinked directory is keyed under the real directory";
+    TargetReused = "target.reused-after-change", CORE, "a target resolved earlier acts on what is at its key now, after the world changed";
+    StatFollows = "stat.follows-links", LINKS, "stat follows links to the object";
+    StatDanglingAbsent = "stat.dangling-is-absent", LINKS, "stat of a dangling link is absent";
+    StatDirNoSize = "stat.dir-no-size", CORE, "a directory has no size";
+    LstatSymlink = "lstat.symlink", LINKS, "lstat names a link a symlink, with the length of its text";
+    VersionRestoredMtime = "version.restored-mtime", CORE, "a same-size rewrite whose mtime was put back changes the version";
+    VersionInPlace = "version.in-place-change", CORE, "an in-place change of a file (append, rewrite) changes its version";
+    VersionChmod = "version.chmod", PERMS, "a change of permission bits changes the version";
+    VersionDirEntries = "version.dir-entries", CORE, "a directory whose entries changed has a new version";
+    VersionFreshStat = "version.fresh-stat", CORE, "a mutation returns the version a fresh stat gives";
+    ReadNulInWindow = "read.nul-in-window", CORE, "a NUL in the first 8192 bytes makes a read FS_NOT_TEXT";
+    ReadNulWindowLastByte = "read.nul-window-last-byte", CORE, "a NUL at byte 8191 (the last of the window) makes a read FS_NOT_TEXT";
+    ReadNulFirstPastWindow = "read.nul-first-past-window", CORE, "a NUL at byte 8192 (just outside the window) is text for a read";
+    ReadNulPastWindow = "read.nul-past-window", CORE, "a NUL only past the window is text for a read";
+    ReadInvalidUtf8 = "read.invalid-utf8", CORE, "invalid UTF-8 makes a read FS_NOT_TEXT";
+    ReadBomHidden = "read.bom-hidden", CORE, "a read does not return a leading BOM";
+    ReadMissing = "read.missing", CORE, "reading nothing is FS_NOT_FOUND";
+    ReadNotRegular = "read.not-regular", CORE, "reading a directory is FS_NOT_REGULAR_FILE";
+    ReadFifo = "read.fifo", CORE, "reading a FIFO is FS_NOT_REGULAR_FILE and does not block";
+    ReadDanglingLink = "read.dangling-link", LINKS, "reading a dangling link is FS_NOT_FOUND";
+    StreamEqualsRead = "stream.equals-read", CORE, "a stream concatenates to exactly the text a read returns";
+    StreamMultiChunk = "stream.multi-chunk", CORE, "a stream of a file over 128 KiB (several chunks) equals the read";
+    StreamSplitChar = "stream.split-char", CORE, "a stream of a file with multi-byte characters across every power-of-two boundary from 4 KiB to 128 KiB equals the read";
+    StreamLateInvalid = "stream.late-invalid", CORE, "invalid UTF-8 past the first 64 KiB fails the stream FS_NOT_TEXT";
+    BytesAtCap = "read-bytes.at-cap", BYTES, "a file of exactly `max` bytes is returned (the cap is inclusive)";
+    BytesOneBelowCap = "read-bytes.one-below-cap", BYTES, "a file one byte under the cap is returned";
+    BytesOneOverCap = "read-bytes.one-over-cap", BYTES, "a file one byte over the cap is FS_TOO_LARGE, never truncated";
+    BytesBinary = "read-bytes.binary", BYTES, "read_bytes returns binary and invalid UTF-8 as they are";
+    ListByteOrder = "list.byte-order", CORE, "a listing is in byte order where that differs from case-insensitive order";
+    ListBrokenLink = "list.broken-link", LINKS, "a dangling or looping link is listed as other, without version or size";
+    ListDirNoSize = "list.dir-no-size", CORE, "a listed directory has no size";
+    ListNotDirectory = "list.not-directory", CORE, "listing a file is FS_NOT_DIRECTORY";
+    ListMissing = "list.missing", CORE, "listing nothing is FS_NOT_FOUND";
+    WriteCreate = "write.create", CORE, "a write creates a file";
+    WriteReplace = "write.replace", CORE, "an unguarded write replaces a file";
+    WriteCreateIfAbsentExists = "write.create-if-absent-exists", CORE, "create-if-absent on an existing file is FS_NOT_OBSERVED, file untouched";
+    WriteStale = "write.stale", CORE, "replace-if-version on a changed file is FS_STALE_VERSION, file untouched";
+    WriteStaleMissing = "write.stale-missing", CORE, "replace-if-version on a missing file is FS_STALE_VERSION and does not recreate it";
+    WriteReplaceAtVersion = "write.replace-at-version", CORE, "replace-if-version at the current version replaces";
+    WriteDirectory = "write.directory", CORE, "writing a directory is FS_NOT_REGULAR_FILE";
+    WriteDanglingLink = "write.dangling-link", LINKS, "writing a dangling link is FS_NOT_REGULAR_FILE, guarded or not; the link stays";
+    WriteThroughLink = "write.through-link", LINKS, "a write through a live link lands on its target and the link stays a link";
+    WriteParents = "write.creates-parents", CORE, "missing parent directories are created";
+    WriteParentIsFile = "write.parent-is-file", CORE, "a write through a regular file is FS_NOT_FOUND";
+    WriteNewMode = "write.new-mode", PERMS, "a new file is 0600";
+    WriteKeepsMode = "write.keeps-mode", PERMS, "a replaced file keeps its permission bits";
+    WriteDiffBelow = "write.diff-basis-below", CORE, "content one byte under the diff-basis limit keeps `before`";
+    WriteDiffAt = "write.diff-basis-at", CORE, "content exactly at the diff-basis limit drops `before`";
+    WriteDiffAbove = "write.diff-basis-above", CORE, "content one byte over the diff-basis limit drops `before`";
+    WriteBeforeBinary = "write.before-binary", CORE, "replacing a binary or invalid file has no `before`";
+    WriteCompetitorFile = "write.competitor-file", CANCEL, "a file appearing mid-write is never replaced by create-if-absent (FS_NOT_OBSERVED)";
+    WriteCompetitorDir = "write.competitor-dir", CANCEL, "a directory appearing mid-write fails the write FS_NOT_REGULAR_FILE";
+    WriteCompetitorLink = "write.competitor-link", CANCEL, "a dangling link appearing mid-write is never replaced";
+    EditMissing = "edit.missing-is-stale", CORE, "editing nothing is FS_STALE_VERSION, even unguarded";
+    EditStale = "edit.stale", CORE, "an edit at an old version is FS_STALE_VERSION, file untouched";
+    EditVersionBeforeMatch = "edit.version-before-match", CORE, "a stale edit whose text is absent is FS_STALE_VERSION, not FS_EDIT_NOT_FOUND";
+    EditNulPastWindow = "edit.nul-past-window", CORE, "a NUL anywhere (also past 8192 bytes) makes an edit FS_NOT_TEXT";
+    EditInvalidUtf8 = "edit.invalid-utf8", CORE, "invalid UTF-8 makes an edit FS_NOT_TEXT";
+    EditEmptyOld = "edit.empty-old", CORE, "an empty old string is FS_EDIT_NOT_FOUND";
+    EditNotFound = "edit.not-found", CORE, "an absent old string is FS_EDIT_NOT_FOUND";
+    EditAmbiguous = "edit.ambiguous", CORE, "several matches without replace_all is FS_AMBIGUOUS_EDIT naming the count";
+    EditReplaceAll = "edit.replace-all", CORE, "replace_all replaces every non-overlapping match";
+    EditMixedEndings = "edit.keeps-mixed-endings", CORE, "an edit of a mixed-ending file keeps every untouched line ending";
+    EditCrlfMatch = "edit.crlf-match", CORE, "a match across a CRLF line break replaces the whole break";
+    EditInsertedStyle = "edit.inserted-breaks-take-style", CORE, "line breaks in the replacement take the file's dominant style";
+    EditStyleWindow = "edit.style-window", CORE, "the dominant style is decided on the first 4096 characters only";
+    EditKeepsBom = "edit.keeps-bom", CORE, "an edit keeps a leading BOM";
+    EditLiteral = "edit.literal", CORE, "a replacement with `$&` or `$$` is inserted literally";
+    EditDirectory = "edit.directory", CORE, "editing a directory is FS_NOT_REGULAR_FILE";
+    EditThroughLink = "edit.through-link", LINKS, "an edit through a live link changes the target and keeps the link";
+    EditKeepsMode = "edit.keeps-mode", PERMS, "an edited file keeps its permission bits";
+    CancelResolve = "cancel.resolve", CORE, "resolve with a cancelled signal is FS_ABORTED";
+    CancelStat = "cancel.stat", CORE, "stat with a cancelled signal is FS_ABORTED";
+    CancelLstat = "cancel.lstat", CORE, "lstat with a cancelled signal is FS_ABORTED";
+    CancelReadText = "cancel.read-text", CORE, "read_text with a cancelled signal is FS_ABORTED";
+    CancelStreamText = "cancel.stream-text", CORE, "stream_text with a cancelled signal is FS_ABORTED";
+    CancelReadBytes = "cancel.read-bytes", BYTES, "read_bytes with a cancelled signal is FS_ABORTED";
+    CancelListDir = "cancel.list-dir", CORE, "list_dir with a cancelled signal is FS_ABORTED";
+    CancelWrite = "cancel.write", CORE, "write_text with a cancelled signal is FS_ABORTED and changes nothing";
+    CancelEdit = "cancel.edit", CORE, "edit_text with a cancelled signal is FS_ABORTED and changes nothing";
+    CancelBeforeStage = "cancel.before-stage", CANCEL, "a mutation cancelled before staging leaves no trace";
+    CancelStaged = "cancel.staged", CANCEL, "a mutation cancelled with its content staged leaves no trace";
+    CancelCommitted = "cancel.committed", CANCEL, "a mutation cancelled after publication reports success";
+    CancelCreatedParents = "cancel.created-parents", CANCEL, "a cancelled write removes the parent directories it created";
+    FactsProcessPath = "facts.process-path", CORE, "process_path is the real path in the provider's world";
+    FactsFileUrl = "facts.file-url", CORE, "file_url is a percent-encoded file:// URL of process_path";
+    FactsContains = "facts.contains", CORE, "contains is true for an object beneath a directory";
+    FactsContainsPrefix = "facts.contains-sibling", CORE, "contains is false for a sibling whose name extends the parent's (`d` and `dd`)";
+    FactsContainsAlias = "facts.contains-alias", LINKS, "contains follows identity through a link alias";
+    StagingPrivate = "staging.private", STAGING, "staged content is 0700/0600 while it exists";
+    StagingNotClobbered = "staging.not-clobbered", STAGING, "a pre-existing entry at the staging name is never touched";
+    RaceOneWinner = "race.one-winner", CORE, "concurrent guarded mutations at one version have exactly one winner";
+    PermissionDenied = "permission.denied", PERMS, "what the OS refuses is FS_PERMISSION_DENIED, naming the path, changing nothing";
+    ClaimReadBytes = "claim.read-bytes", CORE, "read_bytes works when claimed and returns no content when not";
+    ClaimCancelPoints = "claim.cancel-points", CORE, "checkpoints are shown in order when claimed and never when not";
+    ClaimStagingProbe = "claim.staging-probe", CORE, "staging paths are reported and exist when claimed, and are empty when not";
+    ClaimSandboxMode = "claim.sandbox-mode", CORE, "sandbox_mode() is set exactly when sandbox modes are claimed";
+    SandboxReadOnly = "sandbox.read-only", SANDBOX, "read-only denies writes and edits with FS_SANDBOX_DENIED and changes nothing";
+    SandboxFullAccess = "sandbox.full-access", SANDBOX, "danger-full-access and a workspace-write root that holds the target allow the mutation";
+}
+
+impl Rule {
+    /// Whether the rule is part of the core contract (needs no capability).
+    pub fn is_core(self) -> bool {
+        self.needs().is_none()
+    }
+
+    /// Parses an id given by [`Rule::id`].
+    pub fn from_id(id: &str) -> Option<Rule> {
+        Rule::ALL.iter().copied().find(|r| r.id() == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_round_trip() {
+        let mut ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
+        for r in Rule::ALL {
+            assert_eq!(Rule::from_id(r.id()), Some(*r));
+            assert!(!r.text().is_empty());
+        }
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), Rule::ALL.len());
+    }
+}

@@ -1,0 +1,86 @@
+//! `edit_text`: missing is stale, the version before the match, the literal edit
+//! ([`crate::apply_literal_edit`]), and what cancellation leaves behind (nothing).
+
+use super::{Interference, Model, ModelError, Resolved, Version, err};
+use crate::edit::{EditError, NotTextReason, apply_literal_edit};
+use crate::tree::Node;
+use crate::walk::{WalkError, realpath};
+use seam::{CancelPoint, FsError, Verb};
+
+/// The expected result of a successful edit: the new version, `before` and `after`.
+pub type EditOutcomeModel = (Version, String, String);
+
+impl Model {
+    /// `edit_text(resolve(path), old → new, guard)` under some interference (competitors do not
+    /// apply to edits).
+    pub fn edit_text(
+        &mut self,
+        path: &str,
+        old: &str,
+        new: &str,
+        replace_all: bool,
+        guard: Option<Version>,
+        interference: &Interference,
+    ) -> Result<EditOutcomeModel, ModelError> {
+        let r = self.resolve(path)?;
+        self.edit_target(&r, old, new, replace_all, guard, interference)
+    }
+
+    /// `edit_text(target, old → new, guard)` under some interference.
+    pub fn edit_target(
+        &mut self,
+        r: &Resolved,
+        old: &str,
+        new: &str,
+        replace_all: bool,
+        guard: Option<Version>,
+        interference: &Interference,
+    ) -> Result<EditOutcomeModel, ModelError> {
+        let d = r.display.as_str();
+        let stale = || err(FsError::changed_since_read(Verb::Edit, d));
+        let real = match realpath(&self.tree, &r.key.0) {
+            Ok(real) => real,
+            Err(WalkError::Loop) => return Err(Self::loop_error(Verb::Edit, d)),
+            Err(_) => return Err(stale()),
+        };
+        let (bytes, version) = match self.tree.get(&real) {
+            None => return Err(stale()),
+            Some(Node::File { bytes, version, .. }) => (bytes.clone(), *version),
+            Some(_) => return Err(err(FsError::not_regular_file(Verb::Edit, d))),
+        };
+        if let Some(expected) = guard
+            && expected != (Version::Object { n: version })
+        {
+            return Err(stale());
+        }
+        let result = apply_literal_edit(&bytes, old, new, replace_all).map_err(|e| {
+            err(match e {
+                EditError::NotText(NotTextReason::Binary) => FsError::binary(Verb::Edit, d),
+                EditError::NotText(NotTextReason::InvalidUtf8) => {
+                    FsError::invalid_utf8(Verb::Edit, d)
+                }
+                EditError::EmptyOld => FsError::empty_old_string(),
+                EditError::NotFound => FsError::old_string_not_found(d),
+                EditError::Ambiguous(n) => FsError::ambiguous_edit(d, n),
+            })
+        })?;
+        let parent = real[..real.len() - 1].to_vec();
+        match interference {
+            Interference::Cancel(CancelPoint::BeforeStage) => {
+                return Err(err(FsError::aborted(Verb::Edit)));
+            }
+            Interference::Cancel(CancelPoint::Staged) => {
+                self.tree.touch_along(&parent);
+                return Err(err(FsError::aborted(Verb::Edit)));
+            }
+            _ => {}
+        }
+        let v = self.tree.mint();
+        if let Some(Node::File { bytes, version, .. }) = self.tree.get_mut(&real) {
+            *bytes = result.bytes;
+            *version = v;
+        }
+        self.tree.touch_along(&parent);
+        Ok((Version::Object { n: v }, result.before, result.after))
+    }
+}

@@ -1,0 +1,190 @@
+//! `write_text`: the guard matrix, missing parents, the diff basis, no-replace publication
+//! against a competitor, and what cancellation leaves behind (nothing).
+
+use super::{Guard, Interference, Model, ModelError, MutationResult, Resolved, Version, WriteResult, err};
+use crate::text::{diff_basis, lf_normalize};
+use crate::tree::Node;
+use crate::walk::lstat;
+use crate::world::WorldEffect;
+use seam::{CancelPoint, FsError, Verb, WriteOperation};
+
+impl Model {
+    /// Fails when a parent of `key` exists but is not a directory (a file, or a dangling link
+    /// that a write must not create through).
+    fn check_parents(&self, key: &[String], display: &str) -> Result<(), ModelError> {
+        let parent = &key[..key.len().saturating_sub(1)];
+        for i in 1..=parent.len() {
+            match self.tree.get(&parent[..i]) {
+                Some(Node::Dir { .. }) => {}
+                None => return Ok(()),
+                Some(_) => return Err(err(FsError::parent_not_directory(Verb::Write, display))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes the missing parents of `key` (mode unspecified). Returns how many it made.
+    fn make_parents(&mut self, key: &[String]) -> usize {
+        let parent = &key[..key.len().saturating_sub(1)];
+        let mut created = 0;
+        for i in 1..=parent.len() {
+            if self.tree.get(&parent[..i]).is_none() {
+                let dir = self.tree.new_dir(None);
+                self.tree.put(&parent[..i], dir);
+                created += 1;
+            }
+        }
+        created
+    }
+
+    /// The deepest existing directory on the way to `key`'s parent.
+    fn deepest_existing_parent(&self, key: &[String]) -> Vec<String> {
+        let parent = &key[..key.len().saturating_sub(1)];
+        let mut deepest = Vec::new();
+        for i in 1..=parent.len() {
+            match self.tree.get(&parent[..i]) {
+                Some(Node::Dir { .. }) => deepest = parent[..i].to_vec(),
+                _ => break,
+            }
+        }
+        deepest
+    }
+
+    /// How many parent directories a write of `r` would have to create now.
+    pub fn missing_parents(&self, r: &Resolved) -> usize {
+        let key = &r.key.0;
+        let parent = &key[..key.len().saturating_sub(1)];
+        (1..=parent.len())
+            .filter(|i| self.tree.get(&parent[..*i]).is_none())
+            .count()
+    }
+
+    /// `write_text(resolve(path), content, guard)` under some interference.
+    pub fn write_text(
+        &mut self,
+        path: &str,
+        content: &str,
+        guard: Option<Guard>,
+        interference: &Interference,
+    ) -> MutationResult<WriteResult> {
+        match self.resolve(path) {
+            Ok(r) => self.write_target(&r, content, guard, interference),
+            Err(e) => MutationResult {
+                outcome: Err(e),
+                competitor: None,
+            },
+        }
+    }
+
+    /// `write_text(target, content, guard)` under some interference.
+    pub fn write_target(
+        &mut self,
+        r: &Resolved,
+        content: &str,
+        guard: Option<Guard>,
+        interference: &Interference,
+    ) -> MutationResult<WriteResult> {
+        let mut competitor = None;
+        let outcome = self.write_inner(r, content, guard, interference, &mut competitor);
+        MutationResult {
+            outcome,
+            competitor: competitor.map(|c| self.world_text(c)),
+        }
+    }
+
+    fn write_inner(
+        &mut self,
+        r: &Resolved,
+        content: &str,
+        guard: Option<Guard>,
+        interference: &Interference,
+        competitor_effect: &mut Option<WorldEffect>,
+    ) -> Result<WriteResult, ModelError> {
+        let d = r.display.as_str();
+        let key = r.key.0.clone();
+        let not_regular = || err(FsError::not_regular_file(Verb::Write, d));
+        let existing = match lstat(&self.tree, &key) {
+            Err(_) => return Err(Self::loop_error(Verb::Write, d)),
+            Ok(None) => None,
+            Ok(Some(Node::File {
+                bytes,
+                mode,
+                version,
+            })) => Some((bytes.clone(), *mode, *version)),
+            Ok(Some(_)) => return Err(not_regular()),
+        };
+        match guard {
+            Some(Guard::ReplaceIfVersion(v)) => match &existing {
+                None => return Err(err(FsError::no_longer_exists(d))),
+                Some((_, _, n)) if Version::Object { n: *n } != v => {
+                    return Err(err(FsError::changed_since_read(Verb::Write, d)));
+                }
+                Some(_) => {}
+            },
+            Some(Guard::CreateIfAbsent) if existing.is_some() => {
+                return Err(err(FsError::exists_not_observed(d)));
+            }
+            _ => {}
+        }
+        let limit = self.config.diff_basis_max_bytes;
+        let before = match &existing {
+            Some((bytes, _, _)) if (content.len() as u64) < limit => diff_basis(bytes, limit),
+            _ => None,
+        };
+        match interference {
+            Interference::Cancel(CancelPoint::BeforeStage) => {
+                return Err(err(FsError::aborted(Verb::Write)));
+            }
+            Interference::Competitor(c) if existing.is_none() => {
+                *competitor_effect = self.tree.apply_competitor(&key, c);
+            }
+            _ => {}
+        }
+        self.check_parents(&key, d)?;
+        if let Interference::Cancel(CancelPoint::Staged) = interference {
+            // Any parents it made are gone again, and so is its staging: the directories on the
+            // way may have been touched, none gained or lost an entry.
+            let touched = self.deepest_existing_parent(&key);
+            self.tree.touch_along(&touched);
+            return Err(err(FsError::aborted(Verb::Write)));
+        }
+        let created = self.make_parents(&key);
+        let parent = key[..key.len() - 1].to_vec();
+        let no_replace = guard == Some(Guard::CreateIfAbsent) || existing.is_none();
+        if no_replace && created == 0 {
+            match self.tree.get(&key) {
+                None => {}
+                Some(Node::File { .. }) if guard != Some(Guard::CreateIfAbsent) => {}
+                Some(Node::File { .. }) => {
+                    self.tree.touch_along(&parent);
+                    return Err(err(FsError::exists_not_observed(d)));
+                }
+                Some(_) => {
+                    self.tree.touch_along(&parent);
+                    return Err(not_regular());
+                }
+            }
+        }
+        let mode = existing.as_ref().map_or(0o600, |(_, m, _)| *m);
+        let version = self.tree.mint();
+        self.tree.touch_along(&parent);
+        self.tree.put(
+            &key,
+            Node::File {
+                bytes: content.as_bytes().to_vec(),
+                mode,
+                version,
+            },
+        );
+        Ok(WriteResult {
+            operation: if existing.is_some() {
+                WriteOperation::Update
+            } else {
+                WriteOperation::Create
+            },
+            version: Version::Object { n: version },
+            before,
+            after: lf_normalize(content),
+        })
+    }
+}

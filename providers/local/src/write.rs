@@ -1,0 +1,114 @@
+//! `write_text` on the disk: the guard matrix, then staging and a publication that replaces only
+//! what the guard allows — so a competitor that appears between the check and the publication
+//! (a file, a directory, a link) is never silently overwritten.
+
+use crate::config::Durability;
+use crate::core::Core;
+use crate::errors::os;
+use crate::existing::{Existing, existing};
+use crate::parents::ensure_parent;
+use crate::paths::split_key;
+use crate::publish::checkpoint;
+use crate::read::diff_basis;
+use crate::version::probe_at;
+use rustix::io::Errno;
+use seam::{
+    CancelPoint, FsError, FsTarget, Signal, Verb, WriteIntent, WriteOperation, WriteOutcome,
+};
+
+impl Core {
+    /// Runs under the key's lock, on the blocking pool.
+    pub fn write(
+        &self,
+        target: &FsTarget,
+        content: &str,
+        expected: Option<&WriteIntent>,
+        signal: &Signal,
+    ) -> Result<WriteOutcome, FsError> {
+        let key = target.key.as_str();
+        let display = target.display_path.as_str();
+        let verb = Verb::Write;
+        let existing = match existing(key, verb, display)? {
+            // A write never creates through a link and never replaces one.
+            Existing::Link { .. } => return Err(FsError::not_regular_file(verb, display)),
+            Existing::Absent => None,
+            Existing::File { file, probe } => Some((file, probe)),
+        };
+
+        match expected {
+            Some(WriteIntent::ReplaceIfVersion { version }) => match &existing {
+                None => return Err(FsError::no_longer_exists(display)),
+                Some((_, probe)) if &probe.version != version => {
+                    return Err(FsError::changed_since_read(verb, display));
+                }
+                Some(_) => {}
+            },
+            Some(WriteIntent::CreateIfAbsent) if existing.is_some() => {
+                return Err(FsError::exists_not_observed(display));
+            }
+            _ => {}
+        }
+
+        let limit = self.config.diff_basis_max_bytes;
+        let before = match &existing {
+            Some((Some(file), probe)) if (content.len() as u64) < limit => {
+                diff_basis(file, probe.size, limit)
+            }
+            _ => None,
+        };
+        let prior_mode = existing.as_ref().map(|(_, p)| p.mode & 0o7777);
+        let existed = existing.is_some();
+        drop(existing);
+
+        signal.checkpoint(&checkpoint(CancelPoint::BeforeStage, verb, display, &[]))?;
+        let (parent_path, name) = split_key(key);
+        let (parent, mut created) = ensure_parent(parent_path, verb, display)?;
+        let create_if_absent = matches!(expected, Some(WriteIntent::CreateIfAbsent));
+        let no_replace = create_if_absent || !existed;
+        self.stage_and_publish(
+            &parent,
+            parent_path,
+            &[content.as_bytes()],
+            prior_mode,
+            verb,
+            display,
+            signal,
+            |staged| {
+                if !no_replace {
+                    return staged.publish_replace(name).map_err(|e| os(e, verb, display));
+                }
+                match staged.publish_no_replace(name) {
+                    Ok(()) => Ok(()),
+                    Err(Errno::EXIST) => {
+                        // Something appeared since the check: a file may be replaced by an
+                        // unguarded write, nothing else ever is.
+                        let now =
+                            probe_at(&parent, name, false).map_err(|e| os(e, verb, display))?;
+                        match now {
+                            Some(p) if p.is_file() && !create_if_absent => staged
+                                .publish_replace(name)
+                                .map_err(|e| os(e, verb, display)),
+                            Some(p) if !p.is_file() => Err(FsError::not_regular_file(verb, display)),
+                            _ => Err(FsError::exists_not_observed(display)),
+                        }
+                    }
+                    Err(e) => Err(os(e, verb, display)),
+                }
+            },
+        )?;
+        created.keep();
+        if self.config.durability == Durability::Full {
+            let _ = created.sync();
+        }
+        Ok(WriteOutcome {
+            operation: if existed {
+                WriteOperation::Update
+            } else {
+                WriteOperation::Create
+            },
+            version: self.version_now(key),
+            before,
+            after: seam::text::lf_normalize(content).into_owned(),
+        })
+    }
+}
