@@ -1,14 +1,19 @@
 //! `seam check`: the suite against one or more providers, with a readable report, optional JSON
 //! and JUnit files, and every failing trace saved with the command that replays it.
 
+use crate::Usage;
 use crate::progress::Display;
-use crate::providers::{SHIPPED, factory};
-use crate::unprivileged::SelfExec;
+use crate::select::factory;
+use seam_cli::providers::SHIPPED;
+use seam_cli::unprivileged::SelfExec;
 use seam_conformance::{
-    MessageCheck, Report, SequenceConfig, Status, SuiteConfig, junit_document, run_suite,
+    MessageCheck, Report, SequenceConfig, Status, SuiteConfig, Verdict, junit_document,
+    property_names, run_suite,
 };
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What `seam check` was asked to do.
 pub struct CheckArgs {
@@ -16,11 +21,13 @@ pub struct CheckArgs {
     pub cases: u32,
     pub max_steps: usize,
     pub seed: u64,
+    pub seed_given: bool,
     pub json: Option<PathBuf>,
     pub junit: Option<PathBuf>,
     pub trace_dir: PathBuf,
     pub properties: Vec<String>,
     pub messages: MessageCheck,
+    pub call_timeout: Duration,
     pub fault: Option<String>,
 }
 
@@ -32,8 +39,17 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// Runs the check; returns whether everything passed.
-pub fn run(args: &CheckArgs) -> Result<bool, String> {
+/// Exit status: 0 pass, 1 a property failed (or a file could not be written), 3 incomplete.
+pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
+    let known = property_names();
+    for p in &args.properties {
+        if !known.contains(&p.as_str()) {
+            return Err(Usage(format!(
+                "unknown property {p:?} (known: {})",
+                known.join(", ")
+            )));
+        }
+    }
     let names: Vec<String> = if args.providers.is_empty() {
         SHIPPED.iter().map(|s| s.to_string()).collect()
     } else {
@@ -42,8 +58,20 @@ pub fn run(args: &CheckArgs) -> Result<bool, String> {
     let factories = names
         .iter()
         .map(|n| factory(n, args.fault.as_deref()).map(|f| (n.clone(), f)))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Usage)?;
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("seam"));
+    println!(
+        "seed {}{}",
+        args.seed,
+        if args.seed_given {
+            String::new()
+        } else {
+            format!(" (fresh; reproduce this run with --seed {})", args.seed)
+        }
+    );
     let mut reports: Vec<Report> = Vec::new();
+    let mut io_failed = false;
     for (name, factory) in &factories {
         let config = SuiteConfig {
             sequences: SequenceConfig {
@@ -54,14 +82,23 @@ pub fn run(args: &CheckArgs) -> Result<bool, String> {
                 ..SequenceConfig::default()
             },
             unprivileged: Some(Arc::new(SelfExec {
+                exe: exe.clone(),
                 provider: name.clone(),
             })),
             only: args.properties.clone(),
+            call_timeout: args.call_timeout,
         };
         let mut display = Display::new(&factory.name());
-        let report = run_suite(factory.as_ref(), &config, &mut |p| display.show(&p));
+        let report = run_suite(factory.clone(), &config, &mut |p| display.show(&p));
         display.finish();
-        let report = report?;
+        let report = match report {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("seam: {}: {e}", factory.name());
+                io_failed = true;
+                continue;
+            }
+        };
         print!("{}", report.render());
         for p in report
             .properties
@@ -72,27 +109,55 @@ pub fn run(args: &CheckArgs) -> Result<bool, String> {
                 let file = args
                     .trace_dir
                     .join(format!("{}-{}.json", report.provider, p.name));
-                write_file(&file, &trace.to_json())?;
-                println!("trace saved to {}", file.display());
-                println!(
-                    "replay it with: cargo run --release -p seam-cli -- replay {} --provider {name}{}",
-                    file.display(),
-                    args.fault
-                        .as_deref()
-                        .map(|f| format!(" --fault {f}"))
-                        .unwrap_or_default()
-                );
+                match write_file(&file, &trace.to_json()) {
+                    Ok(()) => {
+                        println!("trace saved to {}", file.display());
+                        println!(
+                            "replay it with: cargo run --release -p seam-cli{} -- replay {} --provider {name}{}",
+                            if args.fault.is_some() {
+                                " --features faults"
+                            } else {
+                                ""
+                            },
+                            file.display(),
+                            args.fault
+                                .as_deref()
+                                .map(|f| format!(" --fault {f}"))
+                                .unwrap_or_default()
+                        );
+                    }
+                    Err(e) => {
+                        eprintln!("seam: {e}");
+                        io_failed = true;
+                    }
+                }
             }
         }
         println!();
         reports.push(report);
     }
     if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?;
-        write_file(path, &json)?;
+        let json = serde_json::to_string_pretty(&reports).unwrap_or_default();
+        if let Err(e) = write_file(path, &json) {
+            eprintln!("seam: {e}");
+            io_failed = true;
+        }
     }
-    if let Some(path) = &args.junit {
-        write_file(path, &junit_document(&reports))?;
+    if let Some(path) = &args.junit
+        && let Err(e) = write_file(path, &junit_document(&reports))
+    {
+        eprintln!("seam: {e}");
+        io_failed = true;
     }
-    Ok(reports.iter().all(Report::passed))
+    let failed = io_failed || reports.iter().any(|r| r.verdict == Verdict::Fail);
+    let incomplete = reports
+        .iter()
+        .any(|r| matches!(r.verdict, Verdict::Incomplete(_)));
+    Ok(if failed {
+        ExitCode::from(1)
+    } else if incomplete {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -1,14 +1,14 @@
-//! `seam`: the composition root. It knows every provider and runs the conformance suite against
-//! them (`check`), replays saved counterexamples (`replay`), and hosts the unprivileged child the
-//! permission property needs when run as root.
+//! `seam`: checks filesystem backends against the seam contract. It runs the conformance suite
+//! against the shipped providers (`check`), replays saved counterexamples (`replay`), and hosts
+//! the unprivileged child the permission property needs when run as root.
 
 mod check;
 mod progress;
-mod providers;
 mod replay;
-mod unprivileged;
+mod select;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use seam_cli::unprivileged;
 use seam_conformance::MessageCheck;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,9 +51,10 @@ enum Command {
         /// Longest generated sequence.
         #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..=10_000))]
         max_steps: u64,
-        /// Seed of the run (same seed, same sequences).
-        #[arg(long, default_value_t = 0x5EA4)]
-        seed: u64,
+        /// Seed of the run (same seed, same sequences, same shrunk trace); default: a fresh one,
+        /// printed.
+        #[arg(long)]
+        seed: Option<u64>,
         /// Also write the report as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
@@ -63,13 +64,18 @@ enum Command {
         /// Where failing traces are saved.
         #[arg(long, value_name = "DIR", default_value = "seam-failures")]
         trace_dir: PathBuf,
-        /// Run only this property (repeatable).
+        /// Run only this property (repeatable; a run without the core properties is incomplete).
         #[arg(long = "property", value_name = "NAME")]
         properties: Vec<String>,
         /// How strictly error messages are compared.
         #[arg(long, value_enum, default_value_t = Messages::Exact)]
         messages: Messages,
-        /// Check a deliberately broken variant of the provider (to see a failure).
+        /// Seconds one provider call may take before its property fails as hung.
+        #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+        call_timeout: f64,
+        /// Check a deliberately broken variant of the provider (a build with the `faults`
+        /// feature only).
+        #[cfg(feature = "faults")]
         #[arg(long, value_name = "FAULT")]
         fault: Option<String>,
     },
@@ -80,7 +86,8 @@ enum Command {
         /// The provider to replay against.
         #[arg(long, default_value = "local")]
         provider: String,
-        /// Replay against a deliberately broken variant.
+        /// Replay against a deliberately broken variant (a build with the `faults` feature only).
+        #[cfg(feature = "faults")]
         #[arg(long, value_name = "FAULT")]
         fault: Option<String>,
         /// How strictly error messages are compared.
@@ -103,6 +110,15 @@ pub struct Usage(pub String);
 fn usage(message: &str) -> ExitCode {
     eprintln!("seam: {message}");
     ExitCode::from(2)
+}
+
+/// A fresh seed for a run that was not given one.
+fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mixed = (nanos ^ (u64::from(std::process::id()) << 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    mixed >> 16
 }
 
 fn main() -> ExitCode {
@@ -140,57 +156,49 @@ fn main() -> ExitCode {
             trace_dir,
             properties,
             messages,
+            call_timeout,
+            #[cfg(feature = "faults")]
             fault,
         } => {
-            for p in &properties {
-                if !seam_conformance::PROPERTIES.contains(&p.as_str()) {
-                    return usage(&format!(
-                        "unknown property {p:?} (known: {})",
-                        seam_conformance::PROPERTIES.join(", ")
-                    ));
-                }
-            }
-            for p in &providers {
-                if let Err(e) = providers::factory(p, fault.as_deref()) {
-                    return usage(&e);
-                }
-            }
-            if let Some(f) = &fault
-                && let Err(e) = providers::factory("local", Some(f))
-            {
-                return usage(&e);
+            #[cfg(not(feature = "faults"))]
+            let fault: Option<String> = None;
+            if !(call_timeout.is_finite() && call_timeout > 0.0) {
+                return usage("--call-timeout must be a positive number of seconds");
             }
             let args = check::CheckArgs {
                 providers,
                 cases,
                 max_steps: usize::try_from(max_steps).unwrap_or(40),
-                seed,
+                seed: seed.unwrap_or_else(fresh_seed),
+                seed_given: seed.is_some(),
                 json,
                 junit,
                 trace_dir,
                 properties,
                 messages: messages.into(),
+                call_timeout: std::time::Duration::from_secs_f64(call_timeout),
                 fault,
             };
             match check::run(&args) {
-                Ok(true) => ExitCode::SUCCESS,
-                Ok(false) => ExitCode::from(1),
-                Err(e) => {
-                    eprintln!("seam: {e}");
-                    ExitCode::from(1)
-                }
+                Ok(code) => code,
+                Err(Usage(e)) => usage(&e),
             }
         }
         Command::Replay {
             trace,
             provider,
+            #[cfg(feature = "faults")]
             fault,
             messages,
-        } => match replay::run(&trace, &provider, fault.as_deref(), messages.into()) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::from(1),
-            Err(Usage(e)) => usage(&e),
-        },
+        } => {
+            #[cfg(not(feature = "faults"))]
+            let fault: Option<String> = None;
+            match replay::run(&trace, &provider, fault.as_deref(), messages.into()) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::from(1),
+                Err(Usage(e)) => usage(&e),
+            }
+        }
         Command::Unprivileged { provider, root } => match unprivileged::child(&provider, &root) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -2,28 +2,40 @@
 //! place that knows which concrete providers exist.
 
 use seam_conformance::{CaseDurability, CaseOptions, DiskWorld, Factory, Subject, World};
-use seam_local::{Durability, Fault, LocalConfig, LocalFileSystem};
+use seam_local::{Durability, LocalConfig, LocalFileSystem, Staging};
 use std::sync::Arc;
 
 /// Every provider `seam check` runs when none is named.
 pub const SHIPPED: &[&str] = &["local"];
 
-/// The diff-basis limit the suite gives the local provider: small, so the text corpus crosses it
-/// and `before: null` is exercised (the production default is 10 MiB).
+/// The diff-basis limit the suite gives the local provider: small, so generated contents cross
+/// it and `before: null` is exercised (the production default is 10 MiB).
 pub const SUITE_DIFF_LIMIT: u64 = 1024;
 
-/// The local provider on a fresh temporary directory per case.
-pub struct LocalFactory {
-    /// A deliberately broken variant, for demonstrations and the self-test.
-    pub fault: Option<Fault>,
+/// The local provider on a fresh temporary directory per case, in two configurations: staging
+/// in an `O_TMPFILE` inode (`tmpfile`, the default) and in a private directory (`directory`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalFactory;
+
+impl LocalFactory {
+    fn staging(configuration: &str) -> Result<Staging, String> {
+        match configuration {
+            "tmpfile" => Ok(Staging::Auto),
+            "directory" => Ok(Staging::Directory),
+            other => Err(format!(
+                "unknown configuration {other:?} of the local provider (tmpfile, directory)"
+            )),
+        }
+    }
 }
 
 impl Factory for LocalFactory {
     fn name(&self) -> String {
-        match self.fault {
-            Some(f) => format!("local+{}", f.name()),
-            None => "local".into(),
-        }
+        "local".into()
+    }
+
+    fn configurations(&self) -> Vec<String> {
+        vec!["tmpfile".into(), "directory".into()]
     }
 
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
@@ -39,7 +51,7 @@ impl Factory for LocalFactory {
             })
             .with_diff_basis_max_bytes(SUITE_DIFF_LIMIT)
             .with_seeded_nonces(options.seed)
-            .with_fault(self.fault);
+            .with_staging(Self::staging(&options.configuration)?);
         Ok(Subject {
             fs: Arc::new(LocalFileSystem::new(config)),
             world: Arc::new(world),
@@ -50,16 +62,9 @@ impl Factory for LocalFactory {
 }
 
 /// The factory for a provider name.
-pub fn factory(name: &str, fault: Option<&str>) -> Result<Box<dyn Factory>, String> {
-    let fault = match fault {
-        None => None,
-        Some(f) => Some(Fault::from_name(f).ok_or_else(|| {
-            let known: Vec<&str> = Fault::ALL.iter().map(|f| f.name()).collect();
-            format!("unknown fault {f:?} (known: {})", known.join(", "))
-        })?),
-    };
+pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
     match name {
-        "local" => Ok(Box::new(LocalFactory { fault })),
+        "local" => Ok(Arc::new(LocalFactory)),
         other => Err(format!(
             "unknown provider {other:?} (shipped: {})",
             SHIPPED.join(", ")

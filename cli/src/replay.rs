@@ -1,7 +1,7 @@
 //! `seam replay`: re-runs a saved trace step by step against a provider, showing what the model
 //! expected and what the provider did, and stops where they part.
 
-use crate::providers::factory;
+use crate::select::factory;
 use seam_conformance::{MessageCheck, Trace, replay};
 use std::path::Path;
 
@@ -25,7 +25,8 @@ pub fn run(
         trace.property,
         factory.name()
     );
-    let outcome = replay(factory.as_ref(), &trace, messages).map_err(crate::Usage)?;
+    let outcome = replay(factory.as_ref(), &trace, messages)
+        .map_err(|f| crate::Usage(format!("cannot replay: {f}")))?;
     for r in &outcome.records {
         let mark = if r.failure.is_some() { "✗" } else { "✓" };
         println!("{mark} {:>2}. {}", r.index, r.description);

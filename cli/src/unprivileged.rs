@@ -13,8 +13,10 @@ use std::process::{Command, Stdio};
 /// The user and group the child runs as.
 pub const NOBODY: u32 = 65534;
 
-/// Re-executes this binary as `nobody`.
+/// Re-executes the `seam` binary as `nobody`.
 pub struct SelfExec {
+    /// The `seam` binary (the running one, for `seam check`; `CARGO_BIN_EXE_seam` in tests).
+    pub exe: PathBuf,
     /// The provider name to construct in the child.
     pub provider: String,
 }
@@ -41,12 +43,12 @@ impl SelfExec {
 
 impl Unprivileged for SelfExec {
     fn run(&self, root: &str, cases: &[PermissionCase]) -> Result<Vec<CaseOutcome>, String> {
-        let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+        let exe = &self.exe;
         let input = serde_json::to_vec(cases).map_err(|e| e.to_string())?;
         // The binary may live where `nobody` cannot reach (a root-owned home or checkout); then
         // run a copy from a directory anyone can traverse (kept until the child is done).
         let mut _copy_dir = None;
-        let mut child = match self.spawn(&exe, root) {
+        let mut child = match self.spawn(exe, root) {
             Ok(child) => child,
             Err(first) if first.kind() == std::io::ErrorKind::PermissionDenied => {
                 let dir = tempfile::Builder::new()
@@ -56,7 +58,7 @@ impl Unprivileged for SelfExec {
                 std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
                     .map_err(|e| e.to_string())?;
                 let copy: PathBuf = dir.path().join("seam");
-                std::fs::copy(&exe, &copy)
+                std::fs::copy(exe, &copy)
                     .map_err(|e| format!("cannot copy {}: {e}", exe.display()))?;
                 std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755))
                     .map_err(|e| e.to_string())?;

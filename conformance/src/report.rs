@@ -203,14 +203,27 @@ impl Report {
             self.cases,
             self.max_steps,
             self.full_durability_cases,
-            if configs.is_empty() { "-".to_string() } else { configs.join(", ") },
+            if configs.is_empty() {
+                "-".to_string()
+            } else {
+                configs.join(", ")
+            },
             self.seconds
         );
-        let claimed: Vec<&str> = self.capabilities.claimed().iter().map(|c| c.name()).collect();
+        let claimed: Vec<&str> = self
+            .capabilities
+            .claimed()
+            .iter()
+            .map(|c| c.name())
+            .collect();
         let _ = writeln!(
             s,
             "claims: {}",
-            if claimed.is_empty() { "none (core contract only)".to_string() } else { claimed.join(", ") }
+            if claimed.is_empty() {
+                "none (core contract only)".to_string()
+            } else {
+                claimed.join(", ")
+            }
         );
         let _ = writeln!(s);
         let width = self
@@ -241,7 +254,11 @@ impl Report {
                 let _ = writeln!(s, "  - {}: {}", k.what, k.reason);
             }
         }
-        let reached = self.rules.iter().filter(|r| r.coverage == Coverage::Reached).count();
+        let reached = self
+            .rules
+            .iter()
+            .filter(|r| r.coverage == Coverage::Reached)
+            .count();
         let applicable = self
             .rules
             .iter()
@@ -288,7 +305,11 @@ impl Report {
             })
             .collect();
         let _ = writeln!(s, "error codes: {}", codes.join(", "));
-        for p in self.properties.iter().filter(|p| p.status == Status::Failed) {
+        for p in self
+            .properties
+            .iter()
+            .filter(|p| p.status == Status::Failed)
+        {
             let _ = writeln!(s);
             let _ = writeln!(
                 s,
@@ -376,8 +397,14 @@ impl Report {
 
     fn junit_suite(&self, s: &mut String) {
         let cases = self.junit_cases();
-        let failures = cases.iter().filter(|c| matches!(c.2, JunitStatus::Failure(..))).count();
-        let skipped = cases.iter().filter(|c| matches!(c.2, JunitStatus::Skipped(_))).count();
+        let failures = cases
+            .iter()
+            .filter(|c| matches!(c.2, JunitStatus::Failure(..)))
+            .count();
+        let skipped = cases
+            .iter()
+            .filter(|c| matches!(c.2, JunitStatus::Skipped(_)))
+            .count();
         let _ = writeln!(
             s,
             "  <testsuite name=\"seam-conformance.{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{:.3}\">",
@@ -437,8 +464,14 @@ pub fn junit_document(reports: &[Report]) -> String {
     for r in reports {
         let cases = r.junit_cases();
         tests += cases.len();
-        failures += cases.iter().filter(|c| matches!(c.2, JunitStatus::Failure(..))).count();
-        skipped += cases.iter().filter(|c| matches!(c.2, JunitStatus::Skipped(_))).count();
+        failures += cases
+            .iter()
+            .filter(|c| matches!(c.2, JunitStatus::Failure(..)))
+            .count();
+        skipped += cases
+            .iter()
+            .filter(|c| matches!(c.2, JunitStatus::Skipped(_)))
+            .count();
         r.junit_suite(&mut body);
     }
     let time: f64 = reports.iter().map(|r| r.seconds).sum();

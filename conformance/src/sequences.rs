@@ -145,9 +145,9 @@ pub(crate) fn run_watched(
     steps: &[Step],
     monitor: Option<&Monitor>,
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
-    let subject = factory.make(options).map_err(|e| {
-        Failure::new(FailureKind::Setup, format!("cannot make a subject: {e}"))
-    })?;
+    let subject = factory
+        .make(options)
+        .map_err(|e| Failure::new(FailureKind::Setup, format!("cannot make a subject: {e}")))?;
     let mut harness = Harness::new(subject, config);
     if let Err(e) = harness.verify_world() {
         return Err(Failure::new(
@@ -208,7 +208,11 @@ pub(crate) fn run_sequences_watched(
         .cloned()
         .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
     let probe = factory
-        .make(&CaseOptions::new(config.seed, CaseDurability::Relaxed, first))
+        .make(&CaseOptions::new(
+            config.seed,
+            CaseDurability::Relaxed,
+            first,
+        ))
         .map_err(|e| Failure::new(FailureKind::Setup, format!("cannot make a subject: {e}")))?;
     let gen_config = GenConfig {
         caps: probe.fs.capabilities(),
@@ -260,7 +264,11 @@ pub(crate) fn run_sequences_watched(
     };
     let result = runner.run(
         &strategy,
-        |(_, steps, _): (Model, Vec<Step>, Option<Arc<std::sync::atomic::AtomicUsize>>)| {
+        |(_, steps, _): (
+            Model,
+            Vec<Step>,
+            Option<Arc<std::sync::atomic::AtomicUsize>>,
+        )| {
             let (case_no, failing) = {
                 let st = state.borrow();
                 (st.outcome.cases, st.failing.is_some())
@@ -268,15 +276,9 @@ pub(crate) fn run_sequences_watched(
             // While shrinking, every attempt reruns the failing case's options.
             let case_no = if failing { case_no - 1 } else { case_no };
             let options = options_for(case_no);
-            let (records, stats) = run_watched(
-                factory,
-                &rt,
-                &options,
-                harness_config,
-                &steps,
-                monitor,
-            )
-            .map_err(|f| TestCaseError::fail(f.to_string()))?;
+            let (records, stats) =
+                run_watched(factory, &rt, &options, harness_config, &steps, monitor)
+                    .map_err(|f| TestCaseError::fail(f.to_string()))?;
             let mut st = state.borrow_mut();
             let failure = records
                 .last()
@@ -338,7 +340,8 @@ pub(crate) fn run_sequences_watched(
             // Replay the minimal sequence once more for a clean record of each step.
             let case_no = st.outcome.cases.saturating_sub(1);
             let options = options_for(case_no);
-            let (records, _) = run_watched(factory, &rt, &options, harness_config, &steps, monitor)?;
+            let (records, _) =
+                run_watched(factory, &rt, &options, harness_config, &steps, monitor)?;
             let shrink_runs = st.outcome.failure.as_ref().map_or(0, |f| f.shrink_runs);
             let (failure, len) = match records.last().and_then(|r| r.failure.clone()) {
                 Some(f) => (f, records.len()),

@@ -113,7 +113,11 @@ pub fn run_suite(
             let s = watched
                 .make(&probe_options)
                 .map_err(|e| format!("cannot make a subject: {e}"))?;
-            Ok((s.fs.capabilities(), s.world.supports_fifos(), s.diff_basis_max_bytes))
+            Ok((
+                s.fs.capabilities(),
+                s.world.supports_fifos(),
+                s.diff_basis_max_bytes,
+            ))
         },
         &mut || {},
     )
@@ -237,7 +241,13 @@ pub fn run_suite(
         Vec::new()
     };
     let rules = rule_lines(&stats, &caps);
-    let verdict = verdict(&results, &rules, &factory.configurations(), &configurations, sequences_ran);
+    let verdict = verdict(
+        &results,
+        &rules,
+        &factory.configurations(),
+        &configurations,
+        sequences_ran,
+    );
     Ok(Report {
         provider: factory.name(),
         capabilities: caps,

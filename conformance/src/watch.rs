@@ -184,7 +184,10 @@ impl FileSystem for Watched {
 
     fn contains(&self, parent: &FsTarget, child: &FsTarget) -> bool {
         self.sync(
-            format!("contains {:?} {:?}", parent.display_path, child.display_path),
+            format!(
+                "contains {:?} {:?}",
+                parent.display_path, child.display_path
+            ),
             || self.inner.contains(parent, child),
         )
     }
@@ -282,7 +285,8 @@ impl FileSystem for Watched {
     ) -> Result<EditOutcome, FsError> {
         self.call(
             format!("edit_text {:?}", target.display_path),
-            self.inner.edit_text(target, edit, expected, sandbox, signal),
+            self.inner
+                .edit_text(target, edit, expected, sandbox, signal),
         )
         .await
     }
@@ -337,7 +341,9 @@ impl World for WatchedWorld {
     }
 
     fn apply(&self, effect: &WorldEffect) -> std::io::Result<()> {
-        self.sync(format!("world apply {effect:?}"), || self.inner.apply(effect))
+        self.sync(format!("world apply {effect:?}"), || {
+            self.inner.apply(effect)
+        })
     }
 
     fn snapshot(&self) -> std::io::Result<BTreeMap<String, SnapEntry>> {
@@ -351,11 +357,15 @@ impl World for WatchedWorld {
     }
 
     fn supports_fifos(&self) -> bool {
-        self.sync("world supports_fifos".into(), || self.inner.supports_fifos())
+        self.sync("world supports_fifos".into(), || {
+            self.inner.supports_fifos()
+        })
     }
 
     fn open_to_others(&self) -> std::io::Result<()> {
-        self.sync("world open_to_others".into(), || self.inner.open_to_others())
+        self.sync("world open_to_others".into(), || {
+            self.inner.open_to_others()
+        })
     }
 }
 

@@ -279,7 +279,10 @@ fn reuse() -> BoxedStrategy<bool> {
 
 /// `read_bytes` caps: fixed ones, and one byte under, at and over a file's size.
 fn read_bytes_op(hints: &Hints) -> BoxedStrategy<Op> {
-    let fixed = (spelling_hinted(hints, &hints.file_paths()), pick(CAPS.to_vec()))
+    let fixed = (
+        spelling_hinted(hints, &hints.file_paths()),
+        pick(CAPS.to_vec()),
+    )
         .prop_map(|(path, max)| Op::ReadBytes { path, max })
         .boxed();
     if hints.files.is_empty() {

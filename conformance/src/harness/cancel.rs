@@ -12,7 +12,11 @@ use seam::{EditRequest, FsError, Signal, Verb};
 use seam_model::ModelError;
 
 impl Harness {
-    pub(super) async fn cancelled_before_start(&mut self, step: &Step, rec: &mut StepRecord) -> Check {
+    pub(super) async fn cancelled_before_start(
+        &mut self,
+        step: &Step,
+        rec: &mut StepRecord,
+    ) -> Check {
         let cancelled = Signal::new();
         cancelled.cancel();
         let root = self.root.clone();
@@ -23,12 +27,18 @@ impl Harness {
             Op::Resolve { .. } => (
                 Verb::Resolve,
                 Rule::CancelResolve,
-                self.fs.resolve(&path, self.opts(), &cancelled).await.map(|_| ()),
+                self.fs
+                    .resolve(&path, self.opts(), &cancelled)
+                    .await
+                    .map(|_| ()),
             ),
             Op::Lstat { .. } => (
                 Verb::Lstat,
                 Rule::CancelLstat,
-                self.fs.lstat(&path, self.opts(), &cancelled).await.map(|_| ()),
+                self.fs
+                    .lstat(&path, self.opts(), &cancelled)
+                    .await
+                    .map(|_| ()),
             ),
             op => {
                 let Some((t, _)) = self.target_of(step, &path, rec).await? else {

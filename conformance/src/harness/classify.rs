@@ -103,7 +103,11 @@ impl Harness {
         self.hit(rule);
     }
 
-    pub(super) fn classify_stat(&mut self, r: &Resolved, expected: &Result<Option<Info>, ModelError>) {
+    pub(super) fn classify_stat(
+        &mut self,
+        r: &Resolved,
+        expected: &Result<Option<Info>, ModelError>,
+    ) {
         match expected {
             Ok(Some(info)) => {
                 if info.kind == FsKind::Directory {
@@ -245,7 +249,10 @@ impl Harness {
         WriteSituation {
             at_key: self.model.entry_at(&r.key),
             through_link: self.through_link(r)
-                && matches!(self.model.followed_entry(&r.key), Some(SnapEntry::File { .. })),
+                && matches!(
+                    self.model.followed_entry(&r.key),
+                    Some(SnapEntry::File { .. })
+                ),
             missing_parents: self.model.missing_parents(r),
             content_len: content.len(),
             limit: self.model.config().diff_basis_max_bytes,
@@ -267,7 +274,9 @@ impl Harness {
             (Some(SnapEntry::File { .. }), None) if guard == WriteGuard::None => {
                 self.hit(Rule::WriteReplace)
             }
-            (Some(SnapEntry::File { .. }), None) if matches!(guard, WriteGuard::ReplaceIfVersion(_)) => {
+            (Some(SnapEntry::File { .. }), None)
+                if matches!(guard, WriteGuard::ReplaceIfVersion(_)) =>
+            {
                 self.hit(Rule::WriteReplaceAtVersion)
             }
             (Some(SnapEntry::File { .. }), Some(FsErrorCode::NotObserved)) => {
@@ -334,7 +343,12 @@ impl Harness {
         self.classify_cancel(interfere, code, s.missing_parents > 0);
     }
 
-    fn classify_cancel(&mut self, interfere: &Interfere, code: Option<FsErrorCode>, made_parents: bool) {
+    fn classify_cancel(
+        &mut self,
+        interfere: &Interfere,
+        code: Option<FsErrorCode>,
+        made_parents: bool,
+    ) {
         if let Interfere::CancelAt(point) = interfere {
             match (point, code) {
                 (CancelPoint::BeforeStage, Some(FsErrorCode::Aborted)) => {
@@ -403,13 +417,11 @@ impl Harness {
                     self.hit(Rule::EditVersionBeforeMatch);
                 }
             }
-            Some(FsErrorCode::NotText) => {
-                match bytes.iter().position(|b| *b == 0) {
-                    Some(i) if i >= NUL_SAMPLE_BYTES => self.hit(Rule::EditNulPastWindow),
-                    Some(_) => {}
-                    None => self.hit(Rule::EditInvalidUtf8),
-                }
-            }
+            Some(FsErrorCode::NotText) => match bytes.iter().position(|b| *b == 0) {
+                Some(i) if i >= NUL_SAMPLE_BYTES => self.hit(Rule::EditNulPastWindow),
+                Some(_) => {}
+                None => self.hit(Rule::EditInvalidUtf8),
+            },
             Some(FsErrorCode::EditNotFound) if s.old.is_empty() => self.hit(Rule::EditEmptyOld),
             Some(FsErrorCode::EditNotFound) => self.hit(Rule::EditNotFound),
             Some(FsErrorCode::AmbiguousEdit) => self.hit(Rule::EditAmbiguous),

@@ -231,7 +231,10 @@ pub(crate) fn edit_law(
     // Raw regions of the matches; everything between them must survive byte for byte.
     let mut gaps: Vec<&str> = Vec::new();
     let mut cursor = 0;
-    for (m, _) in view.match_indices(&o).take(if replace_all { usize::MAX } else { 1 }) {
+    for (m, _) in view
+        .match_indices(&o)
+        .take(if replace_all { usize::MAX } else { 1 })
+    {
         let start = map[m];
         let end = raw_end(&map, &from_crlf, m + o.len() - 1, was_text);
         gaps.push(&was_text[cursor..start]);
@@ -259,7 +262,12 @@ pub(crate) fn edit_law(
         let len = [n.len(), n.len() + newlines]
             .into_iter()
             .find(|l| fits(*l))
-            .ok_or_else(|| format!("replacement {} is not the new text in some line-ending style", i + 1))?;
+            .ok_or_else(|| {
+                format!(
+                    "replacement {} is not the new text in some line-ending style",
+                    i + 1
+                )
+            })?;
         pos += len;
     }
     if pos != now_text.len() {

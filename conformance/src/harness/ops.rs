@@ -272,7 +272,13 @@ impl Harness {
         })
     }
 
-    async fn bytes_step(&mut self, step: &Step, path: &str, max: u64, rec: &mut StepRecord) -> Check {
+    async fn bytes_step(
+        &mut self,
+        step: &Step,
+        path: &str,
+        max: u64,
+        rec: &mut StepRecord,
+    ) -> Check {
         let Some((t, r)) = self.target_of(step, path, rec).await? else {
             return Ok(());
         };
@@ -329,8 +335,18 @@ impl Harness {
             same(FailureKind::Outcome, "listing order", &mn, &an)?;
             for (m, a) in m.iter().zip(a) {
                 h.stats.check();
-                same(FailureKind::Outcome, &format!("{}: kind", m.name), &m.kind, &a.kind)?;
-                same(FailureKind::Outcome, &format!("{}: size", m.name), &m.size, &a.size)?;
+                same(
+                    FailureKind::Outcome,
+                    &format!("{}: kind", m.name),
+                    &m.kind,
+                    &a.kind,
+                )?;
+                same(
+                    FailureKind::Outcome,
+                    &format!("{}: size", m.name),
+                    &m.size,
+                    &a.size,
+                )?;
                 same(
                     FailureKind::KeyIdentity,
                     &format!("{}: display path", m.name),
@@ -409,7 +425,12 @@ impl Harness {
         self.classify_write(&before, guard, &step.interfere, &result);
         let real = self.real(&r);
         self.outcome(&result.outcome, &actual, |h, m, a| {
-            same(FailureKind::Outcome, "operation", &m.operation, &a.operation)?;
+            same(
+                FailureKind::Outcome,
+                "operation",
+                &m.operation,
+                &a.operation,
+            )?;
             same(FailureKind::Outcome, "before", &m.before, &a.before)?;
             same(FailureKind::Outcome, "after", &m.after, &a.after)?;
             h.note_latest(&r, &m.version, &a.version);
@@ -497,7 +518,10 @@ impl Harness {
         if pp != expected_pp {
             return Err(fail(
                 FailureKind::PathFacts,
-                format!("process_path of {:?} is {pp:?}, the real path is {expected_pp:?}", r.display),
+                format!(
+                    "process_path of {:?} is {pp:?}, the real path is {expected_pp:?}",
+                    r.display
+                ),
             ));
         }
         self.hit(Rule::FactsProcessPath);
@@ -508,7 +532,10 @@ impl Harness {
             _ => {
                 return Err(fail(
                     FailureKind::PathFacts,
-                    format!("file_url of {:?} is {url:?}, not a file:// URL of {pp:?}", r.display),
+                    format!(
+                        "file_url of {:?} is {url:?}, not a file:// URL of {pp:?}",
+                        r.display
+                    ),
                 ));
             }
         }
@@ -564,7 +591,11 @@ impl Harness {
             )),
             Err(e) => Err(fail(
                 FailureKind::FreshStat,
-                format!("a fresh stat after the mutation failed: {} {:?}", e.code(), e.message()),
+                format!(
+                    "a fresh stat after the mutation failed: {} {:?}",
+                    e.code(),
+                    e.message()
+                ),
             )),
         }
     }

@@ -25,7 +25,11 @@ pub(super) struct ProbeLog {
 }
 
 /// Carries out `effect` through `world` on a helper thread, waiting at most `wait`.
-fn apply_bounded(world: &Arc<dyn World>, effect: WorldEffect, wait: Duration) -> Result<(), String> {
+fn apply_bounded(
+    world: &Arc<dyn World>,
+    effect: WorldEffect,
+    wait: Duration,
+) -> Result<(), String> {
     let (tx, rx) = mpsc::channel();
     let world = world.clone();
     std::thread::spawn(move || {

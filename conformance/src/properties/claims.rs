@@ -45,7 +45,12 @@ impl Property for Claims {
                 bytes: b"one\n".to_vec(),
                 mode: 0o644,
             })
-            .map_err(|e| fail(FailureKind::Setup, format!("the world cannot create a file: {e}")))?;
+            .map_err(|e| {
+                fail(
+                    FailureKind::Setup,
+                    format!("the world cannot create a file: {e}"),
+                )
+            })?;
         let opts = ResolveOptions { cwd: Some(&root) };
         let none = Signal::none();
         let caps = fs.capabilities();
@@ -66,9 +71,12 @@ impl Property for Claims {
         stats.rule(Rule::ClaimSandboxMode);
 
         // read_bytes works when claimed, returns no content when not.
-        let old = rt
-            .block_on(fs.resolve("old", opts, &none))
-            .map_err(|e| fail(FailureKind::Outcome, format!("resolve \"old\": {}", e.message())))?;
+        let old = rt.block_on(fs.resolve("old", opts, &none)).map_err(|e| {
+            fail(
+                FailureKind::Outcome,
+                format!("resolve \"old\": {}", e.message()),
+            )
+        })?;
         let got = rt.block_on(fs.read_bytes(&old, 1 << 20, &none));
         stats.check();
         match (caps.read_bytes, got) {
@@ -102,7 +110,10 @@ impl Property for Claims {
             let signal = Signal::with_probe(move |cp| {
                 for p in cp.staging {
                     let there = matches!(w.entry_mode(p), Ok(Some(_)));
-                    exists.lock().unwrap_or_else(|x| x.into_inner()).push((p.clone(), there));
+                    exists
+                        .lock()
+                        .unwrap_or_else(|x| x.into_inner())
+                        .push((p.clone(), there));
                 }
                 record
                     .lock()
@@ -128,19 +139,31 @@ impl Property for Claims {
             result.map_err(|e| {
                 fail(
                     FailureKind::Outcome,
-                    format!("a plain {} of {path:?} failed: {} {:?}", if edit { "edit" } else { "write" }, e.code(), e.message()),
+                    format!(
+                        "a plain {} of {path:?} failed: {} {:?}",
+                        if edit { "edit" } else { "write" },
+                        e.code(),
+                        e.message()
+                    ),
                 )
             })?;
             let shown = shown.lock().unwrap_or_else(|x| x.into_inner()).clone();
             let points: Vec<CancelPoint> = shown.iter().map(|(p, _)| *p).collect();
             stats.check();
-            let want = [CancelPoint::BeforeStage, CancelPoint::Staged, CancelPoint::Committed];
+            let want = [
+                CancelPoint::BeforeStage,
+                CancelPoint::Staged,
+                CancelPoint::Committed,
+            ];
             match (caps.cancel_points, points.as_slice()) {
                 (true, p) if p == want => {}
                 (true, p) => {
                     return Err(fail(
                         FailureKind::Claim,
-                        format!("cancel_points is claimed but a {} showed checkpoints {p:?} (must be {want:?})", if edit { "edit" } else { "write" }),
+                        format!(
+                            "cancel_points is claimed but a {} showed checkpoints {p:?} (must be {want:?})",
+                            if edit { "edit" } else { "write" }
+                        ),
                     ));
                 }
                 (false, []) => {}

@@ -55,7 +55,11 @@ impl Context {
             .first()
             .cloned()
             .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
-        CaseOptions::new(self.config.sequences.seed, CaseDurability::Full, configuration)
+        CaseOptions::new(
+            self.config.sequences.seed,
+            CaseDurability::Full,
+            configuration,
+        )
     }
 
     pub(crate) fn harness_config(&self) -> HarnessConfig {
@@ -160,7 +164,10 @@ pub(crate) fn scenario(
     )?;
     out.stats.merge(&stats);
     if let Some(r) = records.iter().find(|r| r.failure.is_some()) {
-        let f = r.failure.clone().unwrap_or_else(|| fail(FailureKind::Setup, "?"));
+        let f = r
+            .failure
+            .clone()
+            .unwrap_or_else(|| fail(FailureKind::Setup, "?"));
         let failure = Failure::new(
             f.kind,
             format!("step {} ({}): {}", r.index, r.description, f.message),

@@ -146,7 +146,10 @@ fn round(
     if winners.len() != 1 {
         return Err(fail(
             FailureKind::Race,
-            format!("{} winners (must be exactly one): {results:?}", winners.len()),
+            format!(
+                "{} winners (must be exactly one): {results:?}",
+                winners.len()
+            ),
         ));
     }
     for r in &results {
@@ -174,7 +177,10 @@ fn round(
         Some(SnapEntry::File { bytes, .. }) if bytes == winners[0].as_bytes() => Ok(()),
         other => Err(fail(
             FailureKind::Race,
-            format!("the file holds {other:?}, the winner wrote {:?}", winners[0]),
+            format!(
+                "the file holds {other:?}, the winner wrote {:?}",
+                winners[0]
+            ),
         )),
     }
 }

@@ -50,9 +50,12 @@ impl Property for SandboxModes {
             })
             .map_err(|e| fail(FailureKind::Setup, e.to_string()))?;
         let snapshot = || {
-            world
-                .snapshot()
-                .map_err(|e| fail(FailureKind::Setup, format!("cannot read the world back: {e}")))
+            world.snapshot().map_err(|e| {
+                fail(
+                    FailureKind::Setup,
+                    format!("cannot read the world back: {e}"),
+                )
+            })
         };
         let opts = ResolveOptions { cwd: Some(&root) };
         let none = Signal::none();
@@ -82,8 +85,12 @@ impl Property for SandboxModes {
                 };
                 Ok::<_, FsError>((r, denied))
             });
-            let (r, denied) = result
-                .map_err(|e| fail(FailureKind::Outcome, format!("resolve {path:?}: {}", e.message())))?;
+            let (r, denied) = result.map_err(|e| {
+                fail(
+                    FailureKind::Outcome,
+                    format!("resolve {path:?}: {}", e.message()),
+                )
+            })?;
             out.stats.check();
             match r {
                 Err(e) if e == denied => {}

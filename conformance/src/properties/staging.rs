@@ -232,10 +232,7 @@ fn private(cx: &Context, out: &mut Run) -> Result<(), Failure> {
 }
 
 /// The staging paths the first write of `a` reported, and how the write ended.
-fn staged_paths(
-    rt: &Runtime,
-    subject: &Subject,
-) -> (Vec<String>, Result<(), seam::FsError>) {
+fn staged_paths(rt: &Runtime, subject: &Subject) -> (Vec<String>, Result<(), seam::FsError>) {
     let root = subject.world.root_display();
     let (signal, seen) = recording_signal(&root);
     let fs: Arc<dyn FileSystem> = subject.fs.clone();

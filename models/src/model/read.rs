@@ -46,11 +46,7 @@ impl Model {
     pub fn read_bytes_target(&self, r: &Resolved, max: u64) -> Result<Vec<u8>, ModelError> {
         let bytes = self.regular_file(r)?;
         if bytes.len() as u64 > max {
-            return Err(err(FsError::too_large(
-                &r.display,
-                bytes.len() as u64,
-                max,
-            )));
+            return Err(err(FsError::too_large(&r.display, bytes.len() as u64, max)));
         }
         Ok(bytes)
     }
@@ -71,8 +67,8 @@ impl Model {
             Some(Node::Dir { entries, .. }) => entries,
             Some(_) => return Err(err(FsError::not_a_directory(&r.display))),
         };
-        let real = realpath(&self.tree, &r.key.0)
-            .map_err(|_| Self::loop_error(Verb::List, &r.display))?;
+        let real =
+            realpath(&self.tree, &r.key.0).map_err(|_| Self::loop_error(Verb::List, &r.display))?;
         let mut out = Vec::new();
         for name in entries.keys() {
             let mut child = real.clone();

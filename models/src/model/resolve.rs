@@ -33,10 +33,9 @@ impl Model {
                 display,
                 key: Key(key),
             }),
-            Err(WalkError::NotDir) => Err(err(FsError::parent_not_directory(
-                Verb::Resolve,
-                &display,
-            ))),
+            Err(WalkError::NotDir) => {
+                Err(err(FsError::parent_not_directory(Verb::Resolve, &display)))
+            }
             Err(_) => Err(Self::loop_error(Verb::Resolve, &display)),
         }
     }

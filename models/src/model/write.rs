@@ -1,7 +1,9 @@
 //! `write_text`: the guard matrix, missing parents, the diff basis, no-replace publication
 //! against a competitor, and what cancellation leaves behind (nothing).
 
-use super::{Guard, Interference, Model, ModelError, MutationResult, Resolved, Version, WriteResult, err};
+use super::{
+    Guard, Interference, Model, ModelError, MutationResult, Resolved, Version, WriteResult, err,
+};
 use crate::text::{diff_basis, lf_normalize};
 use crate::tree::Node;
 use crate::walk::lstat;

@@ -155,7 +155,8 @@ impl Capabilities {
 
 impl FromIterator<Capability> for Capabilities {
     fn from_iter<I: IntoIterator<Item = Capability>>(iter: I) -> Self {
-        iter.into_iter().fold(Capabilities::none(), Capabilities::with)
+        iter.into_iter()
+            .fold(Capabilities::none(), Capabilities::with)
     }
 }
 

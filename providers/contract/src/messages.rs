@@ -27,7 +27,10 @@ impl FsError {
     /// `FS_NOT_FOUND` for an empty or all-white-space path: `file_path must be a non-empty
     /// string`. It names no path, because there is none.
     pub fn blank_path() -> FsError {
-        FsError::new(FsErrorCode::NotFound, "file_path must be a non-empty string")
+        FsError::new(
+            FsErrorCode::NotFound,
+            "file_path must be a non-empty string",
+        )
     }
 
     /// `FS_NOT_FOUND` for a path containing a NUL byte; `raw` is the path as given, made

@@ -189,7 +189,10 @@ mod tests {
         assert!(display_path(&ok, "/w", Verb::Resolve).is_ok());
         let long = "x".repeat(NAME_MAX + 1);
         let e = display_path(&long, "/w", Verb::Resolve).expect_err("long");
-        assert!(e.message().ends_with("a path component is longer than 255 bytes"));
+        assert!(
+            e.message()
+                .ends_with("a path component is longer than 255 bytes")
+        );
     }
 
     #[test]

@@ -86,8 +86,14 @@ mod tests {
         assert_eq!(at(0), Err(NotText::Binary));
         assert_eq!(at(NUL_SAMPLE_BYTES - 1), Err(NotText::Binary));
         assert!(at(NUL_SAMPLE_BYTES).is_ok());
-        assert_eq!(decode_for_read(b"\xEF\xBB\xBFhi".to_vec()), Ok("hi".to_string()));
-        assert_eq!(decode_for_read(b"h\xFFi".to_vec()), Err(NotText::InvalidUtf8));
+        assert_eq!(
+            decode_for_read(b"\xEF\xBB\xBFhi".to_vec()),
+            Ok("hi".to_string())
+        );
+        assert_eq!(
+            decode_for_read(b"h\xFFi".to_vec()),
+            Err(NotText::InvalidUtf8)
+        );
     }
 
     #[test]

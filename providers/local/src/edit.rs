@@ -47,8 +47,7 @@ impl Core {
         let bytes = read_all(&file, probe.size, display)?;
         drop(file);
         signal.check(verb)?;
-        let edited =
-            seam::edit::literal_edit(bytes, edit).map_err(|e| e.into_error(display))?;
+        let edited = seam::edit::literal_edit(bytes, edit).map_err(|e| e.into_error(display))?;
 
         signal.checkpoint(&checkpoint(CancelPoint::BeforeStage, verb, display, &[]))?;
         let (parent_path, name) = split_key(key);

@@ -16,7 +16,10 @@ pub(crate) enum Existing {
         dangling: bool,
     },
     /// A regular file; `file` is `None` when it exists but cannot be opened for reading.
-    File { file: Option<File>, probe: Probe },
+    File {
+        file: Option<File>,
+        probe: Probe,
+    },
 }
 
 /// Looks at `key` without following a final link.

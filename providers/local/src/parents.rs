@@ -118,4 +118,3 @@ pub(crate) fn ensure_parent(
     }
     Ok((fd, created))
 }
-

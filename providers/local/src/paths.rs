@@ -8,13 +8,9 @@ use seam::{FsError, Verb};
 use std::path::PathBuf;
 
 fn to_string(p: PathBuf, display: &str) -> Result<String, FsError> {
-    p.into_os_string().into_string().map_err(|_| {
-        FsError::io(
-            Verb::Resolve,
-            display,
-            "the real path is not valid UTF-8",
-        )
-    })
+    p.into_os_string()
+        .into_string()
+        .map_err(|_| FsError::io(Verb::Resolve, display, "the real path is not valid UTF-8"))
 }
 
 fn join(base: &str, rest: &[&str]) -> String {

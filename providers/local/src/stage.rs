@@ -276,4 +276,3 @@ fn stage_dir<'p>(
     fill(&mut staged).map_err(|e| os(e, verb, display))?;
     Ok(staged)
 }
-

@@ -8,9 +8,9 @@
 //! with the previous chunk. Dropping the stream ends the task at its next chunk.
 
 use crate::errors::os;
-use seam::text::NUL_SAMPLE_BYTES as NUL_SAMPLE;
 use rustix::buffer::spare_capacity;
 use rustix::io::Errno;
+use seam::text::NUL_SAMPLE_BYTES as NUL_SAMPLE;
 use seam::{FsError, Signal, Verb};
 use std::fs::File;
 use std::pin::Pin;

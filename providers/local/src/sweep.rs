@@ -91,4 +91,3 @@ fn sweep_one(dir: BorrowedFd<'_>, name: &str, now: SystemTime, grace: Duration) 
     }
     rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).is_ok()
 }
-

@@ -75,7 +75,9 @@ impl Core {
             signal,
             |staged| {
                 if !no_replace {
-                    return staged.publish_replace(name).map_err(|e| os(e, verb, display));
+                    return staged
+                        .publish_replace(name)
+                        .map_err(|e| os(e, verb, display));
                 }
                 match staged.publish_no_replace(name) {
                     Ok(()) => Ok(()),
@@ -88,7 +90,9 @@ impl Core {
                             Some(p) if p.is_file() && !create_if_absent => staged
                                 .publish_replace(name)
                                 .map_err(|e| os(e, verb, display)),
-                            Some(p) if !p.is_file() => Err(FsError::not_regular_file(verb, display)),
+                            Some(p) if !p.is_file() => {
+                                Err(FsError::not_regular_file(verb, display))
+                            }
                             _ => Err(FsError::exists_not_observed(display)),
                         }
                     }

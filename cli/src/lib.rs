@@ -1,0 +1,7 @@
+//! The composition root of seam as a library: the shipped providers as the conformance suite
+//! sees them ([`providers`]), and the privilege-dropping runner the permission property needs
+//! when the suite runs as root ([`unprivileged`]). The `seam` binary is built on it, and so are
+//! the tests that check the shipped providers (one local factory, not one per test crate).
+
+pub mod providers;
+pub mod unprivileged;

@@ -1,0 +1,39 @@
+//! A factory of broken subjects: any factory's subjects, wrapped in one [`crate::Fault`].
+
+use crate::Fault;
+use crate::faulty::Faulty;
+use seam_conformance::{CaseOptions, Factory, Subject};
+use std::sync::Arc;
+
+/// Makes `inner`'s subjects, broken by `fault`.
+pub struct FaultyFactory {
+    inner: Arc<dyn Factory>,
+    fault: Fault,
+}
+
+impl FaultyFactory {
+    /// `inner`, broken by `fault`.
+    pub fn new(inner: Arc<dyn Factory>, fault: Fault) -> Self {
+        Self { inner, fault }
+    }
+}
+
+impl Factory for FaultyFactory {
+    fn name(&self) -> String {
+        format!("{}+{}", self.inner.name(), self.fault.name())
+    }
+
+    fn configurations(&self) -> Vec<String> {
+        self.inner.configurations()
+    }
+
+    fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
+        let subject = self.inner.make(options)?;
+        Ok(Subject {
+            fs: Arc::new(Faulty::new(subject.fs, subject.world.clone(), self.fault)),
+            world: subject.world,
+            diff_basis_max_bytes: subject.diff_basis_max_bytes,
+            keep_alive: subject.keep_alive,
+        })
+    }
+}

@@ -1,0 +1,429 @@
+//! The wrapper that breaks a provider: every method delegates, except where the chosen fault
+//! changes what is returned or what the world holds.
+
+use crate::Fault;
+use crate::text::{chunked_decode, edit_ignoring_late_nul, normalise_endings, nul_at_window_edge};
+use seam::{
+    Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError,
+    FsErrorCode, FsInfo, FsKind, FsPathInfo, FsPathKind, FsTarget, FsVersion, ResolveOptions,
+    SandboxMode, SandboxPolicy, Signal, TextStream, Verb, WriteIntent, WriteOutcome,
+};
+use seam_conformance::World;
+use seam_model::WorldEffect;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+pub(crate) struct Faulty {
+    inner: Arc<dyn FileSystem>,
+    world: Arc<dyn World>,
+    root: String,
+    fault: Fault,
+    /// File contents as they were when their key was last resolved.
+    pins: Mutex<HashMap<String, Vec<u8>>>,
+}
+
+/// The local provider's token without its last field (ctime); other tokens unchanged.
+fn without_ctime(v: FsVersion) -> FsVersion {
+    let fields: Vec<&str> = v.as_str().split(':').collect();
+    if fields.len() == 5 {
+        FsVersion::new(fields[..4].join(":"))
+    } else {
+        v
+    }
+}
+
+fn dir_token(key: &str) -> FsVersion {
+    FsVersion::new(format!("dir:{key}"))
+}
+
+impl Faulty {
+    pub fn new(inner: Arc<dyn FileSystem>, world: Arc<dyn World>, fault: Fault) -> Self {
+        Self {
+            root: world.root_display(),
+            inner,
+            world,
+            fault,
+            pins: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn rel(&self, path: &str) -> Option<String> {
+        path.strip_prefix(&self.root)?
+            .strip_prefix('/')
+            .map(str::to_string)
+    }
+
+    /// A version as the broken provider would report it.
+    fn shown(&self, v: FsVersion, kind_is_dir: bool, key: &str) -> FsVersion {
+        match self.fault {
+            Fault::VersionWithoutCtime => without_ctime(v),
+            Fault::DirVersionIgnoresEntries if kind_is_dir => dir_token(key),
+            _ => v,
+        }
+    }
+
+    async fn current(&self, t: &FsTarget) -> Option<FsVersion> {
+        match self.inner.stat(t, &Signal::none()).await {
+            Ok(Some(info)) => Some(info.version),
+            _ => None,
+        }
+    }
+
+    /// The guard the broken provider really checks, as a guard the inner provider understands.
+    async fn guard(&self, t: &FsTarget, asked: Option<&FsVersion>) -> Option<FsVersion> {
+        let asked = asked?.clone();
+        match self.fault {
+            Fault::IgnoresVersionGuard => Some(self.current(t).await.unwrap_or(asked)),
+            Fault::VersionWithoutCtime => match self.current(t).await {
+                Some(now) if without_ctime(now.clone()) == asked => Some(now),
+                _ => Some(asked),
+            },
+            _ => Some(asked),
+        }
+    }
+
+    async fn raw(&self, t: &FsTarget) -> Option<Vec<u8>> {
+        self.inner
+            .read_bytes(t, u64::MAX, &Signal::none())
+            .await
+            .ok()
+    }
+
+    /// Rewrites the file behind a successful edit, as a broken edit would have written it.
+    async fn rewrite(&self, t: &FsTarget, out: EditOutcome, bytes: Vec<u8>) -> EditOutcome {
+        let Ok(text) = String::from_utf8(bytes) else {
+            return out;
+        };
+        let guard = WriteIntent::ReplaceIfVersion {
+            version: out.version.clone(),
+        };
+        match self
+            .inner
+            .write_text(t, &text, Some(&guard), None, &Signal::none())
+            .await
+        {
+            Ok(w) => EditOutcome {
+                version: w.version,
+                ..out
+            },
+            Err(_) => out,
+        }
+    }
+
+    /// A signal whose checkpoints also loosen staging to world-readable.
+    fn loosened(&self, signal: &Signal) -> Signal {
+        if self.fault != Fault::WorldReadableStaging {
+            return signal.clone();
+        }
+        let world = self.world.clone();
+        let root = self.root.clone();
+        signal.layered(move |cp| {
+            for path in cp.staging {
+                let Some(rel) = path.strip_prefix(&root).and_then(|r| r.strip_prefix('/')) else {
+                    continue;
+                };
+                let is_dir = matches!(world.entry_mode(path), Ok(Some(m)) if m.is_dir);
+                let _ = world.apply(&WorldEffect::Chmod {
+                    path: rel.to_string(),
+                    mode: if is_dir { 0o755 } else { 0o644 },
+                });
+            }
+            false
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl FileSystem for Faulty {
+    fn capabilities(&self) -> Capabilities {
+        match self.fault {
+            Fault::ClaimsNothing => Capabilities::none(),
+            Fault::ClaimsSandboxWithoutFence => {
+                self.inner.capabilities().with(Capability::SandboxModes)
+            }
+            _ => self.inner.capabilities(),
+        }
+    }
+
+    fn sandbox_mode(&self) -> Option<SandboxMode> {
+        match self.fault {
+            Fault::ClaimsSandboxWithoutFence => Some(SandboxMode::WorkspaceWrite),
+            _ => self.inner.sandbox_mode(),
+        }
+    }
+
+    async fn resolve(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        signal: &Signal,
+    ) -> Result<FsTarget, FsError> {
+        let t = self.inner.resolve(path, options, signal).await?;
+        if self.fault == Fault::TargetPinsContent {
+            let bytes = self.raw(&t).await;
+            let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
+            match bytes {
+                Some(b) => pins.insert(t.key.as_str().to_string(), b),
+                None => pins.remove(t.key.as_str()),
+            };
+        }
+        Ok(t)
+    }
+
+    fn process_path(&self, target: &FsTarget) -> String {
+        match self.fault {
+            Fault::ProcessPathIsDisplay => target.display_path.clone(),
+            _ => self.inner.process_path(target),
+        }
+    }
+
+    fn file_url(&self, target: &FsTarget) -> String {
+        self.inner.file_url(target)
+    }
+
+    fn contains(&self, parent: &FsTarget, child: &FsTarget) -> bool {
+        match self.fault {
+            Fault::ContainsByPrefix => child.key.as_str().starts_with(parent.key.as_str()),
+            _ => self.inner.contains(parent, child),
+        }
+    }
+
+    async fn stat(&self, target: &FsTarget, signal: &Signal) -> Result<Option<FsInfo>, FsError> {
+        if self.fault == Fault::HangsInStat {
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
+        let info = self.inner.stat(target, signal).await?;
+        Ok(info.map(|i| FsInfo {
+            version: self.shown(i.version, i.kind == FsKind::Directory, target.key.as_str()),
+            ..i
+        }))
+    }
+
+    async fn lstat(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        signal: &Signal,
+    ) -> Result<Option<FsPathInfo>, FsError> {
+        let info = self.inner.lstat(path, options, signal).await?;
+        let key = match self.inner.resolve(path, options, &Signal::none()).await {
+            Ok(t) => t.key.as_str().to_string(),
+            Err(_) => path.to_string(),
+        };
+        Ok(info.map(|i| FsPathInfo {
+            version: self.shown(i.version, i.kind == FsPathKind::Directory, &key),
+            ..i
+        }))
+    }
+
+    async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
+        let text = self.inner.read_text(target, signal).await;
+        match self.fault {
+            Fault::NulWindowOffByOne if text.is_ok() => {
+                if self
+                    .raw(target)
+                    .await
+                    .is_some_and(|b| nul_at_window_edge(&b))
+                {
+                    return Err(FsError::binary(Verb::Read, &target.display_path));
+                }
+                text
+            }
+            Fault::TargetPinsContent => {
+                let pinned = self
+                    .pins
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(target.key.as_str())
+                    .cloned();
+                match pinned {
+                    Some(bytes) => seam::text::decode_for_read(bytes)
+                        .map_err(|e| e.into_error(Verb::Read, &target.display_path)),
+                    None => text,
+                }
+            }
+            _ => text,
+        }
+    }
+
+    async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
+        match self.fault {
+            Fault::HangsInStream => {
+                let _ = self.inner.stream_text(target, signal).await?;
+                Ok(Box::pin(futures_util::stream::pending()))
+            }
+            Fault::StreamSplitsCharacters | Fault::NulWindowOffByOne => {
+                // Every failure of a read comes first, as from the real provider.
+                self.inner.read_text(target, signal).await?;
+                let bytes = self.raw(target).await.unwrap_or_default();
+                let items: Vec<Result<String, FsError>> = if self.fault == Fault::NulWindowOffByOne
+                    && nul_at_window_edge(&bytes)
+                {
+                    vec![Err(FsError::binary(Verb::Read, &target.display_path))]
+                } else {
+                    match chunked_decode(&bytes) {
+                        Some(chunks) => chunks.into_iter().map(Ok).collect(),
+                        None => vec![Err(FsError::invalid_utf8(Verb::Read, &target.display_path))],
+                    }
+                };
+                Ok(Box::pin(futures_util::stream::iter(items)))
+            }
+            _ => self.inner.stream_text(target, signal).await,
+        }
+    }
+
+    async fn read_bytes(
+        &self,
+        target: &FsTarget,
+        max_bytes: u64,
+        signal: &Signal,
+    ) -> Result<Vec<u8>, FsError> {
+        let bytes = self.inner.read_bytes(target, max_bytes, signal).await?;
+        if self.fault == Fault::ReadBytesCapExclusive && bytes.len() as u64 == max_bytes {
+            return Err(FsError::too_large(
+                &target.display_path,
+                bytes.len() as u64,
+                max_bytes,
+            ));
+        }
+        Ok(bytes)
+    }
+
+    async fn list_dir(
+        &self,
+        target: &FsTarget,
+        signal: &Signal,
+    ) -> Result<Vec<FsDirEntry>, FsError> {
+        let mut entries = self.inner.list_dir(target, signal).await?;
+        if self.fault == Fault::LocaleOrderedListing {
+            entries.sort_by(|a, b| {
+                a.name
+                    .to_lowercase()
+                    .cmp(&b.name.to_lowercase())
+                    .then_with(|| a.name.cmp(&b.name))
+            });
+        }
+        for e in &mut entries {
+            if let Some(v) = e.version.take() {
+                e.version = Some(self.shown(v, e.kind == FsKind::Directory, e.target.key.as_str()));
+            }
+        }
+        Ok(entries)
+    }
+
+    async fn write_text(
+        &self,
+        target: &FsTarget,
+        content: &str,
+        expected: Option<&WriteIntent>,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<WriteOutcome, FsError> {
+        let signal = self.loosened(signal);
+        let signal = if self.fault == Fault::WriteIgnoresEntryCancel && signal.is_cancelled() {
+            Signal::none()
+        } else {
+            signal
+        };
+        let asked = match expected {
+            Some(WriteIntent::ReplaceIfVersion { version }) => Some(version),
+            _ => None,
+        };
+        let guard = self
+            .guard(target, asked)
+            .await
+            .map(|version| WriteIntent::ReplaceIfVersion { version });
+        let mut expected = match expected {
+            Some(WriteIntent::ReplaceIfVersion { .. }) => guard,
+            other => other.cloned(),
+        };
+        match self.fault {
+            Fault::CheckThenRename if expected == Some(WriteIntent::CreateIfAbsent) => {
+                if self.current(target).await.is_some() {
+                    return Err(FsError::exists_not_observed(&target.display_path));
+                }
+                expected = None;
+            }
+            Fault::ReplacesDanglingLink if expected.is_none() => {
+                let link = self
+                    .inner
+                    .lstat(
+                        &target.display_path,
+                        ResolveOptions::default(),
+                        &Signal::none(),
+                    )
+                    .await;
+                if matches!(link, Ok(Some(ref i)) if i.kind == FsPathKind::Symlink)
+                    && self.current(target).await.is_none()
+                    && let Some(rel) = self.rel(&target.display_path)
+                {
+                    let _ = self.world.apply(&WorldEffect::Remove { path: rel });
+                }
+            }
+            _ => {}
+        }
+        let mut out = self
+            .inner
+            .write_text(target, content, expected.as_ref(), sandbox, &signal)
+            .await?;
+        out.version = self.shown(out.version, false, target.key.as_str());
+        Ok(out)
+    }
+
+    async fn edit_text(
+        &self,
+        target: &FsTarget,
+        edit: &EditRequest,
+        expected: Option<&FsVersion>,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<EditOutcome, FsError> {
+        if self.fault == Fault::PanicsInEdit {
+            panic!("a deliberately broken edit_text");
+        }
+        let signal = self.loosened(signal);
+        let guard = self.guard(target, expected).await;
+        let result = self
+            .inner
+            .edit_text(target, edit, guard.as_ref(), sandbox, &signal)
+            .await;
+        let out = match (self.fault, result) {
+            (Fault::EditSamplesNul, Err(e)) if e.code() == FsErrorCode::NotText => {
+                let bytes = self.raw(target).await.ok_or_else(|| e.clone())?;
+                let edited = edit_ignoring_late_nul(&bytes, edit).ok_or_else(|| e.clone())?;
+                let text = String::from_utf8(edited).map_err(|_| e.clone())?;
+                let w = self
+                    .inner
+                    .write_text(target, &text, None, sandbox, &Signal::none())
+                    .await?;
+                EditOutcome {
+                    version: w.version,
+                    before: String::from_utf8_lossy(&bytes).replace("\r\n", "\n"),
+                    after: w.after,
+                }
+            }
+            (_, Err(e)) => return Err(e),
+            (Fault::EditNormalisesEndings, Ok(out)) => match self.raw(target).await {
+                Some(bytes) => match normalise_endings(&bytes) {
+                    Some(n) if n != bytes => self.rewrite(target, out, n).await,
+                    _ => out,
+                },
+                None => out,
+            },
+            (Fault::DropsBomOnEdit, Ok(out)) => match self.raw(target).await {
+                Some(bytes) if bytes.starts_with(seam::text::BOM) => {
+                    let stripped = bytes[seam::text::BOM.len()..].to_vec();
+                    self.rewrite(target, out, stripped).await
+                }
+                _ => out,
+            },
+            (_, Ok(out)) => out,
+        };
+        Ok(EditOutcome {
+            version: self.shown(out.version, false, target.key.as_str()),
+            ..out
+        })
+    }
+}

@@ -1,0 +1,168 @@
+//! # seam-faults — broken on purpose
+//!
+//! A suite that passes a broken backend is itself broken. This crate holds deliberately broken
+//! variants of a provider, each one a classic mistake, so the suite's self-test can prove — at
+//! several seeds, beside a passing run of the correct provider at the same settings — that each
+//! is caught, and caught *for its own reason* ([`Fault::caught_as`]).
+//!
+//! The variants are wrappers over a correct provider and its world ([`FaultyFactory`] wraps any
+//! [`seam_conformance::Factory`]): they change what the provider returns, or change the world at
+//! one of its checkpoints, the way the broken implementation would. Nothing here is compiled into
+//! a provider or into the shipped `seam` binary: `seam check --fault` exists only in a build with
+//! the `faults` feature, and the self-test links this crate as a dev-dependency.
+//!
+//! A few variants read the local provider's version token format (`dev:ino:size:mtime:ctime`) to
+//! break it precisely; over another provider they pass its tokens through unchanged.
+
+mod factory;
+mod faulty;
+mod text;
+
+pub use factory::FaultyFactory;
+
+use seam_conformance::FailureKind;
+
+/// One classic mistake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Fault {
+    /// The version token leaves out ctime, so a same-size rewrite with a restored mtime is
+    /// invisible to the stale guard.
+    VersionWithoutCtime,
+    /// Create-if-absent checks for the file, then publishes with a plain replace, overwriting
+    /// whatever appeared meanwhile.
+    CheckThenRename,
+    /// An edit rewrites the whole file in its dominant line-ending style (the seed's behaviour).
+    EditNormalisesEndings,
+    /// Listings are sorted case-insensitively, like a locale collation, not by bytes.
+    LocaleOrderedListing,
+    /// An unguarded write to a dangling link replaces the link with a file.
+    ReplacesDanglingLink,
+    /// An edit writes the file back without its byte-order mark.
+    DropsBomOnEdit,
+    /// Staging is world-readable while it exists (0755 directory, 0644 file).
+    WorldReadableStaging,
+    /// Replace-if-version only checks that the file exists, not its version.
+    IgnoresVersionGuard,
+    /// An edit looks for NUL only in the first 8192 bytes, like a read.
+    EditSamplesNul,
+    /// `write_text` does not check its signal at entry: a write cancelled before it started
+    /// still writes.
+    WriteIgnoresEntryCancel,
+    /// A directory's version ignores its entries: creating a file in it keeps the token.
+    DirVersionIgnoresEntries,
+    /// Streams decode every 64 KiB chunk on its own, so a character across a chunk boundary is
+    /// "invalid UTF-8".
+    StreamSplitsCharacters,
+    /// Reads look for NUL in 8193 bytes instead of 8192 (a NUL at byte 8192 is "binary").
+    NulWindowOffByOne,
+    /// `read_bytes` treats its cap as exclusive: a file of exactly `max` bytes is too large.
+    ReadBytesCapExclusive,
+    /// A target pins the file its key named at resolution: reading a target resolved earlier
+    /// returns the old content after the file was replaced.
+    TargetPinsContent,
+    /// `process_path` returns the display path, not the real path.
+    ProcessPathIsDisplay,
+    /// `contains` compares strings: `/r/d` "contains" `/r/dd`.
+    ContainsByPrefix,
+    /// The backend claims nothing it actually has (no read_bytes, no cancel points...).
+    ClaimsNothing,
+    /// The backend claims sandbox modes but fences nothing.
+    ClaimsSandboxWithoutFence,
+    /// `edit_text` panics.
+    PanicsInEdit,
+    /// `stat` never returns (it blocks its thread).
+    HangsInStat,
+    /// A stream never yields its first chunk (it stays pending).
+    HangsInStream,
+}
+
+impl Fault {
+    /// Every fault.
+    pub const ALL: [Fault; 22] = [
+        Fault::VersionWithoutCtime,
+        Fault::CheckThenRename,
+        Fault::EditNormalisesEndings,
+        Fault::LocaleOrderedListing,
+        Fault::ReplacesDanglingLink,
+        Fault::DropsBomOnEdit,
+        Fault::WorldReadableStaging,
+        Fault::IgnoresVersionGuard,
+        Fault::EditSamplesNul,
+        Fault::WriteIgnoresEntryCancel,
+        Fault::DirVersionIgnoresEntries,
+        Fault::StreamSplitsCharacters,
+        Fault::NulWindowOffByOne,
+        Fault::ReadBytesCapExclusive,
+        Fault::TargetPinsContent,
+        Fault::ProcessPathIsDisplay,
+        Fault::ContainsByPrefix,
+        Fault::ClaimsNothing,
+        Fault::ClaimsSandboxWithoutFence,
+        Fault::PanicsInEdit,
+        Fault::HangsInStat,
+        Fault::HangsInStream,
+    ];
+
+    /// A stable kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::VersionWithoutCtime => "version-without-ctime",
+            Fault::CheckThenRename => "check-then-rename",
+            Fault::EditNormalisesEndings => "edit-normalises-endings",
+            Fault::LocaleOrderedListing => "locale-ordered-listing",
+            Fault::ReplacesDanglingLink => "replaces-dangling-link",
+            Fault::DropsBomOnEdit => "drops-bom-on-edit",
+            Fault::WorldReadableStaging => "world-readable-staging",
+            Fault::IgnoresVersionGuard => "ignores-version-guard",
+            Fault::EditSamplesNul => "edit-samples-nul",
+            Fault::WriteIgnoresEntryCancel => "write-ignores-entry-cancel",
+            Fault::DirVersionIgnoresEntries => "dir-version-ignores-entries",
+            Fault::StreamSplitsCharacters => "stream-splits-characters",
+            Fault::NulWindowOffByOne => "nul-window-off-by-one",
+            Fault::ReadBytesCapExclusive => "read-bytes-cap-exclusive",
+            Fault::TargetPinsContent => "target-pins-content",
+            Fault::ProcessPathIsDisplay => "process-path-is-display",
+            Fault::ContainsByPrefix => "contains-by-prefix",
+            Fault::ClaimsNothing => "claims-nothing",
+            Fault::ClaimsSandboxWithoutFence => "claims-sandbox-without-fence",
+            Fault::PanicsInEdit => "panics-in-edit",
+            Fault::HangsInStat => "hangs-in-stat",
+            Fault::HangsInStream => "hangs-in-stream",
+        }
+    }
+
+    /// Parses a name given by [`Fault::name`].
+    pub fn from_name(name: &str) -> Option<Fault> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The property that catches it, and the kind of failure it must be caught as.
+    pub fn caught_as(self) -> (&'static str, FailureKind) {
+        use FailureKind as K;
+        match self {
+            Fault::VersionWithoutCtime => ("sequences", K::VersionLaw),
+            Fault::CheckThenRename => ("sequences", K::Outcome),
+            Fault::EditNormalisesEndings => ("sequences", K::BytesOnDisk),
+            Fault::LocaleOrderedListing => ("sequences", K::Outcome),
+            Fault::ReplacesDanglingLink => ("sequences", K::Outcome),
+            Fault::DropsBomOnEdit => ("sequences", K::BytesOnDisk),
+            Fault::WorldReadableStaging => ("sequences", K::Staging),
+            Fault::IgnoresVersionGuard => ("sequences", K::Outcome),
+            Fault::EditSamplesNul => ("sequences", K::Outcome),
+            Fault::WriteIgnoresEntryCancel => ("sequences", K::Outcome),
+            Fault::DirVersionIgnoresEntries => ("sequences", K::VersionLaw),
+            Fault::StreamSplitsCharacters => ("sequences", K::Outcome),
+            Fault::NulWindowOffByOne => ("sequences", K::Outcome),
+            Fault::ReadBytesCapExclusive => ("sequences", K::Outcome),
+            Fault::TargetPinsContent => ("sequences", K::Outcome),
+            Fault::ProcessPathIsDisplay => ("path-facts", K::PathFacts),
+            Fault::ContainsByPrefix => ("path-facts", K::PathFacts),
+            Fault::ClaimsNothing => ("claims", K::Claim),
+            Fault::ClaimsSandboxWithoutFence => ("sandbox-modes", K::Sandbox),
+            Fault::PanicsInEdit => ("sequences", K::Panic),
+            Fault::HangsInStat => ("sequences", K::Timeout),
+            Fault::HangsInStream => ("sequences", K::Timeout),
+        }
+    }
+}
