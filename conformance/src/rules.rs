@@ -106,7 +106,7 @@ rules! {
     WriteDanglingLink = "write.dangling-link", LINKS, "writing a dangling link is FS_NOT_REGULAR_FILE, guarded or not; the link stays";
     WriteThroughLink = "write.through-link", LINKS, "a write through a live link lands on its target and the link stays a link";
     WriteParents = "write.creates-parents", CORE, "missing parent directories are created";
-    WriteParentIsFile = "write.parent-is-file", CORE, "a write through a regular file is FS_NOT_FOUND";
+    WriteParentNotDir = "write.parent-not-directory", LINKS, "a write that would create its parent through a dangling link is FS_NOT_FOUND";
     WriteNewMode = "write.new-mode", PERMS, "a new file is 0600";
     WriteKeepsMode = "write.keeps-mode", PERMS, "a replaced file keeps its permission bits";
     WriteDiffBelow = "write.diff-basis-below", CORE, "content one byte under the diff-basis limit keeps `before`";

@@ -6,17 +6,17 @@
 
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind};
-use crate::generate::{GEN_ROOT, GenConfig, Hints, apply_hint, step_strategy};
+use crate::generate::{GenConfig, GenState, apply_hint, opening, step_strategy};
 use crate::harness::{Harness, HarnessConfig, MessageCheck, StepRecord};
 use crate::stats::Stats;
 use crate::step::Step;
 use crate::watch::Monitor;
-use proptest::strategy::{BoxedStrategy, Just};
+use proptest::strategy::{BoxedStrategy, Strategy};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use proptest_state_machine::strategy::Sequential;
-use seam_model::{Model, ModelConfig};
 use std::cell::RefCell;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 use tokio::runtime::Runtime;
 
@@ -134,7 +134,7 @@ pub fn run_steps(
     config: HarnessConfig,
     steps: &[Step],
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
-    run_watched(factory, rt, options, config, steps, None)
+    run_watched(factory, rt, options, config, steps, None, None)
 }
 
 pub(crate) fn run_watched(
@@ -144,6 +144,7 @@ pub(crate) fn run_watched(
     config: HarnessConfig,
     steps: &[Step],
     monitor: Option<&Monitor>,
+    seen: Option<&AtomicUsize>,
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
     let subject = factory
         .make(options)
@@ -162,6 +163,10 @@ pub(crate) fn run_watched(
     for (i, step) in steps.iter().enumerate() {
         if let Some(m) = monitor {
             m.set_step(i);
+        }
+        // proptest-state-machine shrinks by the steps a case actually ran.
+        if let Some(seen) = seen {
+            seen.fetch_add(1, Ordering::SeqCst);
         }
         let record = harness.step(rt, i, step);
         let failed = record.failure.is_some();
@@ -224,13 +229,17 @@ pub(crate) fn run_sequences_watched(
     // The reference state during generation is a model of the world, used to aim steps at
     // entries that exist. Every step is valid in every state (the model predicts its outcome),
     // so preconditions always hold and shrinking may delete any step.
+    // The initial state carries an aimed opening (often empty) that the first transitions play.
+    let opening_config = gen_config.clone();
     let strategy = Sequential::new(
         (1..=config.max_steps.max(1)).into(),
-        || Just(Model::new(ModelConfig::new(GEN_ROOT))),
-        |_: &Model, _: &Step| true,
-        move |state: &Model| -> BoxedStrategy<Step> {
-            step_strategy(&gen_config, &Hints::from_model(state))
+        move || {
+            opening(&opening_config)
+                .prop_map(GenState::with_plan)
+                .boxed()
         },
+        |_: &GenState, _: &Step| true,
+        move |state: &GenState| -> BoxedStrategy<Step> { step_strategy(&gen_config, state) },
         apply_hint,
     );
     let proptest_config = Config {
@@ -264,11 +273,7 @@ pub(crate) fn run_sequences_watched(
     };
     let result = runner.run(
         &strategy,
-        |(_, steps, _): (
-            Model,
-            Vec<Step>,
-            Option<Arc<std::sync::atomic::AtomicUsize>>,
-        )| {
+        |(_, steps, seen): (GenState, Vec<Step>, Option<Arc<AtomicUsize>>)| {
             let (case_no, failing) = {
                 let st = state.borrow();
                 (st.outcome.cases, st.failing.is_some())
@@ -276,9 +281,16 @@ pub(crate) fn run_sequences_watched(
             // While shrinking, every attempt reruns the failing case's options.
             let case_no = if failing { case_no - 1 } else { case_no };
             let options = options_for(case_no);
-            let (records, stats) =
-                run_watched(factory, &rt, &options, harness_config, &steps, monitor)
-                    .map_err(|f| TestCaseError::fail(f.to_string()))?;
+            let (records, stats) = run_watched(
+                factory,
+                &rt,
+                &options,
+                harness_config,
+                &steps,
+                monitor,
+                seen.as_deref(),
+            )
+            .map_err(|f| TestCaseError::fail(f.to_string()))?;
             let mut st = state.borrow_mut();
             let failure = records
                 .last()
@@ -340,15 +352,26 @@ pub(crate) fn run_sequences_watched(
             // Replay the minimal sequence once more for a clean record of each step.
             let case_no = st.outcome.cases.saturating_sub(1);
             let options = options_for(case_no);
-            let (records, _) =
-                run_watched(factory, &rt, &options, harness_config, &steps, monitor)?;
+            let (records, _) = run_watched(
+                factory,
+                &rt,
+                &options,
+                harness_config,
+                &steps,
+                monitor,
+                None,
+            )?;
             let shrink_runs = st.outcome.failure.as_ref().map_or(0, |f| f.shrink_runs);
+            let first = st.outcome.failure.as_ref().map(|f| f.failure.clone());
             let (failure, len) = match records.last().and_then(|r| r.failure.clone()) {
                 Some(f) => (f, records.len()),
                 None => (
                     Failure::new(
-                        FailureKind::Setup,
-                        "the shrunk sequence passed when replayed (a flaky failure)",
+                        first.as_ref().map_or(FailureKind::Setup, |f| f.kind),
+                        format!(
+                            "a flaky failure: the shrunk sequence passed when replayed; the first failure seen was: {}",
+                            first.map_or_else(|| "?".to_string(), |f| f.to_string())
+                        ),
                     ),
                     steps.len(),
                 ),

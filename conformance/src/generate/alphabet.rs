@@ -133,10 +133,11 @@ pub(crate) fn sized(len: usize) -> String {
         .collect()
 }
 
-/// LF lines for the whole 4096-character style window, then more CRLF lines than that: the
-/// window says LF, the whole file says CRLF.
+/// LF lines for the whole 4096-character style window (after a unique first word an edit can
+/// aim at), then more CRLF lines than that: the window says LF, the whole file says CRLF.
 pub(crate) fn style_window_text() -> String {
-    let mut s = "a\n".repeat(seam::edit::STYLE_SAMPLE_CHARS / 2);
+    let mut s = String::from("style\n");
+    s.push_str(&"a\n".repeat(seam::edit::STYLE_SAMPLE_CHARS / 2));
     s.push_str(&"b\r\n".repeat(3000));
     s
 }

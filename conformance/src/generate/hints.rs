@@ -8,6 +8,40 @@ use seam_model::{Interference, Model, SnapEntry};
 /// The root the generation model uses (paths are only hints there).
 pub const GEN_ROOT: &str = "/seam-gen-root";
 
+/// The generation state: a model of the world, and the paths written most recently (reads,
+/// streams and edits aim at those often, so a file made with an edge content is read soon after).
+#[derive(Clone, Debug)]
+pub struct GenState {
+    /// The model of the world.
+    pub model: Model,
+    /// Spellings of the last few files written, newest last.
+    pub recent: Vec<String>,
+    /// The steps of the aimed opening not generated yet (see `openings`).
+    pub plan: Vec<Step>,
+}
+
+impl GenState {
+    /// An empty world.
+    pub fn new() -> Self {
+        Self::with_plan(Vec::new())
+    }
+
+    /// An empty world and an opening to play first.
+    pub fn with_plan(plan: Vec<Step>) -> Self {
+        Self {
+            model: Model::new(seam_model::ModelConfig::new(GEN_ROOT)),
+            recent: Vec::new(),
+            plan,
+        }
+    }
+}
+
+impl Default for GenState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// What exists at this point of a sequence.
 #[derive(Clone, Debug, Default)]
 pub struct Hints {
@@ -19,25 +53,39 @@ pub struct Hints {
     pub dirs: Vec<String>,
     /// Words that occur in existing text files.
     pub words: Vec<String>,
+    /// Spellings of the files written most recently.
+    pub recent: Vec<String>,
 }
 
 impl Hints {
+    /// Hints from the generation state; words come first from the files written last.
+    pub fn from_state(state: &GenState) -> Hints {
+        let mut hints = Self::from_model(&state.model);
+        let snap = state.model.snapshot();
+        let mut words = Vec::new();
+        for path in state.recent.iter().rev() {
+            let rel = path.trim_start_matches("./");
+            if let Some(SnapEntry::File { bytes, .. }) = snap.get(rel) {
+                words_of(bytes, &mut words);
+            }
+        }
+        for w in hints.words {
+            if !words.contains(&w) && words.len() < 16 {
+                words.push(w);
+            }
+        }
+        hints.words = words;
+        hints.recent = state.recent.clone();
+        hints
+    }
+
     /// Hints from the generation model's state.
     pub fn from_model(model: &Model) -> Hints {
         let snap = model.snapshot();
         let mut words: Vec<String> = Vec::new();
         for e in snap.values() {
-            if let SnapEntry::File { bytes, .. } = e
-                && let Ok(text) = std::str::from_utf8(&bytes[..bytes.len().min(4096)])
-            {
-                for w in text
-                    .split([' ', '\n'])
-                    .filter(|w| !w.is_empty() && w.len() <= 12)
-                {
-                    if !words.iter().any(|x| x == w) && words.len() < 16 {
-                        words.push(w.to_string());
-                    }
-                }
+            if let SnapEntry::File { bytes, .. } = e {
+                words_of(bytes, &mut words);
             }
         }
         Hints {
@@ -57,6 +105,7 @@ impl Hints {
                 .collect(),
             paths: snap.keys().cloned().collect(),
             words,
+            recent: Vec::new(),
         }
     }
 
@@ -66,15 +115,51 @@ impl Hints {
     }
 }
 
-/// Applies a step to the generation model, roughly: enough to know what exists next.
-pub fn apply_hint(mut model: Model, step: &Step) -> Model {
+/// Adds the words of a file's first 4 KiB to `words` (at most 16 in all).
+fn words_of(bytes: &[u8], words: &mut Vec<String>) {
+    let head = &bytes[..bytes.len().min(4096)];
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        Err(e) => match std::str::from_utf8(&head[..e.valid_up_to()]) {
+            Ok(t) => t,
+            Err(_) => return,
+        },
+    };
+    for w in text
+        .split(|c: char| c.is_whitespace() || c == '\u{feff}' || c == '\0')
+        .filter(|w| !w.is_empty() && w.len() <= 12)
+    {
+        if !words.iter().any(|x| x == w) && words.len() < 16 {
+            words.push(w.to_string());
+        }
+    }
+}
+
+/// How many recently written spellings the state keeps.
+const RECENT: usize = 3;
+
+/// Applies a step to the generation state, roughly: enough to know what exists next.
+pub fn apply_hint(mut state: GenState, step: &Step) -> GenState {
+    if state.plan.first() == Some(step) {
+        state.plan.remove(0);
+    }
     let p = |path: &str| crate::step::render_path(path, GEN_ROOT);
+    let model = &mut state.model;
+    let mut wrote = None;
     match &step.op {
         Op::World(op) => {
-            let _ = model.world(op);
+            if let (Some(_), seam_model::WorldOp::Write { path, .. }) = (model.world(op), op) {
+                wrote = Some(path.clone());
+            }
         }
         Op::Write { path, content, .. } => {
-            let _ = model.write_text(&p(path), content, None, &Interference::None);
+            if model
+                .write_text(&p(path), content, None, &Interference::None)
+                .outcome
+                .is_ok()
+            {
+                wrote = Some(path.clone());
+            }
         }
         Op::Edit {
             path,
@@ -87,5 +172,12 @@ pub fn apply_hint(mut model: Model, step: &Step) -> Model {
         }
         _ => {}
     }
-    model
+    if let Some(path) = wrote {
+        state.recent.retain(|r| *r != path);
+        state.recent.push(path);
+        if state.recent.len() > RECENT {
+            state.recent.remove(0);
+        }
+    }
+    state
 }

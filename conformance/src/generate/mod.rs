@@ -5,10 +5,12 @@
 
 mod alphabet;
 mod hints;
+mod openings;
 
 pub use alphabet::text_corpus;
 pub(crate) use alphabet::{binary_corpus, edge_texts, late_invalid, longest_name};
-pub use hints::{GEN_ROOT, Hints, apply_hint};
+pub use hints::{GenState, Hints, apply_hint};
+pub(crate) use openings::opening;
 
 use crate::step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard};
 use alphabet::{CAPS, LINK_TARGETS, MODES, NAMES};
@@ -56,7 +58,7 @@ fn pick<T: Clone + std::fmt::Debug + 'static>(items: Vec<T>) -> BoxedStrategy<T>
     proptest::sample::select(items).boxed()
 }
 
-fn name() -> BoxedStrategy<String> {
+pub(crate) fn name() -> BoxedStrategy<String> {
     let mut options: Vec<(u32, BoxedStrategy<String>)> = NAMES
         .iter()
         .map(|(w, n)| (*w, Just(n.to_string()).boxed()))
@@ -105,6 +107,7 @@ fn spelling() -> BoxedStrategy<String> {
         30 => rel_path(),
         5 => rel_path().prop_map(|p| format!("{ROOT_TOKEN}/{p}")),
         3 => (dir_name(), rel_path()).prop_map(|(d, p)| format!("{d}/../{p}")),
+        2 => (pick(vec!["l", "m"]), rel_path()).prop_map(|(d, p)| format!("{d}/../{p}")),
         2 => rel_path().prop_map(|p| format!("./{p}")),
         1 => rel_path().prop_map(|p| format!("{p}/")),
         2 => Just(".".to_string()),
@@ -154,25 +157,36 @@ fn version_ref() -> BoxedStrategy<VersionRef> {
 /// Contents a provider is asked to write: the corpus, and the edge contents now and then.
 fn content(config: &GenConfig) -> BoxedStrategy<String> {
     prop_oneof![
-        12 => pick(text_corpus()),
-        2 => pick(edge_texts(config.diff_limit)),
+        10 => pick(text_corpus()),
+        4 => pick(edge_texts(config.diff_limit)),
     ]
     .boxed()
 }
 
 /// Raw bytes the world writes: the corpus, the edge contents, and bytes that are not UTF-8.
 fn world_bytes(config: &GenConfig) -> BoxedStrategy<Vec<u8>> {
-    let mut odd = binary_corpus();
-    odd.push(late_invalid());
+    let mut edges: Vec<Vec<u8>> = edge_texts(config.diff_limit)
+        .into_iter()
+        .map(String::into_bytes)
+        .collect();
+    edges.push(late_invalid());
     prop_oneof![
-        10 => pick(text_corpus()).prop_map(String::into_bytes),
-        3 => pick(edge_texts(config.diff_limit)).prop_map(String::into_bytes),
-        2 => pick(odd),
+        9 => pick(text_corpus()).prop_map(String::into_bytes),
+        4 => pick(edges),
+        2 => pick(binary_corpus()),
     ]
     .boxed()
 }
 
-fn world_op(config: &GenConfig) -> BoxedStrategy<Step> {
+/// A relative path for a world change: an existing file most of the time, when there is one.
+fn world_file(hints: &Hints) -> BoxedStrategy<String> {
+    if hints.files.is_empty() {
+        return rel_path();
+    }
+    prop_oneof![3 => pick(hints.file_paths()), 1 => rel_path()].boxed()
+}
+
+fn world_op(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
     let caps = config.caps;
     let modes = caps.permissions;
     let write = (rel_path(), world_bytes(config), pick(MODES.to_vec())).prop_map(
@@ -186,7 +200,7 @@ fn world_op(config: &GenConfig) -> BoxedStrategy<Step> {
         (12, write.boxed()),
         (
             4,
-            (rel_path(), any::<bool>())
+            (world_file(hints), any::<bool>())
                 .prop_map(|(path, restore_mtime)| WorldOp::Scribble {
                     path,
                     restore_mtime,
@@ -196,7 +210,7 @@ fn world_op(config: &GenConfig) -> BoxedStrategy<Step> {
         (
             2,
             (
-                rel_path(),
+                world_file(hints),
                 pick(vec![b"\n".to_vec(), b"z".to_vec(), b"\r\n".to_vec()]),
             )
                 .prop_map(|(path, bytes)| WorldOp::Append { path, bytes })
@@ -208,31 +222,41 @@ fn world_op(config: &GenConfig) -> BoxedStrategy<Step> {
         ),
         (
             3,
-            rel_path().prop_map(|path| WorldOp::Remove { path }).boxed(),
+            world_file(hints)
+                .prop_map(|path| WorldOp::Remove { path })
+                .boxed(),
         ),
     ];
     if caps.symlinks {
-        options.push((
-            7,
-            (rel_path(), pick(LINK_TARGETS.to_vec()))
-                .prop_map(|(path, target)| WorldOp::Symlink {
-                    path,
-                    target: target.to_string(),
-                })
-                .boxed(),
-        ));
+        // Links named like directories (`l`, `m`) to directories make aliases, `..` after a
+        // link, and missing paths under a linked directory; the rest are anything.
+        let dir_link = (
+            pick(vec!["l", "m"]),
+            pick(vec!["d", "../d", "/d", "dd", "e"]),
+        )
+            .prop_map(|(path, target)| WorldOp::Symlink {
+                path: path.to_string(),
+                target: target.to_string(),
+            });
+        let any_link =
+            (rel_path(), pick(LINK_TARGETS.to_vec())).prop_map(|(path, target)| WorldOp::Symlink {
+                path,
+                target: target.to_string(),
+            });
+        options.push((6, dir_link.boxed()));
+        options.push((4, any_link.boxed()));
     }
     if caps.permissions {
         options.push((
             2,
-            (rel_path(), pick(MODES.to_vec()))
+            (world_file(hints), pick(MODES.to_vec()))
                 .prop_map(|(path, mode)| WorldOp::Chmod { path, mode })
                 .boxed(),
         ));
     }
     if config.fifos {
         options.push((
-            1,
+            2,
             rel_path().prop_map(|path| WorldOp::Mkfifo { path }).boxed(),
         ));
     }
@@ -262,14 +286,14 @@ fn mutation_interference(caps: Capabilities, competitors: bool) -> BoxedStrategy
             if caps.symlinks {
                 kinds.push(Competitor::DanglingLink);
             }
-            options.push((8, pick(kinds).prop_map(Interfere::Competitor).boxed()));
+            options.push((12, pick(kinds).prop_map(Interfere::Competitor).boxed()));
         }
     }
     proptest::strategy::Union::new_weighted(options).boxed()
 }
 
 fn read_interference() -> BoxedStrategy<Interfere> {
-    prop_oneof![96 => Just(Interfere::None), 4 => Just(Interfere::CancelledBeforeStart)].boxed()
+    prop_oneof![95 => Just(Interfere::None), 5 => Just(Interfere::CancelledBeforeStart)].boxed()
 }
 
 /// Whether a step uses a target resolved earlier (about one in seven).
@@ -299,11 +323,26 @@ fn read_bytes_op(hints: &Hints) -> BoxedStrategy<Op> {
 
 /// The strategy for one step, given what the backend claims, what its world can do, and what
 /// exists at this point of the sequence.
-pub fn step_strategy(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
+pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step> {
+    if let Some(next) = state.plan.first() {
+        return Just(next.clone()).boxed();
+    }
+    let hints = &Hints::from_state(state);
     let caps = config.caps;
     let files = hints.file_paths();
     let spelling = || spelling_hinted(hints, &[]);
-    let file_spelling = || spelling_hinted(hints, &files);
+    // Files, and above all the ones written last (a fresh edge content gets read and edited).
+    let file_spelling = || {
+        if hints.recent.is_empty() {
+            spelling_hinted(hints, &files)
+        } else {
+            prop_oneof![4 => pick(hints.recent.clone()), 4 => spelling_hinted(hints, &files)]
+                .boxed()
+        }
+    };
+    // Reads also go to whatever else exists: directories, FIFOs, links.
+    let read_spelling =
+        || prop_oneof![4 => file_spelling(), 1 => spelling_hinted(hints, &hints.paths)].boxed();
     let dir_spelling = || spelling_hinted(hints, &hints.dirs);
     let read = |op: BoxedStrategy<Op>| {
         (op, read_interference(), reuse())
@@ -319,7 +358,31 @@ pub fn step_strategy(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
         3 => Just(WriteGuard::CreateIfAbsent),
         3 => version_ref().prop_map(WriteGuard::ReplaceIfVersion),
     ];
-    let write = (file_spelling(), content(config), write_guard, reuse())
+    // Now and then a path under directories that nothing creates: the write must make them
+    // (and remove them again when it is cancelled).
+    let mut write_paths: Vec<(u32, BoxedStrategy<String>)> = vec![
+        (12, file_spelling()),
+        // Fresh names (where a competitor can appear), anything that exists (links, too), and
+        // names under a directory-named entry (maybe a dangling link to create through).
+        (4, rel_path()),
+        (2, spelling_hinted(hints, &hints.paths)),
+        (
+            2,
+            (dir_name(), name())
+                .prop_map(|(d, n)| format!("{d}/{n}"))
+                .boxed(),
+        ),
+        (2, name().prop_map(|n| format!("q/r/{n}")).boxed()),
+    ];
+    if !files.is_empty() {
+        // Through a regular file, as if it were a directory.
+        write_paths.push((
+            1,
+            pick(files.clone()).prop_map(|f| format!("{f}/x")).boxed(),
+        ));
+    }
+    let write_path = proptest::strategy::Union::new_weighted(write_paths);
+    let write = (write_path, content(config), write_guard, reuse())
         .prop_flat_map(move |(path, content, guard, reuse)| {
             // A competitor only matters where nothing was there to replace.
             let competitors = !matches!(guard, WriteGuard::ReplaceIfVersion(_));
@@ -334,8 +397,9 @@ pub fn step_strategy(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
             })
         })
         .boxed();
+    let edit_path = prop_oneof![6 => file_spelling(), 1 => spelling_hinted(hints, &hints.paths)];
     let edit = (
-        file_spelling(),
+        edit_path,
         old_string(hints),
         pick(NEW_STRINGS.to_vec()),
         prop::bool::weighted(0.3),
@@ -361,7 +425,7 @@ pub fn step_strategy(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
         .prop_map(|(path, other)| Step::plain(Op::Facts { path, other }))
         .boxed();
     let mut options: Vec<(u32, BoxedStrategy<Step>)> = vec![
-        (35, world_op(config)),
+        (35, world_op(config, hints)),
         (14, write),
         (14, edit),
         (
@@ -379,7 +443,7 @@ pub fn step_strategy(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
         (
             6,
             read(
-                file_spelling()
+                read_spelling()
                     .prop_map(|path| Op::ReadText { path })
                     .boxed(),
             ),
@@ -387,7 +451,7 @@ pub fn step_strategy(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
         (
             4,
             read(
-                file_spelling()
+                read_spelling()
                     .prop_map(|path| Op::StreamText { path })
                     .boxed(),
             ),

@@ -291,7 +291,7 @@ impl Harness {
             (Some(SnapEntry::Symlink { .. }), Some(FsErrorCode::NotRegularFile)) => {
                 self.hit(Rule::WriteDanglingLink)
             }
-            (None, Some(FsErrorCode::NotFound)) => self.hit(Rule::WriteParentIsFile),
+            (None, Some(FsErrorCode::NotFound)) => self.hit(Rule::WriteParentNotDir),
             _ => {}
         }
         if ok {

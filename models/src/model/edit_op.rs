@@ -4,7 +4,7 @@
 use super::{Interference, Model, ModelError, Resolved, Version, err};
 use crate::edit::{EditError, NotTextReason, apply_literal_edit};
 use crate::tree::Node;
-use crate::walk::{WalkError, realpath};
+use crate::walk::{WalkError, lstat, realpath, stat_follow};
 use seam::{CancelPoint, FsError, Verb};
 
 /// The expected result of a successful edit: the new version, `before` and `after`.
@@ -38,6 +38,19 @@ impl Model {
     ) -> Result<EditOutcomeModel, ModelError> {
         let d = r.display.as_str();
         let stale = || err(FsError::changed_since_read(Verb::Edit, d));
+        // A link at the key appeared after resolution (a fresh key is a real path): an edit
+        // never follows it — a live one is not a regular file, a dangling one is nothing.
+        match lstat(&self.tree, &r.key.0) {
+            Err(_) => return Err(Self::loop_error(Verb::Edit, d)),
+            Ok(Some(Node::Symlink { .. })) => {
+                return match stat_follow(&self.tree, &r.key.0) {
+                    Ok(Some(_)) => Err(err(FsError::not_regular_file(Verb::Edit, d))),
+                    Ok(None) => Err(stale()),
+                    Err(_) => Err(Self::loop_error(Verb::Edit, d)),
+                };
+            }
+            _ => {}
+        }
         let real = match realpath(&self.tree, &r.key.0) {
             Ok(real) => real,
             Err(WalkError::Loop) => return Err(Self::loop_error(Verb::Edit, d)),

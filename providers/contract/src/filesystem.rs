@@ -41,7 +41,11 @@ pub struct ResolveOptions<'a> {
 ///   the raw path, otherwise `..` collapsed textually, links not followed.
 /// * **Targets.** A [`FsTarget`] stays usable after the world changes: it names the location
 ///   its key identified at resolution, and later calls see whatever is there *now* (a replaced
-///   file is the new file, a removed one is absent). Messages name `target.display_path`.
+///   file is the new file, a removed one is absent; reads and listings follow a link that
+///   appeared there). A mutation never follows a link that appeared at its key after
+///   resolution: a write refuses any link there (`FS_NOT_REGULAR_FILE`); an edit refuses a live
+///   one (`FS_NOT_REGULAR_FILE`), treats a dangling one as nothing (`FS_STALE_VERSION`) and a
+///   looping one as a loop. Messages name `target.display_path`.
 /// * **Versions.** A file's [`FsVersion`] changes on every change of its content, mode or
 ///   identity, by any writer, and is never reused for a different state; a directory's changes
 ///   when its set of entries changes, and stays the same when nothing touched it. The version a

@@ -4,7 +4,7 @@
 
 use crate::core::Core;
 use crate::errors::os;
-use crate::existing::{Existing, existing};
+use crate::existing::{Existing, LinkState, existing};
 use crate::parents::open_dir;
 use crate::paths::split_key;
 use crate::publish::checkpoint;
@@ -26,9 +26,12 @@ impl Core {
         let stale = || FsError::changed_since_read(verb, display);
         let (file, probe) = match existing(key, verb, display)? {
             // An edit never creates: nothing there (or a dangling link) is a stale view.
-            Existing::Absent | Existing::Link { dangling: true } => return Err(stale()),
-            Existing::Link { dangling: false } => {
+            Existing::Absent | Existing::Link(LinkState::Dangling) => return Err(stale()),
+            Existing::Link(LinkState::Live) => {
                 return Err(FsError::not_regular_file(verb, display));
+            }
+            Existing::Link(LinkState::Looping) => {
+                return Err(FsError::symlink_loop(verb, display));
             }
             Existing::File { file: None, .. } => {
                 return Err(FsError::permission_denied(verb, display));

@@ -12,14 +12,23 @@ use std::fs::File;
 pub(crate) enum Existing {
     Absent,
     /// A symlink sits at the key.
-    Link {
-        dangling: bool,
-    },
+    Link(LinkState),
     /// A regular file; `file` is `None` when it exists but cannot be opened for reading.
     File {
         file: Option<File>,
         probe: Probe,
     },
+}
+
+/// Where a link at the key leads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LinkState {
+    /// To something that exists.
+    Live,
+    /// To nothing.
+    Dangling,
+    /// Round in a loop.
+    Looping,
 }
 
 /// Looks at `key` without following a final link.
@@ -37,10 +46,17 @@ pub(crate) fn existing(key: &str, verb: Verb, display: &str) -> Result<Existing,
             }
         }
         Err(e) if is_absent(e) => Ok(Existing::Absent),
-        Err(Errno::LOOP) => match probe_at(rustix::fs::CWD, key, true) {
-            Ok(followed) => Ok(Existing::Link {
-                dangling: followed.is_none(),
-            }),
+        // ELOOP from a no-follow open: a link at the key, or a loop on the way to it.
+        Err(Errno::LOOP) => match probe_at(rustix::fs::CWD, key, false) {
+            Ok(Some(p)) if p.kind == rustix::fs::FileType::Symlink => {
+                match probe_at(rustix::fs::CWD, key, true) {
+                    Ok(Some(_)) => Ok(Existing::Link(LinkState::Live)),
+                    Ok(None) => Ok(Existing::Link(LinkState::Dangling)),
+                    Err(Errno::LOOP) => Ok(Existing::Link(LinkState::Looping)),
+                    Err(e) => Err(os(e, verb, display)),
+                }
+            }
+            Ok(_) => Err(os(Errno::LOOP, verb, display)),
             Err(e) => Err(os(e, verb, display)),
         },
         Err(Errno::NXIO) => Err(FsError::not_regular_file(verb, display)),

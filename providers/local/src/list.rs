@@ -45,6 +45,9 @@ pub(crate) fn list_dir(target: &FsTarget, signal: &Signal) -> Result<Vec<FsDirEn
     }
     signal.check(Verb::List)?;
     names.sort_by(|a, b| a.0.cmp(&b.0));
+    // Children are keyed under the directory's real path *now*: a target resolved while its
+    // path was missing (or before a link was re-pointed) carries a key that is not canonical.
+    let dir_key = key_of(target.key.as_str()).unwrap_or_else(|_| target.key.as_str().to_string());
     let mut out = Vec::with_capacity(names.len());
     for (raw, dtype) in names {
         signal.check(Verb::List)?;
@@ -69,7 +72,7 @@ pub(crate) fn list_dir(target: &FsTarget, signal: &Signal) -> Result<Vec<FsDirEn
         };
         out.push(FsDirEntry {
             target: FsTarget {
-                key: FsTargetKey::new(child_key(target.key.as_str(), &name, is_link)),
+                key: FsTargetKey::new(child_key(&dir_key, &name, is_link)),
                 display_path: child_display,
             },
             name,

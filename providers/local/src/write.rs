@@ -30,7 +30,7 @@ impl Core {
         let verb = Verb::Write;
         let existing = match existing(key, verb, display)? {
             // A write never creates through a link and never replaces one.
-            Existing::Link { .. } => return Err(FsError::not_regular_file(verb, display)),
+            Existing::Link(_) => return Err(FsError::not_regular_file(verb, display)),
             Existing::Absent => None,
             Existing::File { file, probe } => Some((file, probe)),
         };

@@ -1,0 +1,345 @@
+//! Openings: short, aimed beginnings of a generated sequence. Some situations need two or three
+//! things to line up — a file with an edge content *and* a stream of it, a fresh name *and* a
+//! create-if-absent *and* a competitor — and the free generator lines them up too rarely for a
+//! default run to reach every rule at every seed. So two sequences in three start with one of
+//! these recipes (names, contents, guards and interference still drawn at random), and then go
+//! on freely. The world is empty when an opening runs, so its assumptions hold.
+
+use super::alphabet::{
+    binary_corpus, edge_texts, late_invalid, nul_at, sized, straddling_text, style_window_text,
+};
+use super::{GenConfig, name};
+use crate::step::{Interfere, Op, Step, WriteGuard};
+use proptest::prelude::*;
+use proptest::strategy::BoxedStrategy;
+use seam::CancelPoint;
+use seam::text::NUL_SAMPLE_BYTES;
+use seam_model::{Competitor, WorldOp};
+
+fn world(op: WorldOp) -> Step {
+    Step::plain(Op::World(op))
+}
+
+fn write(path: &str, content: String, guard: WriteGuard) -> Step {
+    Step::plain(Op::Write {
+        path: path.to_string(),
+        content,
+        guard,
+    })
+}
+
+fn pick<T: Clone + std::fmt::Debug + 'static>(items: Vec<T>) -> BoxedStrategy<T> {
+    proptest::sample::select(items).boxed()
+}
+
+/// A read of `path` that the caps allow: text, stream, or bytes around `size`.
+fn read_of(config: &GenConfig, path: String, size: usize) -> BoxedStrategy<Step> {
+    let mut kinds = vec![0u8, 1];
+    if config.caps.read_bytes {
+        kinds.push(2);
+    }
+    (pick(kinds), 0u64..3)
+        .prop_map(move |(k, d)| {
+            Step::plain(match k {
+                0 => Op::ReadText { path: path.clone() },
+                1 => Op::StreamText { path: path.clone() },
+                _ => Op::ReadBytes {
+                    path: path.clone(),
+                    max: (size as u64 + d).saturating_sub(1),
+                },
+            })
+        })
+        .boxed()
+}
+
+/// The opening of a sequence: nothing (a third of the time) or one aimed recipe.
+pub(crate) fn opening(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
+    let caps = config.caps;
+    let limit = config.diff_limit;
+    let c = config.clone();
+    let mut recipes: Vec<(u32, BoxedStrategy<Vec<Step>>)> = vec![(12, Just(Vec::new()).boxed())];
+
+    // An edge content written, then read in some way.
+    recipes.push((
+        3,
+        (name(), pick(edge_texts(limit)))
+            .prop_flat_map(move |(n, content)| {
+                let size = content.len();
+                let first = write(&n, content, WriteGuard::None);
+                read_of(&c, n, size).prop_map(move |r| vec![first.clone(), r])
+            })
+            .boxed(),
+    ));
+    // The straddling text and the NUL edges, streamed or read (the stream rules need them).
+    recipes.push((
+        2,
+        (
+            name(),
+            pick(vec![
+                straddling_text(),
+                nul_at(NUL_SAMPLE_BYTES - 1),
+                nul_at(NUL_SAMPLE_BYTES),
+            ]),
+            any::<bool>(),
+        )
+            .prop_map(|(n, content, stream)| {
+                let read = if stream {
+                    Op::StreamText { path: n.clone() }
+                } else {
+                    Op::ReadText { path: n.clone() }
+                };
+                vec![write(&n, content, WriteGuard::None), Step::plain(read)]
+            })
+            .boxed(),
+    ));
+    // Invalid UTF-8 after the first 64 KiB, streamed.
+    recipes.push((
+        1,
+        name()
+            .prop_map(|n| {
+                vec![
+                    world(WorldOp::Write {
+                        path: n.clone(),
+                        bytes: late_invalid(),
+                        mode: 0o644,
+                    }),
+                    Step::plain(Op::StreamText { path: n }),
+                ]
+            })
+            .boxed(),
+    ));
+    // The style window: an edit that inserts line breaks into a file whose first 4096
+    // characters say LF and whose whole says CRLF.
+    recipes.push((
+        1,
+        (name(), pick(vec!["x\ny", "\n", "\r\n"]), any::<bool>())
+            .prop_map(|(n, new, all)| {
+                vec![
+                    write(&n, style_window_text(), WriteGuard::None),
+                    Step::plain(Op::Edit {
+                        path: n,
+                        old: "style".into(),
+                        new: new.into(),
+                        replace_all: all,
+                        guard: None,
+                    }),
+                ]
+            })
+            .boxed(),
+    ));
+    // CRLF, mixed and BOM files edited across and around line breaks.
+    recipes.push((
+        2,
+        (
+            name(),
+            pick(vec![
+                "one\r\ntwo\r\n",
+                "a\r\nb\r\nc\nd\r\n",
+                "\u{feff}bom\r\nline\r\n",
+                "mixed\r\nlf\nlone\rcr\n",
+            ]),
+            pick(vec![
+                "\n", "one\ntwo", "a\n", "\nb", "bom", "line\n", "lf\nlone", "c\nd",
+            ]),
+            pick(vec!["b", "x\ny", "\r\n", "$&", "Z"]),
+            any::<bool>(),
+        )
+            .prop_map(|(n, content, old, new, all)| {
+                vec![
+                    world(WorldOp::Write {
+                        path: n.clone(),
+                        bytes: content.as_bytes().to_vec(),
+                        mode: 0o640,
+                    }),
+                    Step::plain(Op::Edit {
+                        path: n,
+                        old: old.into(),
+                        new: new.into(),
+                        replace_all: all,
+                        guard: None,
+                    }),
+                ]
+            })
+            .boxed(),
+    ));
+    // An overwrite at the edges of the diff basis, or of a file that is not text.
+    if let Ok(l) = usize::try_from(limit)
+        && (2..=(1 << 20)).contains(&l)
+    {
+        let mut priors: Vec<Vec<u8>> = binary_corpus();
+        priors.extend(
+            [sized(l - 1), sized(l), sized(l + 1), "small\n".to_string()].map(String::into_bytes),
+        );
+        let contents = vec![sized(l - 1), sized(l), sized(l + 1), "x\n".to_string()];
+        recipes.push((
+            2,
+            (name(), pick(priors), pick(contents))
+                .prop_map(|(n, prior, content)| {
+                    vec![
+                        world(WorldOp::Write {
+                            path: n.clone(),
+                            bytes: prior,
+                            mode: 0o644,
+                        }),
+                        write(&n, content, WriteGuard::None),
+                    ]
+                })
+                .boxed(),
+        ));
+    }
+    // A directory observed before and after it gains an entry.
+    recipes.push((
+        2,
+        (pick(vec![".", "d"]), name())
+            .prop_map(|(dir, n)| {
+                let child = if dir == "." { n } else { format!("d/{n}") };
+                vec![
+                    world(WorldOp::Mkdir { path: "d".into() }),
+                    Step::plain(Op::Stat { path: dir.into() }),
+                    world(WorldOp::Write {
+                        path: child,
+                        bytes: b"x\n".to_vec(),
+                        mode: 0o644,
+                    }),
+                    Step::plain(Op::Stat { path: dir.into() }),
+                ]
+            })
+            .boxed(),
+    ));
+    if caps.cancel_points {
+        // A competitor appears where nothing was.
+        let mut kinds = vec![Competitor::File("theirs\n".into()), Competitor::Dir];
+        if caps.symlinks {
+            kinds.push(Competitor::DanglingLink);
+        }
+        recipes.push((
+            3,
+            (
+                name(),
+                pick(kinds),
+                pick(vec![WriteGuard::CreateIfAbsent, WriteGuard::None]),
+            )
+                .prop_map(|(n, c, guard)| {
+                    let mut s = write(&n, "mine\n".into(), guard);
+                    s.interfere = Interfere::Competitor(c);
+                    vec![s]
+                })
+                .boxed(),
+        ));
+        // A write that had to create parents, cancelled.
+        recipes.push((
+            2,
+            (
+                name(),
+                pick(vec![CancelPoint::BeforeStage, CancelPoint::Staged]),
+            )
+                .prop_map(|(n, point)| {
+                    let mut s = write(&format!("q/r/{n}"), "x\n".into(), WriteGuard::None);
+                    s.interfere = Interfere::CancelAt(point);
+                    vec![s]
+                })
+                .boxed(),
+        ));
+    }
+    if caps.symlinks {
+        // A link loop, met by a read, a stat or a listing.
+        recipes.push((
+            1,
+            (any::<bool>(), 0u8..3)
+                .prop_map(|(pair, op)| {
+                    let mut v = vec![world(WorldOp::Symlink {
+                        path: "l".into(),
+                        target: if pair { "m".into() } else { "l".into() },
+                    })];
+                    if pair {
+                        v.push(world(WorldOp::Symlink {
+                            path: "m".into(),
+                            target: "l".into(),
+                        }));
+                    }
+                    let path = "l".to_string();
+                    v.push(Step::plain(match op {
+                        0 => Op::Stat { path },
+                        1 => Op::ReadText { path },
+                        _ => Op::Resolve { path },
+                    }));
+                    v
+                })
+                .boxed(),
+        ));
+        // A missing path under a linked directory, resolved.
+        recipes.push((
+            1,
+            (name(), any::<bool>())
+                .prop_map(|(n, stat)| {
+                    let path = format!("l/{n}");
+                    vec![
+                        world(WorldOp::Mkdir { path: "d".into() }),
+                        world(WorldOp::Symlink {
+                            path: "l".into(),
+                            target: "d".into(),
+                        }),
+                        Step::plain(if stat {
+                            Op::Stat { path }
+                        } else {
+                            Op::Resolve { path }
+                        }),
+                    ]
+                })
+                .boxed(),
+        ));
+        // Writes and edits through a live link; a write that would create through a dangling one.
+        recipes.push((
+            2,
+            (any::<bool>(), any::<bool>())
+                .prop_map(|(edit, dangling)| {
+                    let mut v = vec![
+                        world(WorldOp::Write {
+                            path: "a".into(),
+                            bytes: b"one\n".to_vec(),
+                            mode: 0o644,
+                        }),
+                        world(WorldOp::Symlink {
+                            path: "l".into(),
+                            target: if dangling {
+                                "nowhere".into()
+                            } else {
+                                "a".into()
+                            },
+                        }),
+                    ];
+                    v.push(if dangling {
+                        write("l/x", "x\n".into(), WriteGuard::None)
+                    } else if edit {
+                        Step::plain(Op::Edit {
+                            path: "l".into(),
+                            old: "one".into(),
+                            new: "two".into(),
+                            replace_all: false,
+                            guard: None,
+                        })
+                    } else {
+                        write("l", "two\n".into(), WriteGuard::None)
+                    });
+                    v
+                })
+                .boxed(),
+        ));
+    }
+    if config.fifos {
+        recipes.push((
+            1,
+            (name(), any::<bool>())
+                .prop_map(|(n, stream)| {
+                    let read = if stream {
+                        Op::StreamText { path: n.clone() }
+                    } else {
+                        Op::ReadText { path: n.clone() }
+                    };
+                    vec![world(WorldOp::Mkfifo { path: n }), Step::plain(read)]
+                })
+                .boxed(),
+        ));
+    }
+    proptest::strategy::Union::new_weighted(recipes).boxed()
+}
