@@ -1,9 +1,11 @@
 //! Openings: short, aimed beginnings of a generated sequence. Some situations need two or three
 //! things to line up — a file with an edge content *and* a stream of it, a fresh name *and* a
 //! create-if-absent *and* a competitor — and the free generator lines them up too rarely for a
-//! default run to reach every rule at every seed. So two sequences in three start with one of
+//! default run to reach every rule at every seed. So most sequences start with one to three of
 //! these recipes (names, contents, guards and interference still drawn at random), and then go
-//! on freely. The world is empty when an opening runs, so its assumptions hold.
+//! on freely. (A recipe's listing of a file is plain or cancelled depending on the name drawn,
+//! so both situations occur.) The first recipe meets an empty world; a later one may meet what
+//! an earlier one made, which only varies the situation further.
 
 use super::alphabet::{
     binary_corpus, edge_texts, late_invalid, nul_at, sized, straddling_text, style_window_text,
@@ -52,12 +54,24 @@ fn read_of(config: &GenConfig, path: String, size: usize) -> BoxedStrategy<Step>
         .boxed()
 }
 
-/// The opening of a sequence: nothing (a third of the time) or one aimed recipe.
+/// The opening of a sequence: nothing (one time in six), or one to three aimed recipes.
 pub(crate) fn opening(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
+    let one = recipe(config);
+    prop_oneof![
+        1 => Just(Vec::new()),
+        2 => one.clone(),
+        2 => (one.clone(), one.clone()).prop_map(|(a, b)| [a, b].concat()),
+        1 => (one.clone(), one.clone(), one).prop_map(|(a, b, c)| [a, b, c].concat()),
+    ]
+    .boxed()
+}
+
+/// One aimed recipe.
+fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
     let caps = config.caps;
     let limit = config.diff_limit;
     let c = config.clone();
-    let mut recipes: Vec<(u32, BoxedStrategy<Vec<Step>>)> = vec![(12, Just(Vec::new()).boxed())];
+    let mut recipes: Vec<(u32, BoxedStrategy<Vec<Step>>)> = Vec::new();
 
     // An edge content written, then read in some way.
     recipes.push((
@@ -89,6 +103,55 @@ pub(crate) fn opening(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                     Op::ReadText { path: n.clone() }
                 };
                 vec![write(&n, content, WriteGuard::None), Step::plain(read)]
+            })
+            .boxed(),
+    ));
+    // The straddling text streamed: the chunk-boundary rules.
+    recipes.push((
+        2,
+        name()
+            .prop_map(|n| {
+                vec![
+                    write(&n, straddling_text(), WriteGuard::None),
+                    Step::plain(Op::StreamText { path: n }),
+                ]
+            })
+            .boxed(),
+    ));
+    // Any operation called with a cancelled signal, on a file that exists; and a file listed.
+    let read_bytes = caps.read_bytes;
+    recipes.push((
+        3,
+        (name(), 0u8..9)
+            .prop_map(move |(n, k)| {
+                let path = n.clone();
+                let op = match k {
+                    0 => Op::Resolve { path },
+                    1 => Op::Stat { path },
+                    2 => Op::Lstat { path },
+                    3 => Op::ReadText { path },
+                    4 => Op::StreamText { path },
+                    5 if read_bytes => Op::ReadBytes { path, max: 64 },
+                    5 | 6 => Op::ListDir { path },
+                    7 => Op::Write {
+                        path,
+                        content: "x\n".into(),
+                        guard: WriteGuard::None,
+                    },
+                    _ => Op::Edit {
+                        path,
+                        old: "one".into(),
+                        new: "two".into(),
+                        replace_all: false,
+                        guard: None,
+                    },
+                };
+                let mut step = Step::plain(op);
+                // Half of the listings are plain: listing a file is its own rule.
+                if !(k == 6 && n.len() % 2 == 0) {
+                    step.interfere = Interfere::CancelledBeforeStart;
+                }
+                vec![write(&n, "one\n".into(), WriteGuard::None), step]
             })
             .boxed(),
     ));
@@ -129,7 +192,7 @@ pub(crate) fn opening(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
     ));
     // CRLF, mixed and BOM files edited across and around line breaks.
     recipes.push((
-        2,
+        4,
         (
             name(),
             pick(vec![
@@ -166,7 +229,7 @@ pub(crate) fn opening(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
     if let Ok(l) = usize::try_from(limit)
         && (2..=(1 << 20)).contains(&l)
     {
-        let mut priors: Vec<Vec<u8>> = binary_corpus();
+        let mut priors: Vec<Vec<u8>> = [binary_corpus(), binary_corpus()].concat();
         priors.extend(
             [sized(l - 1), sized(l), sized(l + 1), "small\n".to_string()].map(String::into_bytes),
         );
@@ -213,11 +276,15 @@ pub(crate) fn opening(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
             kinds.push(Competitor::DanglingLink);
         }
         recipes.push((
-            3,
+            4,
             (
                 name(),
                 pick(kinds),
-                pick(vec![WriteGuard::CreateIfAbsent, WriteGuard::None]),
+                pick(vec![
+                    WriteGuard::CreateIfAbsent,
+                    WriteGuard::CreateIfAbsent,
+                    WriteGuard::None,
+                ]),
             )
                 .prop_map(|(n, c, guard)| {
                     let mut s = write(&n, "mine\n".into(), guard);
@@ -267,6 +334,27 @@ pub(crate) fn opening(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                 })
                 .boxed(),
         ));
+        // `..` right after a linked directory: lexical, not physical.
+        recipes.push((
+            1,
+            (name(), any::<bool>())
+                .prop_map(|(n, stat)| {
+                    let path = format!("l/../{n}");
+                    vec![
+                        world(WorldOp::Mkdir { path: "d".into() }),
+                        world(WorldOp::Symlink {
+                            path: "l".into(),
+                            target: "d".into(),
+                        }),
+                        Step::plain(if stat {
+                            Op::Stat { path }
+                        } else {
+                            Op::Resolve { path }
+                        }),
+                    ]
+                })
+                .boxed(),
+        ));
         // A missing path under a linked directory, resolved.
         recipes.push((
             1,
@@ -290,7 +378,7 @@ pub(crate) fn opening(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
         ));
         // Writes and edits through a live link; a write that would create through a dangling one.
         recipes.push((
-            2,
+            3,
             (any::<bool>(), any::<bool>())
                 .prop_map(|(edit, dangling)| {
                     let mut v = vec![
