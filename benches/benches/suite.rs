@@ -3,38 +3,9 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use seam_benches::quick;
-use seam_conformance::{
-    CaseDurability, CaseOptions, DiskWorld, Factory, SequenceConfig, Subject, World, run_sequences,
-};
-use seam_local::{Durability, LocalConfig, LocalFileSystem};
-use std::sync::Arc;
+use seam_cli::providers::LocalFactory as Local;
+use seam_conformance::{SequenceConfig, run_sequences};
 use std::time::Duration;
-
-struct Local;
-
-impl Factory for Local {
-    fn name(&self) -> String {
-        "local".into()
-    }
-
-    fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let world = DiskWorld::new(dir.path()).map_err(|e| e.to_string())?;
-        let config = LocalConfig::new(world.root_display())
-            .with_durability(match options.durability {
-                CaseDurability::Full => Durability::Full,
-                CaseDurability::Relaxed => Durability::None,
-            })
-            .with_diff_basis_max_bytes(1024)
-            .with_seeded_nonces(options.seed);
-        Ok(Subject {
-            fs: Arc::new(LocalFileSystem::new(config)),
-            world: Arc::new(world),
-            diff_basis_max_bytes: 1024,
-            keep_alive: Box::new(dir),
-        })
-    }
-}
 
 fn suite(c: &mut Criterion) {
     let config = SequenceConfig {
@@ -46,7 +17,7 @@ fn suite(c: &mut Criterion) {
         Ok(o) if o.failure.is_none() => o.stats.steps,
         Ok(o) => panic!(
             "the suite failed on local: {:?}",
-            o.failure.map(|f| f.message)
+            o.failure.map(|f| f.failure)
         ),
         Err(e) => panic!("the suite did not run: {e}"),
     };

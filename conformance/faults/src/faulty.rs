@@ -231,7 +231,7 @@ impl FileSystem for Faulty {
                 }
                 text
             }
-            Fault::TargetPinsContent => {
+            Fault::TargetPinsContent if text.is_ok() => {
                 let pinned = self
                     .pins
                     .lock()
@@ -254,7 +254,18 @@ impl FileSystem for Faulty {
                 let _ = self.inner.stream_text(target, signal).await?;
                 Ok(Box::pin(futures_util::stream::pending()))
             }
-            Fault::StreamSplitsCharacters | Fault::NulWindowOffByOne => {
+            Fault::NulWindowOffByOne => {
+                let bytes = match self.inner.read_text(target, signal).await {
+                    Ok(_) => self.raw(target).await.unwrap_or_default(),
+                    Err(_) => Vec::new(),
+                };
+                if nul_at_window_edge(&bytes) {
+                    let err = FsError::binary(Verb::Read, &target.display_path);
+                    return Ok(Box::pin(futures_util::stream::iter(vec![Err(err)])));
+                }
+                self.inner.stream_text(target, signal).await
+            }
+            Fault::StreamSplitsCharacters => {
                 // Every failure of a read comes first, as from the real provider.
                 self.inner.read_text(target, signal).await?;
                 let bytes = self.raw(target).await.unwrap_or_default();
@@ -341,7 +352,12 @@ impl FileSystem for Faulty {
         };
         match self.fault {
             Fault::CheckThenRename if expected == Some(WriteIntent::CreateIfAbsent) => {
-                if self.current(target).await.is_some() {
+                // Check, then publish with a plain replace: whatever appears in between is lost.
+                let is_file = matches!(
+                    self.inner.stat(target, &Signal::none()).await,
+                    Ok(Some(ref i)) if i.kind == FsKind::File
+                );
+                if is_file {
                     return Err(FsError::exists_not_observed(&target.display_path));
                 }
                 expected = None;

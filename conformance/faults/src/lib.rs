@@ -137,32 +137,44 @@ impl Fault {
         Self::ALL.into_iter().find(|f| f.name() == name)
     }
 
-    /// The property that catches it, and the kind of failure it must be caught as.
-    pub fn caught_as(self) -> (&'static str, FailureKind) {
+    /// The property that catches it, and the kinds of failure it may be caught as: one, except
+    /// where the same mistake shows in two ways (a token blind to ctime is either seen to be
+    /// reused, or lets a stale guard through — whichever a shrunk sequence reaches first).
+    pub fn caught_as(self) -> (&'static str, &'static [FailureKind]) {
+        let (property, kind) = self.caught_first();
+        match self {
+            Fault::VersionWithoutCtime => {
+                (property, &[FailureKind::VersionLaw, FailureKind::Outcome])
+            }
+            _ => (property, std::slice::from_ref(kind)),
+        }
+    }
+
+    fn caught_first(self) -> (&'static str, &'static FailureKind) {
         use FailureKind as K;
         match self {
-            Fault::VersionWithoutCtime => ("sequences", K::VersionLaw),
-            Fault::CheckThenRename => ("sequences", K::Outcome),
-            Fault::EditNormalisesEndings => ("sequences", K::BytesOnDisk),
-            Fault::LocaleOrderedListing => ("sequences", K::Outcome),
-            Fault::ReplacesDanglingLink => ("sequences", K::Outcome),
-            Fault::DropsBomOnEdit => ("sequences", K::BytesOnDisk),
-            Fault::WorldReadableStaging => ("sequences", K::Staging),
-            Fault::IgnoresVersionGuard => ("sequences", K::Outcome),
-            Fault::EditSamplesNul => ("sequences", K::Outcome),
-            Fault::WriteIgnoresEntryCancel => ("sequences", K::Outcome),
-            Fault::DirVersionIgnoresEntries => ("sequences", K::VersionLaw),
-            Fault::StreamSplitsCharacters => ("sequences", K::Outcome),
-            Fault::NulWindowOffByOne => ("sequences", K::Outcome),
-            Fault::ReadBytesCapExclusive => ("sequences", K::Outcome),
-            Fault::TargetPinsContent => ("sequences", K::Outcome),
-            Fault::ProcessPathIsDisplay => ("path-facts", K::PathFacts),
-            Fault::ContainsByPrefix => ("path-facts", K::PathFacts),
-            Fault::ClaimsNothing => ("claims", K::Claim),
-            Fault::ClaimsSandboxWithoutFence => ("sandbox-modes", K::Sandbox),
-            Fault::PanicsInEdit => ("sequences", K::Panic),
-            Fault::HangsInStat => ("sequences", K::Timeout),
-            Fault::HangsInStream => ("sequences", K::Timeout),
+            Fault::VersionWithoutCtime => ("sequences", &K::VersionLaw),
+            Fault::CheckThenRename => ("sequences", &K::Outcome),
+            Fault::EditNormalisesEndings => ("sequences", &K::BytesOnDisk),
+            Fault::LocaleOrderedListing => ("sequences", &K::Outcome),
+            Fault::ReplacesDanglingLink => ("sequences", &K::Outcome),
+            Fault::DropsBomOnEdit => ("sequences", &K::BytesOnDisk),
+            Fault::WorldReadableStaging => ("sequences", &K::Staging),
+            Fault::IgnoresVersionGuard => ("sequences", &K::Outcome),
+            Fault::EditSamplesNul => ("sequences", &K::Outcome),
+            Fault::WriteIgnoresEntryCancel => ("sequences", &K::Outcome),
+            Fault::DirVersionIgnoresEntries => ("sequences", &K::VersionLaw),
+            Fault::StreamSplitsCharacters => ("sequences", &K::Outcome),
+            Fault::NulWindowOffByOne => ("sequences", &K::Outcome),
+            Fault::ReadBytesCapExclusive => ("sequences", &K::Outcome),
+            Fault::TargetPinsContent => ("sequences", &K::Outcome),
+            Fault::ProcessPathIsDisplay => ("path-facts", &K::PathFacts),
+            Fault::ContainsByPrefix => ("path-facts", &K::PathFacts),
+            Fault::ClaimsNothing => ("claims", &K::Claim),
+            Fault::ClaimsSandboxWithoutFence => ("sandbox-modes", &K::Sandbox),
+            Fault::PanicsInEdit => ("sequences", &K::Panic),
+            Fault::HangsInStat => ("sequences", &K::Timeout),
+            Fault::HangsInStream => ("sequences", &K::Timeout),
         }
     }
 }

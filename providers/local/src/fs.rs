@@ -6,7 +6,7 @@
 use crate::config::LocalConfig;
 use crate::core::Core;
 use crate::errors::os;
-use crate::offload::offload;
+use crate::offload::{offload, owned_in_steps};
 use crate::paths::key_of;
 use crate::read::open_regular;
 use crate::version::probe_at;
@@ -189,7 +189,8 @@ impl FileSystem for LocalFileSystem {
         signal.check(Verb::Write)?;
         let guard = self.core.locks.lock(target.key.as_str()).await;
         let core = self.core.clone();
-        let (target, content) = (target.clone(), content.to_owned());
+        let content = owned_in_steps(content).await;
+        let target = target.clone();
         let (expected, signal) = (expected.cloned(), signal.clone());
         offload(Verb::Write, &target.display_path.clone(), move || {
             let _guard = guard;

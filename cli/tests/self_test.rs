@@ -1,0 +1,211 @@
+//! The suite's self-test. A suite that passes a broken backend is itself broken, and one that
+//! fails a correct backend is useless, so at the default seed and at two others:
+//!
+//! * the correct local provider passes the whole default run — every property, every rule of
+//!   the contract reached (the verdict is a pass, not merely "nothing failed");
+//! * every deliberately broken variant (`seam-faults`) fails, in the property and for the reason
+//!   (`FailureKind`) it is known for, at the same seed and breadth, with a short trace.
+
+use seam_cli::providers::LocalFactory;
+use seam_cli::unprivileged::SelfExec;
+use seam_conformance::{
+    Report, SequenceConfig, Status, SuiteConfig, Verdict, property_names, run_suite,
+};
+use seam_faults::{Fault, FaultyFactory};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The suite's default seed (`SequenceConfig::default().seed`) and two others.
+const SEEDS: [u64; 3] = [0x5EA4, 7, 1_000_003];
+
+/// The longest counterexample accepted after shrinking (a hang is not shrunk).
+const MAX_TRACE: usize = 8;
+
+fn config(seed: u64, only: Vec<String>) -> SuiteConfig {
+    SuiteConfig {
+        sequences: SequenceConfig {
+            seed,
+            ..SequenceConfig::default()
+        },
+        unprivileged: Some(Arc::new(SelfExec {
+            exe: env!("CARGO_BIN_EXE_seam").into(),
+            provider: "local".into(),
+        })),
+        only,
+        call_timeout: Duration::from_secs(2),
+    }
+}
+
+fn property<'r>(report: &'r Report, name: &str) -> &'r seam_conformance::PropertyResult {
+    report
+        .properties
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("{name} is not in the report"))
+}
+
+#[test]
+fn the_correct_provider_passes_the_default_run_reaching_every_rule_at_three_seeds() {
+    for seed in SEEDS {
+        let report = run_suite(
+            Arc::new(LocalFactory),
+            &config(seed, Vec::new()),
+            &mut |_| {},
+        )
+        .expect("the suite runs");
+        assert_eq!(
+            report.verdict,
+            Verdict::Pass,
+            "seed {seed}:\n{}",
+            report.render()
+        );
+        assert!(report.unreached().is_empty());
+        assert_eq!(report.cases, 256);
+        for name in property_names() {
+            let p = property(&report, name);
+            match name {
+                "sandbox-modes" => assert!(matches!(p.status, Status::NotClaimed(_))),
+                _ => assert_eq!(p.status, Status::Passed, "seed {seed}: {name}"),
+            }
+            assert!(
+                name == "sandbox-modes" || p.checks > 0,
+                "{name} passed without a check"
+            );
+        }
+        for configuration in ["tmpfile", "directory"] {
+            assert!(report.configurations[configuration] > 0, "{configuration}");
+        }
+    }
+}
+
+fn catch(fault: Fault) {
+    let (name, kinds) = fault.caught_as();
+    for seed in SEEDS {
+        let factory = Arc::new(FaultyFactory::new(Arc::new(LocalFactory), fault));
+        let report = run_suite(factory, &config(seed, vec![name.into()]), &mut |_| {})
+            .expect("the suite runs");
+        let p = property(&report, name);
+        println!(
+            "== {} at seed {seed}: {:?}",
+            fault.name(),
+            p.failure.as_deref().unwrap_or("(not caught)")
+        );
+        assert_eq!(
+            p.status,
+            Status::Failed,
+            "{} was not caught at seed {seed}:\n{}",
+            fault.name(),
+            report.render()
+        );
+        assert!(
+            p.failure_kind.is_some_and(|k| kinds.contains(&k)),
+            "{} was caught for another reason ({:?}, expected one of {kinds:?}) at seed {seed}: {:?}",
+            fault.name(),
+            p.failure_kind,
+            p.failure
+        );
+        assert_eq!(report.verdict, Verdict::Fail);
+        if let Some(trace) = &p.trace
+            && !kinds.contains(&seam_conformance::FailureKind::Timeout)
+        {
+            assert!(
+                trace.steps.len() <= MAX_TRACE || p.shrunk_from.is_none(),
+                "{}: a trace of {} steps at seed {seed}",
+                fault.name(),
+                trace.steps.len()
+            );
+        }
+    }
+}
+
+macro_rules! caught {
+    ($($test:ident => $fault:ident,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                catch(Fault::$fault);
+            }
+        )*
+    };
+}
+
+caught! {
+    catches_a_version_token_without_ctime => VersionWithoutCtime,
+    catches_create_if_absent_that_checks_then_renames => CheckThenRename,
+    catches_an_edit_that_normalises_line_endings => EditNormalisesEndings,
+    catches_locale_ordered_listings => LocaleOrderedListing,
+    catches_a_write_that_replaces_a_dangling_link => ReplacesDanglingLink,
+    catches_a_bom_dropped_on_edit => DropsBomOnEdit,
+    catches_world_readable_staging => WorldReadableStaging,
+    catches_an_ignored_version_guard => IgnoresVersionGuard,
+    catches_an_edit_that_samples_nul_like_a_read => EditSamplesNul,
+    catches_a_write_that_ignores_a_cancelled_signal => WriteIgnoresEntryCancel,
+    catches_a_directory_version_blind_to_its_entries => DirVersionIgnoresEntries,
+    catches_a_stream_that_splits_characters => StreamSplitsCharacters,
+    catches_a_nul_window_one_byte_too_long => NulWindowOffByOne,
+    catches_an_exclusive_read_bytes_cap => ReadBytesCapExclusive,
+    catches_a_target_that_pins_old_content => TargetPinsContent,
+    catches_a_process_path_that_is_the_display_path => ProcessPathIsDisplay,
+    catches_contains_by_string_prefix => ContainsByPrefix,
+    catches_a_backend_that_claims_nothing => ClaimsNothing,
+    catches_a_sandbox_claim_without_a_fence => ClaimsSandboxWithoutFence,
+    catches_a_panicking_backend => PanicsInEdit,
+    catches_a_backend_hanging_in_stat => HangsInStat,
+    catches_a_backend_hanging_in_a_stream => HangsInStream,
+}
+
+#[test]
+fn every_fault_has_a_test_here() {
+    let source = include_str!("self_test.rs");
+    for f in Fault::ALL {
+        assert!(
+            source.contains(&format!("=> {:?},", f)),
+            "{} has no test",
+            f.name()
+        );
+    }
+}
+
+#[test]
+fn a_hang_or_a_panic_is_reported_with_the_operation_named() {
+    for (fault, op) in [
+        (Fault::HangsInStat, "`stat "),
+        (Fault::HangsInStream, "`stream_text "),
+        (Fault::PanicsInEdit, "edit_text "),
+    ] {
+        let factory = Arc::new(FaultyFactory::new(Arc::new(LocalFactory), fault));
+        let mut c = config(SEEDS[0], vec!["sequences".into()]);
+        c.call_timeout = Duration::from_millis(500);
+        let report = run_suite(factory, &c, &mut |_| {}).expect("the suite runs");
+        let p = property(&report, "sequences");
+        let message = p.failure.as_deref().unwrap_or("");
+        assert!(message.contains(op), "{}: {message}", fault.name());
+        assert!(
+            p.trace.is_some(),
+            "{}: the steps that led there are kept",
+            fault.name()
+        );
+    }
+}
+
+#[test]
+fn the_same_seed_shrinks_to_the_same_trace() {
+    let run = || {
+        let factory = Arc::new(FaultyFactory::new(
+            Arc::new(LocalFactory),
+            Fault::DropsBomOnEdit,
+        ));
+        let report = run_suite(
+            factory,
+            &config(SEEDS[1], vec!["sequences".into()]),
+            &mut |_| {},
+        )
+        .expect("the suite runs");
+        property(&report, "sequences")
+            .trace
+            .clone()
+            .expect("a trace")
+            .steps
+    };
+    assert_eq!(run(), run());
+}
