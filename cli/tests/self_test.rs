@@ -174,8 +174,7 @@ fn a_hang_or_a_panic_is_reported_with_the_operation_named() {
         (Fault::PanicsInEdit, "edit_text "),
     ] {
         let factory = Arc::new(FaultyFactory::new(Arc::new(LocalFactory), fault));
-        let mut c = config(SEEDS[0], vec!["sequences".into()]);
-        c.call_timeout = Duration::from_millis(500);
+        let c = config(SEEDS[0], vec!["sequences".into()]);
         let report = run_suite(factory, &c, &mut |_| {}).expect("the suite runs");
         let p = property(&report, "sequences");
         let message = p.failure.as_deref().unwrap_or("");

@@ -60,8 +60,7 @@ rules! {
     PathDotDotLexical = "path.dotdot-lexical", LINKS, "`..` after a symlinked directory collapses textually, not physically";
     PathParentIsFile = "path.parent-is-file", CORE, "resolving through a regular file is FS_NOT_FOUND";
     PathLoop = "path.loop", LINKS, "a symlink loop is FS_IO_ERROR with the fixed loop text";
-    KeyAlias = "key.alias", CORE, "two different spellings of one object get one key";
-    KeyAliasLink = "key.alias-through-link", LINKS, "a spelling through a symlink gets the key of the link's target";
+    KeyAlias = "key.alias", LINKS, "two spellings of one object through a symlink get one key";
     KeyMissingUnderLink = "key.missing-under-link", LINKS, "a missing path under a symlinked directory is keyed under the real directory";
     TargetReused = "target.reused-after-change", CORE, "a target resolved earlier acts on what is at its key now, after the world changed";
     StatFollows = "stat.follows-links", LINKS, "stat follows links to the object";
