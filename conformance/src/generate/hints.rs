@@ -152,14 +152,13 @@ pub fn apply_hint(mut state: GenState, step: &Step) -> GenState {
                 wrote = Some(path.clone());
             }
         }
-        Op::Write { path, content, .. } => {
+        Op::Write { path, content, .. }
             if model
                 .write_text(&p(path), content, None, &Interference::None)
                 .outcome
-                .is_ok()
-            {
-                wrote = Some(path.clone());
-            }
+                .is_ok() =>
+        {
+            wrote = Some(path.clone());
         }
         Op::Edit {
             path,
