@@ -30,19 +30,23 @@ pub fn footer(window: &Window, limit: usize) -> String {
 
 /// The whole envelope: path, type, numbered lines, a blank line, the footer.
 pub fn render_read(path: &str, window: &Window, limit: usize) -> String {
+    use std::fmt::Write as _;
     let footer = footer(window, limit);
-    let mut body = String::new();
-    for (i, line) in window.lines.iter().enumerate() {
-        if i > 0 {
-            body.push('\n');
-        }
-        body.push_str(&line.number.to_string());
-        body.push_str(": ");
-        body.push_str(&line.text);
+    let text_len: usize = window.lines.iter().map(|l| l.text.len() + 12).sum();
+    let mut out = String::with_capacity(path.len() + text_len + footer.len() + 64);
+    out.push_str("<path>");
+    out.push_str(path);
+    out.push_str("</path>\n<type>file</type>\n<content>\n");
+    for line in &window.lines {
+        // Writing into a String cannot fail.
+        let _ = write!(out, "{}: ", line.number);
+        out.push_str(&line.text);
+        out.push('\n');
     }
     if !window.lines.is_empty() {
-        body.push_str("\n\n");
+        out.push('\n');
     }
-    body.push_str(&footer);
-    format!("<path>{path}</path>\n<type>file</type>\n<content>\n{body}\n</content>")
+    out.push_str(&footer);
+    out.push_str("\n</content>");
+    out
 }

@@ -63,10 +63,9 @@ pub struct Windower {
     bytes: usize,
     /// The byte cap was hit: nothing more is selected.
     capped: bool,
-    /// The current line's kept text (only when it is selected).
+    /// The current line's kept text (only when it is selected): at most `max_line_chars + 1`
+    /// characters.
     line: String,
-    /// Characters in `line`.
-    line_chars: usize,
     /// Characters of the current line were dropped (it is longer than `line` can hold).
     overflow: bool,
     /// The current line has at least one character.
@@ -83,7 +82,6 @@ impl Windower {
             bytes: 0,
             capped: false,
             line: String::new(),
-            line_chars: 0,
             overflow: false,
             in_line: false,
         }
@@ -139,17 +137,20 @@ impl Windower {
         }
         // Keep one character more than the cap: a line of exactly `max_line_chars` followed by
         // `\r` must not count as too long.
-        let room = (self.spec.max_line_chars + 1).saturating_sub(self.line_chars);
+        let cap = self.spec.max_line_chars + 1;
+        // A character is at least one byte, so while the bytes fit, the characters do: the
+        // common case costs no counting at all.
+        if self.line.len() + piece.len() <= cap {
+            self.line.push_str(piece);
+            return;
+        }
+        let room = cap.saturating_sub(self.line.chars().count());
         match piece.char_indices().nth(room) {
             Some((cut, _)) => {
                 self.line.push_str(&piece[..cut]);
-                self.line_chars += room;
                 self.overflow = true;
             }
-            None => {
-                self.line.push_str(piece);
-                self.line_chars += piece.chars().count();
-            }
+            None => self.line.push_str(piece),
         }
     }
 
@@ -170,30 +171,32 @@ impl Windower {
         }
         self.total += 1;
         self.line.clear();
-        self.line_chars = 0;
         self.overflow = false;
         self.in_line = false;
     }
 
+    /// The collected line as it is shown: one trailing `\r` dropped, truncated with a note when
+    /// longer than the cap. Hands over the buffer (no copy) when nothing is cut.
     fn finish_line_text(&mut self) -> String {
         if !self.overflow && self.line.ends_with('\r') {
             self.line.pop();
-            self.line_chars -= 1;
         }
         let max = self.spec.max_line_chars;
-        if self.overflow || self.line_chars > max {
-            let cut = self
-                .line
-                .char_indices()
-                .nth(max)
-                .map_or(self.line.len(), |(i, _)| i);
-            let mut text = String::with_capacity(cut + 40);
-            text.push_str(&self.line[..cut]);
-            text.push_str(&format!("... (line truncated to {max} chars)"));
-            text
-        } else {
-            self.line.clone()
+        let too_long = self.overflow || (self.line.len() > max && self.line.chars().count() > max);
+        if !too_long {
+            return std::mem::take(&mut self.line);
         }
+        let cut = self
+            .line
+            .char_indices()
+            .nth(max)
+            .map_or(self.line.len(), |(i, _)| i);
+        let mut text = String::with_capacity(cut + 40);
+        text.push_str(&self.line[..cut]);
+        text.push_str("... (line truncated to ");
+        text.push_str(&max.to_string());
+        text.push_str(" chars)");
+        text
     }
 
     /// Bytes held for the line being collected (for memory tests: bounded by the per-line cap,
