@@ -22,33 +22,78 @@ pub struct WindowSpec {
 }
 
 /// One selected line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Line {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Line<'a> {
     /// Its 1-based number in the file.
     pub number: usize,
     /// Its text, without the line break (and one trailing `\r`), truncated if too long.
-    pub text: String,
+    pub text: &'a str,
 }
 
-/// The result of windowing a whole file.
+/// The result of windowing a whole file. The selected lines share one buffer (one allocation
+/// per read, not one per line).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Window {
     /// The requested first line.
     pub offset: usize,
-    /// The selected lines, in order.
-    pub lines: Vec<Line>,
     /// Lines in the whole file (a trailing line break does not start another line).
     pub total_lines: usize,
     /// Selection stopped because the next line would have exceeded `max_bytes`.
     pub truncated_by_bytes: bool,
+    /// The selected lines' texts, back to back.
+    text: String,
+    /// Per selected line: its number and where its text ends in `text`.
+    ends: Vec<(usize, usize)>,
 }
 
 impl Window {
+    /// A window from already selected lines (for rendering tests and other producers).
+    pub fn from_lines<'a>(
+        offset: usize,
+        total_lines: usize,
+        truncated_by_bytes: bool,
+        lines: impl IntoIterator<Item = (usize, &'a str)>,
+    ) -> Self {
+        let mut text = String::new();
+        let mut ends = Vec::new();
+        for (number, t) in lines {
+            text.push_str(t);
+            ends.push((number, text.len()));
+        }
+        Self {
+            offset,
+            total_lines,
+            truncated_by_bytes,
+            text,
+            ends,
+        }
+    }
+
+    /// The selected lines, in order.
+    pub fn lines(&self) -> impl ExactSizeIterator<Item = Line<'_>> + '_ {
+        let mut start = 0;
+        self.ends.iter().map(move |&(number, end)| {
+            let text = &self.text[start..end];
+            start = end;
+            Line { number, text }
+        })
+    }
+
+    /// How many lines were selected.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether no line was selected.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
     /// The number of the last selected line, or `offset - 1` when none was selected.
     pub fn end_line(&self) -> usize {
-        self.lines
+        self.ends
             .last()
-            .map_or(self.offset.saturating_sub(1), |l| l.number)
+            .map_or(self.offset.saturating_sub(1), |&(n, _)| n)
     }
 }
 
@@ -56,17 +101,19 @@ impl Window {
 #[derive(Debug)]
 pub struct Windower {
     spec: WindowSpec,
-    lines: Vec<Line>,
+    /// The selected texts so far, followed by the current line's kept text (when it is
+    /// selected: at most `max_line_chars + 1` characters).
+    text: String,
+    /// Where the current line starts in `text`.
+    line_start: usize,
+    ends: Vec<(usize, usize)>,
     /// Completed lines so far.
     total: usize,
     /// Bytes charged to the selection so far.
     bytes: usize,
     /// The byte cap was hit: nothing more is selected.
     capped: bool,
-    /// The current line's kept text (only when it is selected): at most `max_line_chars + 1`
-    /// characters.
-    line: String,
-    /// Characters of the current line were dropped (it is longer than `line` can hold).
+    /// Characters of the current line were dropped (it is longer than the buffer keeps).
     overflow: bool,
     /// The current line has at least one character.
     in_line: bool,
@@ -77,11 +124,12 @@ impl Windower {
     pub fn new(spec: WindowSpec) -> Self {
         Self {
             spec,
-            lines: Vec::new(),
+            text: String::new(),
+            line_start: 0,
+            ends: Vec::new(),
             total: 0,
             bytes: 0,
             capped: false,
-            line: String::new(),
             overflow: false,
             in_line: false,
         }
@@ -89,7 +137,7 @@ impl Windower {
 
     /// Whether selection is over: later lines are only counted.
     fn done_selecting(&self) -> bool {
-        self.capped || self.lines.len() >= self.spec.limit
+        self.capped || self.ends.len() >= self.spec.limit
     }
 
     /// Whether the line being read now will be selected (if the byte cap allows).
@@ -138,71 +186,66 @@ impl Windower {
         // Keep one character more than the cap: a line of exactly `max_line_chars` followed by
         // `\r` must not count as too long.
         let cap = self.spec.max_line_chars + 1;
+        let kept = self.text.len() - self.line_start;
         // A character is at least one byte, so while the bytes fit, the characters do: the
         // common case costs no counting at all.
-        if self.line.len() + piece.len() <= cap {
-            self.line.push_str(piece);
+        if kept + piece.len() <= cap {
+            self.text.push_str(piece);
             return;
         }
-        let room = cap.saturating_sub(self.line.chars().count());
+        let room = cap.saturating_sub(self.text[self.line_start..].chars().count());
         match piece.char_indices().nth(room) {
             Some((cut, _)) => {
-                self.line.push_str(&piece[..cut]);
+                self.text.push_str(&piece[..cut]);
                 self.overflow = true;
             }
-            None => self.line.push_str(piece),
+            None => self.text.push_str(piece),
         }
     }
 
     /// Ends the current line (at a line break, or at the end of the text).
     fn end_line(&mut self) {
         if self.selecting_current() {
-            let text = self.finish_line_text();
-            let charge = text.len() + usize::from(!self.lines.is_empty());
+            self.finish_line_text();
+            let len = self.text.len() - self.line_start;
+            let charge = len + usize::from(!self.ends.is_empty());
             if self.bytes + charge > self.spec.max_bytes {
                 self.capped = true;
+                self.text.truncate(self.line_start);
             } else {
                 self.bytes += charge;
-                self.lines.push(Line {
-                    number: self.total + 1,
-                    text,
-                });
+                self.ends.push((self.total + 1, self.text.len()));
+                self.line_start = self.text.len();
             }
         }
         self.total += 1;
-        self.line.clear();
         self.overflow = false;
         self.in_line = false;
     }
 
-    /// The collected line as it is shown: one trailing `\r` dropped, truncated with a note when
-    /// longer than the cap. Hands over the buffer (no copy) when nothing is cut.
-    fn finish_line_text(&mut self) -> String {
-        if !self.overflow && self.line.ends_with('\r') {
-            self.line.pop();
+    /// Turns the collected line into what is shown: one trailing `\r` dropped, truncated with a
+    /// note when longer than the cap.
+    fn finish_line_text(&mut self) {
+        if !self.overflow && self.text[self.line_start..].ends_with('\r') {
+            self.text.pop();
         }
         let max = self.spec.max_line_chars;
-        let too_long = self.overflow || (self.line.len() > max && self.line.chars().count() > max);
+        let line = &self.text[self.line_start..];
+        let too_long = self.overflow || (line.len() > max && line.chars().count() > max);
         if !too_long {
-            return std::mem::take(&mut self.line);
+            return;
         }
-        let cut = self
-            .line
-            .char_indices()
-            .nth(max)
-            .map_or(self.line.len(), |(i, _)| i);
-        let mut text = String::with_capacity(cut + 40);
-        text.push_str(&self.line[..cut]);
-        text.push_str("... (line truncated to ");
-        text.push_str(&max.to_string());
-        text.push_str(" chars)");
-        text
+        let cut = line.char_indices().nth(max).map_or(line.len(), |(i, _)| i);
+        self.text.truncate(self.line_start + cut);
+        self.text.push_str("... (line truncated to ");
+        self.text.push_str(&max.to_string());
+        self.text.push_str(" chars)");
     }
 
-    /// Bytes held for the line being collected (for memory tests: bounded by the per-line cap,
-    /// whatever the line's length).
-    pub fn line_buffer_capacity(&self) -> usize {
-        self.line.capacity()
+    /// Bytes held for the selected text, including the line being collected (for memory tests:
+    /// bounded by the byte cap plus one capped line, whatever the file or the line's length).
+    pub fn buffer_capacity(&self) -> usize {
+        self.text.capacity()
     }
 
     /// Ends the text and returns the window.
@@ -210,11 +253,13 @@ impl Windower {
         if self.in_line {
             self.end_line();
         }
+        self.text.truncate(self.line_start);
         Window {
             offset: self.spec.offset,
-            lines: self.lines,
             total_lines: self.total,
             truncated_by_bytes: self.capped,
+            text: self.text,
+            ends: self.ends,
         }
     }
 }

@@ -365,3 +365,41 @@ async fn a_call_with_no_actor_can_read_but_never_satisfies_the_policy() {
     assert_eq!(h.bytes("new.txt"), b"n\n");
     assert_eq!(h.policy.as_ref().expect("policy").owner_count(), 0);
 }
+
+#[tokio::test]
+async fn a_symlink_loop_is_fs_io_error_for_every_tool() {
+    let mut h = Harness::with_policy();
+    h.tools = seam_tools::Toolset::builder(h.fs.as_ref())
+        .image_sink(Arc::new(AnySink))
+        .build();
+    std::os::unix::fs::symlink("loop.png", h.path("loop.png")).expect("symlink");
+    let calls = [
+        ("read", json!({"file_path": "loop.png"})),
+        ("write", json!({"file_path": "loop.png", "content": "x"})),
+        (
+            "edit",
+            json!({"file_path": "loop.png", "old_string": "a", "new_string": "b"}),
+        ),
+        ("read_image", json!({"file_path": "loop.png"})),
+    ];
+    for (tool, args) in calls {
+        let r = h.call(tool, args).await;
+        assert_eq!(code(&r), "FS_IO_ERROR", "{tool}");
+        assert_eq!(
+            h.redact(&support::message(&r)),
+            "cannot resolve \"[TMP]/loop.png\": too many levels of symbolic links",
+            "{tool}"
+        );
+    }
+    assert!(
+        h.path("loop.png")
+            .symlink_metadata()
+            .expect("lstat")
+            .file_type()
+            .is_symlink()
+    );
+}
+
+struct AnySink;
+
+impl seam_tools::ImageSink for AnySink {}

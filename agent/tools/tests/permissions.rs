@@ -22,7 +22,9 @@ fn calls(root: &str) -> String {
         .build()
         .expect("runtime");
     let fs: Arc<dyn seam::FileSystem> = Arc::new(support::local(root));
-    let tools = Toolset::builder(fs.as_ref()).build();
+    let tools = Toolset::builder(fs.as_ref())
+        .image_sink(Arc::new(AnySink))
+        .build();
     let exec = Exec::new(fs).with_cwd(root);
     let cases = [
         ("read", json!({"file_path": "secret.txt"})),
@@ -34,6 +36,7 @@ fn calls(root: &str) -> String {
             "edit",
             json!({"file_path": "secret.txt", "old_string": "s", "new_string": "t"}),
         ),
+        ("read_image", json!({"file_path": "secret.png"})),
     ];
     let mut out = Vec::new();
     for (tool, args) in cases {
@@ -100,6 +103,12 @@ fn main() {
         std::fs::Permissions::from_mode(0o000),
     )
     .expect("chmod");
+    std::fs::write(dir.path().join("secret.png"), b"\x89PNG\r\n\x1a\n").expect("write");
+    std::fs::set_permissions(
+        dir.path().join("secret.png"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .expect("chmod");
     std::fs::create_dir(dir.path().join("locked")).expect("mkdir");
     std::fs::set_permissions(
         dir.path().join("locked"),
@@ -116,6 +125,7 @@ fn main() {
         "read FS_PERMISSION_DENIED cannot read \"[TMP]/secret.txt\": permission denied",
         "write FS_PERMISSION_DENIED cannot write \"[TMP]/locked/new.txt\": permission denied",
         "edit FS_PERMISSION_DENIED cannot edit \"[TMP]/secret.txt\": permission denied",
+        "read_image FS_PERMISSION_DENIED cannot read \"[TMP]/secret.png\": permission denied",
     ];
     assert_eq!(report.lines().collect::<Vec<_>>(), expected);
 
@@ -140,8 +150,12 @@ fn main() {
         std::fs::Permissions::from_mode(0o755),
     )
     .expect("chmod");
-    println!("permissions: 3 calls denied as an unprivileged user, nothing changed on disk");
+    println!("permissions: 4 calls denied as an unprivileged user, nothing changed on disk");
 }
+
+struct AnySink;
+
+impl seam_tools::ImageSink for AnySink {}
 
 fn is_root() -> bool {
     // Without a rustix dependency: the effective uid of this process, from /proc.

@@ -214,3 +214,15 @@ async fn a_missing_image_records_absence_and_a_directory_is_not_a_regular_file()
     assert_eq!(code(&r), "FS_NOT_REGULAR_FILE");
     assert_snapshot!("directory", h.render(&r));
 }
+
+#[tokio::test]
+async fn a_cancelled_call_is_fs_aborted() {
+    let (mut h, counts) = image_tool();
+    h.put("a.png", images::png(1, 1));
+    h.signal = Signal::new();
+    h.signal.cancel();
+    let r = h.call("read_image", json!({"file_path": "a.png"})).await;
+    assert_eq!(code(&r), "FS_ABORTED");
+    assert_eq!(counts.get(), (0, 0, 0));
+    assert_eq!(h.policy.as_ref().expect("policy").owner_count(), 0);
+}

@@ -2,7 +2,7 @@
 //! window and the envelope, without I/O. Plus the memory bound on a giant line.
 
 use seam_tools::read_render::{footer, render_read};
-use seam_tools::window::{Line, Window, WindowSpec, Windower, window};
+use seam_tools::window::{Window, WindowSpec, Windower, window};
 
 fn spec(offset: usize, limit: usize) -> WindowSpec {
     WindowSpec {
@@ -14,10 +14,11 @@ fn spec(offset: usize, limit: usize) -> WindowSpec {
 }
 
 fn texts(w: &Window) -> Vec<(usize, &str)> {
-    w.lines
-        .iter()
-        .map(|l| (l.number, l.text.as_str()))
-        .collect()
+    w.lines().map(|l| (l.number, l.text)).collect()
+}
+
+fn nth_text(w: &Window, i: usize) -> &str {
+    w.lines().nth(i).expect("a selected line").text
 }
 
 #[test]
@@ -46,25 +47,21 @@ fn truncates_an_over_long_line() {
     let long = "x".repeat(2500);
     let w = window(&format!("{long}\nshort\n"), spec(1, 2000));
     assert_eq!(
-        w.lines[0].text,
+        nth_text(&w, 0),
         format!("{}... (line truncated to 2000 chars)", "x".repeat(2000))
     );
-    assert_eq!(w.lines[1].text, "short");
+    assert_eq!(nth_text(&w, 1), "short");
 }
 
 #[test]
 fn a_line_of_exactly_the_cap_with_crlf_is_not_truncated() {
     let exact = "é".repeat(2000);
     let w = window(&format!("{exact}\r\n"), spec(1, 2000));
-    assert_eq!(w.lines[0].text, exact);
+    assert_eq!(nth_text(&w, 0), exact);
     let over = "é".repeat(2001);
     let w = window(&format!("{over}\r\n"), spec(1, 2000));
-    assert!(
-        w.lines[0]
-            .text
-            .ends_with("... (line truncated to 2000 chars)")
-    );
-    assert!(w.lines[0].text.starts_with(&exact));
+    assert!(nth_text(&w, 0).ends_with("... (line truncated to 2000 chars)"));
+    assert!(nth_text(&w, 0).starts_with(&exact));
 }
 
 #[test]
@@ -73,7 +70,7 @@ fn caps_output_bytes_and_reports_truncated_by_bytes() {
     let text: String = (0..2000).map(|_| format!("{line}\n")).collect();
     let w = window(&text, spec(1, 2000));
     // 100 bytes for the first line, 101 for each after it: 506 lines fit in 51200 (100 + 505 × 101 = 51105; one more is 51206).
-    assert_eq!(w.lines.len(), 506);
+    assert_eq!(w.len(), 506);
     assert!(w.truncated_by_bytes);
     assert_eq!(w.total_lines, 2000, "the whole file is still counted");
 }
@@ -81,14 +78,14 @@ fn caps_output_bytes_and_reports_truncated_by_bytes() {
 #[test]
 fn reads_an_empty_file_at_offset_one_as_zero_lines() {
     let w = window("", spec(1, 2000));
-    assert_eq!((w.lines.len(), w.total_lines, w.end_line()), (0, 0, 0));
+    assert_eq!((w.len(), w.total_lines, w.end_line()), (0, 0, 0));
 }
 
 #[test]
 fn an_offset_past_the_end_selects_nothing() {
     // The tool turns this into FS_NOT_FOUND (tests/read.rs); the window just reports it.
     let w = window("a\nb\n", spec(5, 2000));
-    assert_eq!((w.lines.len(), w.total_lines, w.end_line()), (0, 2, 4));
+    assert_eq!((w.len(), w.total_lines, w.end_line()), (0, 2, 4));
 }
 
 #[test]
@@ -116,7 +113,7 @@ fn per_request_caps() {
             max_bytes: 100,
         },
     );
-    assert_eq!(w.lines[0].text, "abcde... (line truncated to 5 chars)");
+    assert_eq!(nth_text(&w, 0), "abcde... (line truncated to 5 chars)");
     let w = window(
         "aaaa\nbbbb\ncccc\n",
         WindowSpec {
@@ -171,7 +168,7 @@ fn caps_a_newline_free_giant_line_split_across_chunks() {
     };
     let w = chunked(&"z".repeat(1000), 7, spec);
     assert_eq!(
-        w.lines[0].text,
+        nth_text(&w, 0),
         "zzzzzzzzzz... (line truncated to 10 chars)"
     );
     assert_eq!(w.total_lines, 1);
@@ -182,7 +179,7 @@ fn caps_output_bytes_mid_stream_and_still_counts_every_line() {
     let line = "y".repeat(100);
     let text: String = (0..2000).map(|_| format!("{line}\n")).collect();
     let w = chunked(&text, 4096, spec(1, 2000));
-    assert_eq!((w.lines.len(), w.total_lines), (506, 2000));
+    assert_eq!((w.len(), w.total_lines), (506, 2000));
 }
 
 #[test]
@@ -200,7 +197,7 @@ fn counting_after_the_page_is_exact_across_chunk_boundaries() {
     let text = "a\nb\nc\nd\ne\nf";
     for size in 1..6 {
         let w = chunked(text, size, spec(1, 2));
-        assert_eq!((w.lines.len(), w.total_lines), (2, 6), "size {size}");
+        assert_eq!((w.len(), w.total_lines), (2, 6), "size {size}");
     }
 }
 
@@ -214,30 +211,28 @@ fn a_giant_line_is_never_buffered_whole() {
     let mut peak = 0;
     for _ in 0..1024 {
         w.push(&chunk);
-        peak = peak.max(w.line_buffer_capacity());
+        peak = peak.max(w.buffer_capacity());
     }
     assert!(peak <= 2001 * 4 * 2, "line buffer grew to {peak} bytes");
     let window = w.finish();
     assert_eq!(window.total_lines, 1);
     assert_eq!(
-        window.lines[0].text,
+        nth_text(&window, 0),
         format!("{}... (line truncated to 2000 chars)", "é".repeat(2000))
     );
 }
 
 fn page(offset: usize, numbers: &[usize], total: usize) -> Window {
-    Window {
+    let texts: Vec<String> = numbers.iter().map(|n| format!("line {n}")).collect();
+    Window::from_lines(
         offset,
-        lines: numbers
+        total,
+        false,
+        numbers
             .iter()
-            .map(|&n| Line {
-                number: n,
-                text: format!("line {n}"),
-            })
-            .collect(),
-        total_lines: total,
-        truncated_by_bytes: false,
-    }
+            .copied()
+            .zip(texts.iter().map(String::as_str)),
+    )
 }
 
 #[test]
