@@ -1,6 +1,6 @@
 //! The `read` tool against the provider read it wraps: one tool call on a 2,000-line file
 //! (argument parsing, resolve, one stat, read_text, windowing, rendering, the gate) against
-//! `read_text` alone, in the same run. Two files: 2,000 source-like lines (about 110 KiB, so the
+//! `read_text` alone, in the same run. Two files: 2,000 source-like lines (105 KiB, so the
 //! page stops at the 50 KiB cap) and 2,000 short lines (all returned).
 //!
 //! `cargo bench -p seam-benches --bench read_tool`; the `table` bench prints the ratios.
