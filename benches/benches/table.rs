@@ -19,6 +19,9 @@ const PAIRS: &[(&str, &str)] = &[
     ("local/guarded_replace", "raw/replace"),
     ("local/create", "raw/create"),
     ("local/edit_text", "raw/read+replace"),
+    ("tool/read", "local/read_text"),
+    ("tool/read+policy", "local/read_text"),
+    ("local/resolve+stat+read_text", "local/read_text"),
 ];
 
 struct Bench {

@@ -34,16 +34,26 @@ pub fn label(bytes: u64) -> String {
     }
 }
 
+/// Source-like lines (about 1.1 % non-ASCII bytes), cycled by [`text_file`] and [`lines_file`].
+const LINES: &[&str] = &[
+    "fn main() { let x = 42; println!(\"{x}\"); }\n",
+    "    // é café naïve résumé\n",
+    "    let name = \"日本語\"; let crab = '🦀';\n",
+    "struct Point { x: f64, y: f64 } impl Point { fn norm(&self) -> f64 { 0.0 } }\n",
+    "use std::collections::HashMap; // a comment that is just long enough\n",
+];
+
+/// Writes `lines` lines of the same source-like text, synced.
+pub fn lines_file(path: &Path, lines: usize) -> std::io::Result<()> {
+    let out: String = (0..lines).map(|i| LINES[i % LINES.len()]).collect();
+    let mut f = std::fs::File::create(path)?;
+    f.write_all(out.as_bytes())?;
+    f.sync_all()
+}
+
 /// Writes `size` bytes of source-like UTF-8 text (about 1.1 % non-ASCII bytes: é, 日本語, 🦀),
 /// ending on a character boundary, and syncs it so later fsyncs do not pay for it.
 pub fn text_file(path: &Path, size: u64) -> std::io::Result<()> {
-    const LINES: &[&str] = &[
-        "fn main() { let x = 42; println!(\"{x}\"); }\n",
-        "    // é café naïve résumé\n",
-        "    let name = \"日本語\"; let crab = '🦀';\n",
-        "struct Point { x: f64, y: f64 } impl Point { fn norm(&self) -> f64 { 0.0 } }\n",
-        "use std::collections::HashMap; // a comment that is just long enough\n",
-    ];
     let mut out = Vec::with_capacity(size as usize);
     let mut i = 0;
     while (out.len() as u64) < size {

@@ -1,0 +1,60 @@
+//! Where a tool's path points: the session's cwd, with two rules from the seed.
+//!
+//! * A `..` in the cwd or in the path is interpreted against the *physical* cwd: the cwd is
+//!   canonicalised first (through the provider, so this works in any world), because a
+//!   symlinked cwd plus `..` would otherwise land somewhere the user did not mean.
+//! * A mutation under a confining provider resolves against the call's workspace root, the
+//!   directory its fence is drawn around.
+
+use crate::exec::Exec;
+use seam::{FsError, FsTarget, ResolveOptions};
+
+/// Whether `path` has a `..` component (either separator).
+fn has_parent_segment(path: &str) -> bool {
+    path.split(['/', '\\']).any(|c| c == "..")
+}
+
+/// Resolves the tool's `path` for this call.
+pub(crate) async fn resolve(exec: &Exec, path: &str, mutation: bool) -> Result<FsTarget, FsError> {
+    let confining = exec.fs.sandbox_mode().is_some();
+    let mut base: Option<String> = match (&exec.sandbox, mutation && confining) {
+        (Some(policy), true) => Some(policy.workspace_root.clone()),
+        _ => exec.cwd.clone(),
+    };
+    if let Some(cwd) = &base
+        && !path.starts_with('/')
+        && (has_parent_segment(cwd) || has_parent_segment(path))
+        && let Ok(t) = exec
+            .fs
+            .resolve(cwd, ResolveOptions::default(), &exec.signal)
+            .await
+    {
+        // The provider's canonical path of the cwd; left as spelled if it cannot be resolved.
+        base = Some(exec.fs.process_path(&t));
+    }
+    exec.fs
+        .resolve(
+            path,
+            ResolveOptions {
+                cwd: base.as_deref(),
+            },
+            &exec.signal,
+        )
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_parent_segment;
+
+    #[test]
+    fn parent_segments_are_whole_components() {
+        assert!(has_parent_segment(".."));
+        assert!(has_parent_segment("a/../b"));
+        assert!(has_parent_segment("a\\..\\b"));
+        assert!(has_parent_segment("a/.."));
+        assert!(!has_parent_segment("a/..b"));
+        assert!(!has_parent_segment("..a/b"));
+        assert!(!has_parent_segment("a/b"));
+    }
+}

@@ -1,0 +1,40 @@
+//! What a tool is to a harness: a name, a description and a JSON schema for the model, a
+//! section of the system prompt, and `execute`.
+
+use crate::exec::Exec;
+use crate::output::ToolResult;
+use serde_json::Value;
+
+/// Guidance for the model about one tool, placed in the system prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PromptSection {
+    /// A stable id, `tool:<name>`.
+    pub id: &'static str,
+    /// Sort key among sections (the seed's: read 100, write 101, edit 102).
+    pub order: u32,
+    /// The text.
+    pub text: &'static str,
+}
+
+/// A model-facing tool.
+#[async_trait::async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &'static str;
+
+    /// What it does, for the model.
+    fn description(&self) -> &str;
+
+    /// The JSON schema of its arguments.
+    fn schema(&self) -> &Value;
+
+    /// Whether calls may run concurrently with other calls (reads) or must run alone
+    /// (mutations).
+    fn parallel_safe(&self) -> bool;
+
+    /// Its section of the system prompt, if it has one.
+    fn prompt_section(&self) -> Option<PromptSection>;
+
+    /// Runs one call.
+    async fn execute(&self, args: &Value, exec: &Exec) -> ToolResult;
+}
