@@ -5,13 +5,16 @@
 //! listing's order), and that the raw bytes, kinds and modes on disk equal the model — with
 //! nothing else (no temp litter) beside them. A step that agreed counts the rules it exercised.
 //!
-//! One file per job: running operations (`ops`), calls with a cancelled signal (`cancel`), the
-//! checkpoint probe (`probe`), reading the world back (`verify`), the rule-based laws (`laws`),
-//! and which rules a step exercised (`classify`).
+//! One file per job: reads and metadata (`ops`), writes and edits (`mutations`), path facts
+//! (`facts`), calls with a cancelled signal (`cancel`), the checkpoint probe (`probe`), reading
+//! the world back (`verify`), the rule-based laws (`laws`), and which rules a step exercised
+//! (`classify`).
 
 mod cancel;
 mod classify;
+mod facts;
 mod laws;
+mod mutations;
 mod ops;
 mod probe;
 mod verify;

@@ -4,10 +4,10 @@ use super::laws::PendingLaw;
 use super::{Change, Earlier, Harness, StepRecord, same, show_bytes};
 use crate::failure::{Check, Failure, FailureKind, fail};
 use crate::rules::Rule;
-use crate::step::{Interfere, Op, Step, WriteGuard, render_path};
+use crate::step::{Interfere, Op, Step, render_path};
 use futures_util::StreamExt;
-use seam::{EditRequest, FsError, FsKind, FsPathKind, FsTarget, FsVersion, Signal, WriteIntent};
-use seam_model::{Guard, Interference, Key, Resolved, WorldOp};
+use seam::{EditRequest, FsError, FsKind, FsPathKind, FsTarget, Signal};
+use seam_model::{Interference, Key, Resolved, WorldOp};
 
 impl Harness {
     pub(super) async fn run(&mut self, step: &Step, rec: &mut StepRecord) -> Check {
@@ -176,7 +176,7 @@ impl Harness {
     }
 
     /// The model key of the object a target leads to now (for version tracking and laws).
-    fn real(&self, r: &Resolved) -> Key {
+    pub(super) fn real(&self, r: &Resolved) -> Key {
         self.model.real_key(&r.key).unwrap_or_else(|| r.key.clone())
     }
 
@@ -377,227 +377,6 @@ impl Harness {
             }
             Ok(())
         })
-    }
-
-    async fn write_step(
-        &mut self,
-        step: &Step,
-        path: &str,
-        content: &str,
-        guard: WriteGuard,
-        rec: &mut StepRecord,
-    ) -> Check {
-        let Some((t, r)) = self.target_of(step, path, rec).await? else {
-            return Ok(());
-        };
-        let (model_guard, intent) = match guard {
-            WriteGuard::None => (None, None),
-            WriteGuard::CreateIfAbsent => (
-                Some(Guard::CreateIfAbsent),
-                Some(WriteIntent::CreateIfAbsent),
-            ),
-            WriteGuard::ReplaceIfVersion(v) => {
-                let (v, token) = self.recent(v, Some(&r));
-                (
-                    Some(Guard::ReplaceIfVersion(v)),
-                    Some(WriteIntent::ReplaceIfVersion { version: token }),
-                )
-            }
-        };
-        let interference = interference(&step.interfere);
-        let before = self.write_situation(&r, content);
-        let result = self
-            .model
-            .write_target(&r, content, model_guard, &interference);
-        let (signal, log) = self.probe(&step.interfere, result.competitor.clone());
-        let actual = self
-            .fs
-            .write_text(&t, content, intent.as_ref(), None, &signal)
-            .await;
-        self.epoch += 1;
-        if let Ok(out) = &actual {
-            self.fresh_stat(&t, &out.version).await?;
-        }
-        self.stats.op_committed(actual.is_ok());
-        rec.expected = format!("{:?}", result.outcome);
-        rec.actual = format!("{actual:?}");
-        self.probe_problems(&log)?;
-        self.classify_write(&before, guard, &step.interfere, &result);
-        let real = self.real(&r);
-        self.outcome(&result.outcome, &actual, |h, m, a| {
-            same(
-                FailureKind::Outcome,
-                "operation",
-                &m.operation,
-                &a.operation,
-            )?;
-            same(FailureKind::Outcome, "before", &m.before, &a.before)?;
-            same(FailureKind::Outcome, "after", &m.after, &a.after)?;
-            h.note_latest(&r, &m.version, &a.version);
-            h.pending_laws.push(PendingLaw::Write {
-                rel: Harness::rel(&real),
-                content: content.to_string(),
-            });
-            h.observe(&m.version, &a.version, Some(&real))
-        })
-    }
-
-    async fn edit_step(
-        &mut self,
-        step: &Step,
-        path: &str,
-        request: &EditRequest,
-        guard: Option<crate::step::VersionRef>,
-        rec: &mut StepRecord,
-    ) -> Check {
-        let Some((t, r)) = self.target_of(step, path, rec).await? else {
-            return Ok(());
-        };
-        let (model_guard, expected_version) = match guard {
-            None => (None, None),
-            Some(v) => {
-                let (v, token) = self.recent(v, Some(&r));
-                (Some(v), Some(token))
-            }
-        };
-        let interference = interference(&step.interfere);
-        let before = self.edit_situation(&r, request, model_guard);
-        let expected = self.model.edit_target(
-            &r,
-            &request.old_string,
-            &request.new_string,
-            request.replace_all,
-            model_guard,
-            &interference,
-        );
-        let (signal, log) = self.probe(&step.interfere, None);
-        let actual = self
-            .fs
-            .edit_text(&t, request, expected_version.as_ref(), None, &signal)
-            .await;
-        self.epoch += 1;
-        if let Ok(out) = &actual {
-            self.fresh_stat(&t, &out.version).await?;
-        }
-        self.stats.op_committed(actual.is_ok());
-        rec.expected = format!("{expected:?}");
-        rec.actual = format!("{actual:?}");
-        self.probe_problems(&log)?;
-        self.classify_edit(&before, &step.interfere, &expected);
-        let real = self.real(&r);
-        self.outcome(&expected, &actual, |h, m, a| {
-            same(FailureKind::Outcome, "before", &m.1, &a.before)?;
-            same(FailureKind::Outcome, "after", &m.2, &a.after)?;
-            h.note_latest(&r, &m.0, &a.version);
-            h.pending_laws.push(PendingLaw::Edit {
-                rel: Harness::rel(&real),
-                old: request.old_string.clone(),
-                new: request.new_string.clone(),
-                replace_all: request.replace_all,
-            });
-            h.observe(&m.0, &a.version, Some(&real))
-        })
-    }
-
-    async fn facts_step(&mut self, path: &str, other: &str, rec: &mut StepRecord) -> Check {
-        let Some((t, r)) = self.resolve_both(path, rec).await? else {
-            return Ok(());
-        };
-        let Some((to, ro)) = self.resolve_both(other, rec).await? else {
-            return Ok(());
-        };
-        let expected_pp = if r.key.0.is_empty() {
-            self.process_root.clone()
-        } else {
-            format!("{}/{}", self.process_root, Harness::rel(&r.key))
-        };
-        let pp = self.fs.process_path(&t);
-        rec.expected = format!("process_path {expected_pp:?}");
-        rec.actual = format!("process_path {pp:?}");
-        self.stats.check();
-        if pp != expected_pp {
-            return Err(fail(
-                FailureKind::PathFacts,
-                format!(
-                    "process_path of {:?} is {pp:?}, the real path is {expected_pp:?}",
-                    r.display
-                ),
-            ));
-        }
-        self.hit(Rule::FactsProcessPath);
-        let url = self.fs.file_url(&t);
-        self.stats.check();
-        match seam::paths::file_url_path(&url) {
-            Some(p) if p == pp => self.hit(Rule::FactsFileUrl),
-            _ => {
-                return Err(fail(
-                    FailureKind::PathFacts,
-                    format!(
-                        "file_url of {:?} is {url:?}, not a file:// URL of {pp:?}",
-                        r.display
-                    ),
-                ));
-            }
-        }
-        for ((a, ra), (b, rb)) in [((&t, &r), (&to, &ro)), ((&to, &ro), (&t, &r))] {
-            let want = self.model.contains(ra, rb);
-            let got = self.fs.contains(a, b);
-            self.stats.check();
-            if want != got {
-                return Err(fail(
-                    FailureKind::PathFacts,
-                    format!(
-                        "contains({:?}, {:?}) is {got}, must be {want}",
-                        ra.display, rb.display
-                    ),
-                ));
-            }
-            let (ka, kb) = (Harness::rel(&ra.key), Harness::rel(&rb.key));
-            if want && ka != kb {
-                self.hit(Rule::FactsContains);
-                if ra.display != self.model.key_display(&ra.key)
-                    || rb.display != self.model.key_display(&rb.key)
-                {
-                    self.hit(Rule::FactsContainsAlias);
-                }
-            }
-            if !want && !ka.is_empty() && kb.starts_with(&ka) {
-                self.hit(Rule::FactsContainsPrefix);
-            }
-        }
-        rec.actual = format!("{} ; file_url {url:?}", rec.actual);
-        Ok(())
-    }
-
-    async fn fresh_stat(&mut self, target: &FsTarget, version: &FsVersion) -> Check {
-        self.stats.fresh_stats += 1;
-        self.stats.check();
-        match self.fs.stat(target, &Signal::none()).await {
-            Ok(Some(info)) if &info.version == version => {
-                self.hit(Rule::VersionFreshStat);
-                Ok(())
-            }
-            Ok(Some(info)) => Err(fail(
-                FailureKind::FreshStat,
-                format!(
-                    "the mutation returned version {:?} but a fresh stat says {:?}",
-                    version.as_str(),
-                    info.version.as_str()
-                ),
-            )),
-            Ok(None) => Err(fail(
-                FailureKind::FreshStat,
-                "the mutation succeeded but a fresh stat finds nothing",
-            )),
-            Err(e) => Err(fail(
-                FailureKind::FreshStat,
-                format!(
-                    "a fresh stat after the mutation failed: {} {:?}",
-                    e.code(),
-                    e.message()
-                ),
-            )),
-        }
     }
 }
 

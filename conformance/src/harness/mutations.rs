@@ -1,0 +1,164 @@
+//! Writes and edits on both sides: the guard each side gets, the probe that interferes, the
+//! fresh `stat` a success must agree with, and the laws checked on the world afterwards.
+
+use super::laws::PendingLaw;
+use super::ops::interference;
+use super::{Harness, StepRecord, same};
+use crate::failure::{Check, FailureKind, fail};
+use crate::rules::Rule;
+use crate::step::{Step, WriteGuard};
+use seam::{EditRequest, FsTarget, FsVersion, Signal, WriteIntent};
+use seam_model::Guard;
+
+impl Harness {
+    pub(super) async fn write_step(
+        &mut self,
+        step: &Step,
+        path: &str,
+        content: &str,
+        guard: WriteGuard,
+        rec: &mut StepRecord,
+    ) -> Check {
+        let Some((t, r)) = self.target_of(step, path, rec).await? else {
+            return Ok(());
+        };
+        let (model_guard, intent) = match guard {
+            WriteGuard::None => (None, None),
+            WriteGuard::CreateIfAbsent => (
+                Some(Guard::CreateIfAbsent),
+                Some(WriteIntent::CreateIfAbsent),
+            ),
+            WriteGuard::ReplaceIfVersion(v) => {
+                let (v, token) = self.recent(v, Some(&r));
+                (
+                    Some(Guard::ReplaceIfVersion(v)),
+                    Some(WriteIntent::ReplaceIfVersion { version: token }),
+                )
+            }
+        };
+        let interference = interference(&step.interfere);
+        let before = self.write_situation(&r, content);
+        let result = self
+            .model
+            .write_target(&r, content, model_guard, &interference);
+        let (signal, log) = self.probe(&step.interfere, result.competitor.clone());
+        let actual = self
+            .fs
+            .write_text(&t, content, intent.as_ref(), None, &signal)
+            .await;
+        self.epoch += 1;
+        if let Ok(out) = &actual {
+            self.fresh_stat(&t, &out.version).await?;
+        }
+        self.stats.op_committed(actual.is_ok());
+        rec.expected = format!("{:?}", result.outcome);
+        rec.actual = format!("{actual:?}");
+        self.probe_problems(&log)?;
+        self.classify_write(&before, guard, &step.interfere, &result);
+        let real = self.real(&r);
+        self.outcome(&result.outcome, &actual, |h, m, a| {
+            same(
+                FailureKind::Outcome,
+                "operation",
+                &m.operation,
+                &a.operation,
+            )?;
+            same(FailureKind::Outcome, "before", &m.before, &a.before)?;
+            same(FailureKind::Outcome, "after", &m.after, &a.after)?;
+            h.note_latest(&r, &m.version, &a.version);
+            h.pending_laws.push(PendingLaw::Write {
+                rel: Harness::rel(&real),
+                content: content.to_string(),
+            });
+            h.observe(&m.version, &a.version, Some(&real))
+        })
+    }
+
+    pub(super) async fn edit_step(
+        &mut self,
+        step: &Step,
+        path: &str,
+        request: &EditRequest,
+        guard: Option<crate::step::VersionRef>,
+        rec: &mut StepRecord,
+    ) -> Check {
+        let Some((t, r)) = self.target_of(step, path, rec).await? else {
+            return Ok(());
+        };
+        let (model_guard, expected_version) = match guard {
+            None => (None, None),
+            Some(v) => {
+                let (v, token) = self.recent(v, Some(&r));
+                (Some(v), Some(token))
+            }
+        };
+        let interference = interference(&step.interfere);
+        let before = self.edit_situation(&r, request, model_guard);
+        let expected = self.model.edit_target(
+            &r,
+            &request.old_string,
+            &request.new_string,
+            request.replace_all,
+            model_guard,
+            &interference,
+        );
+        let (signal, log) = self.probe(&step.interfere, None);
+        let actual = self
+            .fs
+            .edit_text(&t, request, expected_version.as_ref(), None, &signal)
+            .await;
+        self.epoch += 1;
+        if let Ok(out) = &actual {
+            self.fresh_stat(&t, &out.version).await?;
+        }
+        self.stats.op_committed(actual.is_ok());
+        rec.expected = format!("{expected:?}");
+        rec.actual = format!("{actual:?}");
+        self.probe_problems(&log)?;
+        self.classify_edit(&before, &step.interfere, &expected);
+        let real = self.real(&r);
+        self.outcome(&expected, &actual, |h, m, a| {
+            same(FailureKind::Outcome, "before", &m.1, &a.before)?;
+            same(FailureKind::Outcome, "after", &m.2, &a.after)?;
+            h.note_latest(&r, &m.0, &a.version);
+            h.pending_laws.push(PendingLaw::Edit {
+                rel: Harness::rel(&real),
+                old: request.old_string.clone(),
+                new: request.new_string.clone(),
+                replace_all: request.replace_all,
+            });
+            h.observe(&m.0, &a.version, Some(&real))
+        })
+    }
+
+    async fn fresh_stat(&mut self, target: &FsTarget, version: &FsVersion) -> Check {
+        self.stats.fresh_stats += 1;
+        self.stats.check();
+        match self.fs.stat(target, &Signal::none()).await {
+            Ok(Some(info)) if &info.version == version => {
+                self.hit(Rule::VersionFreshStat);
+                Ok(())
+            }
+            Ok(Some(info)) => Err(fail(
+                FailureKind::FreshStat,
+                format!(
+                    "the mutation returned version {:?} but a fresh stat says {:?}",
+                    version.as_str(),
+                    info.version.as_str()
+                ),
+            )),
+            Ok(None) => Err(fail(
+                FailureKind::FreshStat,
+                "the mutation succeeded but a fresh stat finds nothing",
+            )),
+            Err(e) => Err(fail(
+                FailureKind::FreshStat,
+                format!(
+                    "a fresh stat after the mutation failed: {} {:?}",
+                    e.code(),
+                    e.message()
+                ),
+            )),
+        }
+    }
+}
