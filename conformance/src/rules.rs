@@ -83,9 +83,9 @@ rules! {
     ReadFifo = "read.fifo", CORE, "reading a FIFO is FS_NOT_REGULAR_FILE and does not block";
     ReadDanglingLink = "read.dangling-link", LINKS, "reading a dangling link is FS_NOT_FOUND";
     StreamEqualsRead = "stream.equals-read", CORE, "a stream concatenates to exactly the text a read returns";
-    StreamMultiChunk = "stream.multi-chunk", CORE, "a stream of a file over 128 KiB (several chunks) equals the read";
-    StreamSplitChar = "stream.split-char", CORE, "a stream of a file with multi-byte characters across every power-of-two boundary from 4 KiB to 128 KiB equals the read";
-    StreamLateInvalid = "stream.late-invalid", CORE, "invalid UTF-8 past the first 64 KiB fails the stream FS_NOT_TEXT";
+    StreamMultiChunk = "stream.multi-chunk", CORE, "a stream of a file over 512 KiB (several chunks at any chunk size up to 256 KiB) equals the read";
+    StreamSplitChar = "stream.split-char", CORE, "a stream of a file with multi-byte characters across every power-of-two boundary from 4 KiB to 512 KiB equals the read";
+    StreamLateInvalid = "stream.late-invalid", CORE, "invalid UTF-8 past the first 256 KiB fails the stream FS_NOT_TEXT";
     BytesAtCap = "read-bytes.at-cap", BYTES, "a file of exactly `max` bytes is returned (the cap is inclusive)";
     BytesOneBelowCap = "read-bytes.one-below-cap", BYTES, "a file one byte under the cap is returned";
     BytesOneOverCap = "read-bytes.one-over-cap", BYTES, "a file one byte over the cap is FS_TOO_LARGE, never truncated";

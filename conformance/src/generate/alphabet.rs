@@ -2,12 +2,13 @@
 //! and link targets make operations collide on the same files again and again — and they contain
 //! on purpose the situations that tell a right backend from a wrong one: a NUL one byte inside and
 //! one byte outside the sniff window, contents one under, at and one over the diff-basis limit, a
-//! large file whose multi-byte characters straddle every power-of-two chunk boundary, invalid
-//! UTF-8 past the first 64 KiB, a file whose dominant line ending flips after the 4096-character
+//! large file whose multi-byte characters straddle every power-of-two chunk boundary up to
+//! 512 KiB, invalid UTF-8 past the first 256 KiB, a file whose dominant line ending flips after the 4096-character
 //! style window, a 255-byte name.
 
 use seam::paths::NAME_MAX;
 use seam::text::NUL_SAMPLE_BYTES;
+use std::sync::OnceLock;
 
 /// Names, with weights: lower and upper case (byte order vs locale order), a multi-byte name, the
 /// names that directories and links tend to get, a sibling whose name extends a directory's
@@ -41,8 +42,8 @@ pub(crate) const MODES: &[u32] = &[0o600, 0o644, 0o640, 0o755, 0o444];
 /// Fixed caps for `read_bytes` (caps around a file's size are drawn from the file itself).
 pub(crate) const CAPS: &[u64] = &[0, 1, 3, 4, 5, 16, 64, 1 << 20];
 
-/// The power-of-two boundaries a chunked reader may split a stream at.
-pub(crate) const BOUNDARIES: [usize; 6] = [4096, 8192, 16384, 32768, 65536, 131072];
+/// The power-of-two boundaries a chunked reader may split a stream at (4 KiB to 512 KiB).
+pub(crate) const BOUNDARIES: [usize; 8] = [4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288];
 
 /// The hand-written text corpus (also in `fixtures/corpus/`): endings of every kind, a BOM,
 /// multi-byte characters, replacement patterns, early and late NUL, and text past small diff
@@ -90,9 +91,15 @@ pub(crate) fn nul_at(at: usize) -> String {
     s
 }
 
-/// About 140 KiB of text whose 4-byte characters straddle every boundary of [`BOUNDARIES`]
+/// About 520 KiB of text whose 4-byte characters straddle every boundary of [`BOUNDARIES`]
 /// (starting 1, 2 or 3 bytes before it), with words and line breaks in between.
 pub(crate) fn straddling_text() -> String {
+    // Built once: it is half a megabyte, and generation asks for it at every step.
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(build_straddling_text).clone()
+}
+
+fn build_straddling_text() -> String {
     let size = BOUNDARIES[BOUNDARIES.len() - 1] + 9 * 1024;
     // The character at boundary #i starts 1 + i % 3 bytes before it.
     let starts: Vec<usize> = BOUNDARIES
@@ -118,9 +125,14 @@ pub(crate) fn straddling_text() -> String {
     out
 }
 
-/// Valid text for the first 70 KiB, then a byte that is not UTF-8.
+/// Valid text for the first 300 KiB, then a byte that is not UTF-8.
 pub(crate) fn late_invalid() -> Vec<u8> {
-    let mut b = vec![b'v'; 70 * 1024];
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(build_late_invalid).clone()
+}
+
+fn build_late_invalid() -> Vec<u8> {
+    let mut b = vec![b'v'; 300 * 1024];
     b.push(0xFF);
     b.extend_from_slice(b"\n");
     b
@@ -171,7 +183,7 @@ mod tests {
             assert_eq!(s.as_bytes().iter().position(|b| *b == 0), Some(at));
         }
         let s = straddling_text();
-        assert!(s.len() > BOUNDARIES[5]);
+        assert!(s.len() > BOUNDARIES[BOUNDARIES.len() - 1]);
         for b in BOUNDARIES {
             assert!(!s.is_char_boundary(b), "a character straddles byte {b}");
         }
@@ -179,7 +191,7 @@ mod tests {
         assert!(std::str::from_utf8(&late_invalid()).is_err());
         assert_eq!(
             std::str::from_utf8(&late_invalid()).map_err(|e| e.valid_up_to()),
-            Err(70 * 1024)
+            Err(300 * 1024)
         );
         assert_eq!(longest_name().len(), 255);
     }

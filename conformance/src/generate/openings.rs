@@ -155,7 +155,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
             })
             .boxed(),
     ));
-    // Invalid UTF-8 after the first 64 KiB, streamed.
+    // Invalid UTF-8 after the first 256 KiB, streamed.
     recipes.push((
         1,
         name()

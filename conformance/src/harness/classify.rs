@@ -13,10 +13,10 @@ use seam_model::{
 };
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
-/// Streams of files at least this large have several chunks at any chunk size up to 64 KiB.
-const MULTI_CHUNK: usize = 128 * 1024;
+/// Streams of files at least this large have several chunks at any chunk size up to 256 KiB.
+const MULTI_CHUNK: usize = 512 * 1024;
 /// The power-of-two boundaries a chunked reader may split at.
-const BOUNDARIES: [usize; 6] = [4096, 8192, 16384, 32768, 65536, 131072];
+const BOUNDARIES: [usize; 8] = [4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288];
 
 /// What a write found before it ran.
 pub(super) struct WriteSituation {
@@ -166,7 +166,7 @@ impl Harness {
             self.hit(Rule::ReadInvalidUtf8);
             if stream
                 && let Err(e) = std::str::from_utf8(&bytes)
-                && e.valid_up_to() >= 64 * 1024
+                && e.valid_up_to() >= 256 * 1024
             {
                 self.hit(Rule::StreamLateInvalid);
             }

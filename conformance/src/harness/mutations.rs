@@ -3,7 +3,7 @@
 
 use super::laws::PendingLaw;
 use super::ops::interference;
-use super::{Harness, StepRecord, same};
+use super::{Harness, StepRecord, same, show_bytes};
 use crate::failure::{Check, FailureKind, fail};
 use crate::rules::Rule;
 use crate::step::{Step, WriteGuard};
@@ -51,8 +51,30 @@ impl Harness {
             self.fresh_stat(&t, &out.version).await?;
         }
         self.stats.op_committed(actual.is_ok());
-        rec.expected = format!("{:?}", result.outcome);
-        rec.actual = format!("{actual:?}");
+        rec.expected = match &result.outcome {
+            Ok(w) => format!(
+                "Ok({:?}, version {:?}, before {}, after {})",
+                w.operation,
+                w.version,
+                w.before
+                    .as_ref()
+                    .map_or("None".into(), |b| show_bytes(b.as_bytes())),
+                show_bytes(w.after.as_bytes())
+            ),
+            Err(e) => format!("Err({} {:?})", e.code, e.message),
+        };
+        rec.actual = match &actual {
+            Ok(w) => format!(
+                "Ok({:?}, version {:?}, before {}, after {})",
+                w.operation,
+                w.version.as_str(),
+                w.before
+                    .as_ref()
+                    .map_or("None".into(), |b| show_bytes(b.as_bytes())),
+                show_bytes(w.after.as_bytes())
+            ),
+            Err(e) => format!("Err({} {:?})", e.code(), e.message()),
+        };
         self.probe_problems(&log)?;
         self.classify_write(&before, guard, &step.interfere, &result);
         let real = self.real(&r);
@@ -112,8 +134,23 @@ impl Harness {
             self.fresh_stat(&t, &out.version).await?;
         }
         self.stats.op_committed(actual.is_ok());
-        rec.expected = format!("{expected:?}");
-        rec.actual = format!("{actual:?}");
+        rec.expected = match &expected {
+            Ok((v, before, after)) => format!(
+                "Ok(version {v:?}, before {}, after {})",
+                show_bytes(before.as_bytes()),
+                show_bytes(after.as_bytes())
+            ),
+            Err(e) => format!("Err({} {:?})", e.code, e.message),
+        };
+        rec.actual = match &actual {
+            Ok(o) => format!(
+                "Ok(version {:?}, before {}, after {})",
+                o.version.as_str(),
+                show_bytes(o.before.as_bytes()),
+                show_bytes(o.after.as_bytes())
+            ),
+            Err(e) => format!("Err({} {:?})", e.code(), e.message()),
+        };
         self.probe_problems(&log)?;
         self.classify_edit(&before, &step.interfere, &expected);
         let real = self.real(&r);

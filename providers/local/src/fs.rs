@@ -138,9 +138,12 @@ impl FileSystem for LocalFileSystem {
 
     async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
         signal.check(Verb::Read)?;
-        let (file, _) = open_regular(rustix::fs::CWD, target.key.as_str(), &target.display_path)?;
+        let (file, size) =
+            open_regular(rustix::fs::CWD, target.key.as_str(), &target.display_path)?;
         Ok(crate::stream::text_stream(
             file,
+            size,
+            INLINE_READ_MAX,
             target.display_path.clone(),
             signal.clone(),
         ))

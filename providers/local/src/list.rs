@@ -30,7 +30,15 @@ pub(crate) fn list_dir(target: &FsTarget, signal: &Signal) -> Result<Vec<FsDirEn
     let dir = match rustix::fs::openat(rustix::fs::CWD, target.key.as_str(), flags, Mode::empty()) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Err(FsError::not_found(Verb::List, display)),
-        Err(Errno::NOTDIR) => return Err(FsError::not_a_directory(display)),
+        // ENOTDIR: the object is not a directory — or the path runs through a file, and then
+        // there is nothing there at all.
+        Err(Errno::NOTDIR) => {
+            return match probe_at(rustix::fs::CWD, target.key.as_str(), true) {
+                Ok(Some(_)) => Err(FsError::not_a_directory(display)),
+                Ok(None) => Err(FsError::not_found(Verb::List, display)),
+                Err(e) => Err(os(e, Verb::List, display)),
+            };
+        }
         Err(e) => return Err(os(e, Verb::List, display)),
     };
     let mut names: Vec<(Vec<u8>, FileType)> = Vec::new();

@@ -2,10 +2,11 @@
 //! however large the file. Decoding is incremental: a multi-byte sequence split across chunks is
 //! carried to the next one; a truncated one at the end is invalid UTF-8.
 //!
-//! The chunks are read on the blocking pool by one task per stream, which reads ahead into a
-//! channel of [`READ_AHEAD`] chunks: `poll_next` never touches the disk, so a consumer on an
-//! async worker is never parked by a read, and reading overlaps with whatever the consumer does
-//! with the previous chunk. Dropping the stream ends the task at its next chunk.
+//! A file over 64 KiB is read on the blocking pool by one task per stream, in chunks of 256 KiB,
+//! ahead into a channel of [`READ_AHEAD`] chunks: `poll_next` never touches the disk, so a
+//! consumer on an async worker is never parked by a read, and reading overlaps with whatever the
+//! consumer does with the previous chunk. Dropping the stream ends the task at its next chunk. A
+//! smaller file is one read, done inline: cheaper than the hop.
 
 use crate::errors::os;
 use rustix::buffer::spare_capacity;
@@ -17,18 +18,35 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::sync::mpsc;
 
-/// Bytes read per chunk (64 KiB: the raw copy peaks here on this class of machine).
+/// Bytes read per chunk when the stream is read inline (64 KiB: the raw copy peaks here on this
+/// class of machine).
 pub(crate) const CHUNK: usize = 64 * 1024;
+
+/// Bytes read per chunk on the blocking pool: larger, so the hop between threads is paid once
+/// per 256 KiB rather than per 64 KiB (`docs/performance.md`).
+const OFFLOADED_CHUNK: usize = 256 * 1024;
 
 /// Chunks read ahead of the consumer: enough to overlap a read with the consumer's work, little
 /// enough that a stream holds at most a few hundred KiB.
 const READ_AHEAD: usize = 2;
 
-/// A stream of a file's text, read on the blocking pool (or inline outside a tokio runtime).
-pub(crate) fn text_stream(file: File, display: String, signal: Signal) -> seam::TextStream {
-    let mut reader = TextChunks::new(file, display, signal);
+/// A stream of a file's text: read on the blocking pool when the file is larger than `inline_max`
+/// bytes and a tokio runtime is current, inline otherwise (a small file is one read, cheaper
+/// than the hop).
+pub(crate) fn text_stream(
+    file: File,
+    size: u64,
+    inline_max: u64,
+    display: String,
+    signal: Signal,
+) -> seam::TextStream {
+    let mut reader = TextChunks::new(file, display, signal, CHUNK);
+    if size <= inline_max {
+        return Box::pin(reader);
+    }
     match tokio::runtime::Handle::try_current() {
         Ok(handle) => {
+            reader.chunk = OFFLOADED_CHUNK;
             let (tx, rx) = mpsc::channel(READ_AHEAD);
             handle.spawn_blocking(move || {
                 while let Some(item) = reader.next_chunk() {
@@ -64,10 +82,12 @@ pub(crate) struct TextChunks {
     seen: usize,
     at_start: bool,
     done: bool,
+    /// Bytes read per chunk.
+    chunk: usize,
 }
 
 impl TextChunks {
-    pub fn new(file: File, display: String, signal: Signal) -> Self {
+    pub fn new(file: File, display: String, signal: Signal, chunk: usize) -> Self {
         Self {
             file,
             display,
@@ -76,6 +96,7 @@ impl TextChunks {
             seen: 0,
             at_start: true,
             done: false,
+            chunk,
         }
     }
 
@@ -94,7 +115,10 @@ impl TextChunks {
             }
             // A fresh buffer per chunk: it becomes the chunk's String without a copy.
             let mut buf = Vec::new();
-            if buf.try_reserve_exact(self.carry.len() + CHUNK).is_err() {
+            if buf
+                .try_reserve_exact(self.carry.len() + self.chunk)
+                .is_err()
+            {
                 self.done = true;
                 return Some(Err(FsError::io(
                     Verb::Read,

@@ -462,9 +462,10 @@ async fn fifos_and_sockets_are_not_regular_files_and_never_block() {
 #[tokio::test]
 async fn streaming_equals_reading_across_chunk_boundaries() {
     let f = fixture();
-    // 64 KiB chunks: put multi-byte characters across every boundary, and a BOM in front.
+    // Chunks of 64 KiB (inline) or 256 KiB (on the blocking pool): multi-byte characters
+    // across the boundaries, and a BOM in front.
     let mut text = String::from("\u{feff}");
-    while text.len() < 300_000 {
+    while text.len() < 1_400_000 {
         text.push_str("abc é 日本 🦀 line\r\n");
     }
     f.put("big", text.as_bytes());
