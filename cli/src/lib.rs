@@ -1,7 +1,9 @@
 //! The composition root of seam as a library: the shipped providers as the conformance suite
-//! sees them ([`providers`]), and the privilege-dropping runner the permission property needs
-//! when the suite runs as root ([`unprivileged`]). The `seam` binary is built on it, and so are
+//! sees them ([`providers`]), the shipped agent side — tools and policy — as it sees it
+//! ([`agent`]), and the privilege-dropping runner the permission property needs when the suite
+//! runs as root ([`unprivileged`]). The `seam` binary is built on it, and so are
 //! the tests that check the shipped providers (one local factory, not one per test crate).
 
+pub mod agent;
 pub mod providers;
 pub mod unprivileged;

@@ -2,7 +2,7 @@
 //! expected and what the provider did, and stops where they part.
 
 use crate::select::factory;
-use seam_conformance::{MessageCheck, Trace, replay};
+use seam_conformance::{MessageCheck, Trace, replay_with};
 use std::path::Path;
 
 /// Replays; returns whether the provider followed the model to the end.
@@ -25,7 +25,8 @@ pub fn run(
         trace.property,
         factory.name()
     );
-    let outcome = replay(factory.as_ref(), &trace, messages)
+    let agent = seam_cli::agent::ToolAgentFactory;
+    let outcome = replay_with(factory.as_ref(), Some(&agent), &trace, messages)
         .map_err(|f| crate::Usage(format!("cannot replay: {f}")))?;
     for r in &outcome.records {
         let mark = if r.failure.is_some() { "✗" } else { "✓" };

@@ -33,6 +33,7 @@ fn config(seed: u64, only: Vec<String>) -> SuiteConfig {
         })),
         only,
         call_timeout: Duration::from_secs(2),
+        agent: Some(Arc::new(seam_cli::agent::ToolAgentFactory)),
     }
 }
 

@@ -16,6 +16,9 @@
 //!   capability claim both ways, `process_path`/`file_url`/`contains`, bad input, symlink
 //!   identity, staging privacy and no-clobber, CAS races between threads, permission errors as a
 //!   real unprivileged user, sandbox modes.
+//! * Given an agent surface ([`AgentFactory`]: the model-facing tools and the read-before-write
+//!   policy, which the composition supplies), the `policy` property drives tool calls by two
+//!   sessions and checks them against the model's observation gate.
 //! * Every rule of the contract ([`Rule`]) is counted when a step exercised it in the situation
 //!   that tells a right backend from a wrong one; the report lists the rules a run never reached,
 //!   and such a run is *incomplete*, never a pass ([`Verdict`]).
@@ -41,6 +44,7 @@
 //! `docs/writing-a-backend.md` in the repository walks through a complete example. The suite
 //! never names a concrete provider: it only sees what the factory hands it.
 
+mod agent;
 mod factory;
 mod failure;
 mod generate;
@@ -57,6 +61,7 @@ mod trace;
 mod watch;
 mod world;
 
+pub use agent::{Agent, AgentError, AgentFactory};
 pub use factory::{CaseDurability, CaseOptions, DEFAULT_CONFIGURATION, Factory, Subject};
 pub use failure::{Failure, FailureKind};
 pub use generate::text_corpus;
@@ -68,10 +73,13 @@ pub use report::{
 };
 pub use rules::Rule;
 pub use sequences::{
-    Progress, SequenceConfig, SequenceFailure, SequenceOutcome, run_sequences, run_steps, runtime,
+    Progress, SequenceConfig, SequenceFailure, SequenceOutcome, run_agent_sequences,
+    run_agent_steps, run_sequences, run_steps, runtime,
 };
 pub use stats::Stats;
 pub use step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard, describe, render_path};
 pub use suite::{DEFAULT_CALL_TIMEOUT, SuiteConfig, SuiteProgress, property_names, run_suite};
-pub use trace::{ReplayOutcome, TRACE_FORMAT, Trace, TraceError, TraceFailure, replay};
+pub use trace::{
+    ReplayOutcome, TRACE_FORMAT, Trace, TraceError, TraceFailure, replay, replay_with,
+};
 pub use world::{DiskWorld, EntryMode, World};

@@ -136,17 +136,21 @@ pub struct Report {
     pub seconds: f64,
 }
 
-/// The rule lines of a run.
-pub(crate) fn rule_lines(stats: &Stats, caps: &Capabilities) -> Vec<RuleLine> {
+/// The rule lines of a run (`agent`: whether the run had an agent surface).
+pub(crate) fn rule_lines(stats: &Stats, caps: &Capabilities, agent: bool) -> Vec<RuleLine> {
     Rule::ALL
         .iter()
         .map(|&r| {
             let steps = stats.rule_count(r);
-            let applies = r.needs().is_none_or(|c| caps.has(c));
+            let applies = r.needs().is_none_or(|c| caps.has(c)) && (agent || !r.is_agent());
             RuleLine {
                 id: r.id().to_string(),
                 text: r.text().to_string(),
-                needs: r.needs().map(|c| c.name().to_string()),
+                needs: if r.is_agent() {
+                    Some("an agent surface".to_string())
+                } else {
+                    r.needs().map(|c| c.name().to_string())
+                },
                 steps,
                 coverage: if !applies {
                     Coverage::NotApplicable

@@ -161,12 +161,25 @@ rules! {
     ClaimSandboxMode = "claim.sandbox-mode", CORE, "sandbox_mode() is set exactly when sandbox modes are claimed";
     SandboxReadOnly = "sandbox.read-only", SANDBOX, "read-only denies writes and edits with FS_SANDBOX_DENIED and changes nothing";
     SandboxFullAccess = "sandbox.full-access", SANDBOX, "danger-full-access and a workspace-write root that holds the target allow the mutation";
+    PolicyUnobservedRefused = "policy.unobserved-refused", CORE, "a tool write or edit of an existing file its session has not observed at its current version is refused, the file untouched";
+    PolicyOwnersSeparate = "policy.owners-separate", CORE, "what one session observed never authorises another";
+    PolicyStaleUnchanged = "policy.stale-unchanged", CORE, "a stale tool write or edit leaves the file as it was";
+    PolicyRemedy = "policy.remedy", CORE, "after FS_STALE_VERSION, a re-read and a retry succeed when nothing else changed";
+    PolicyRecreateAfterDelete = "policy.recreate-after-delete", CORE, "after a deleted file made a mutation stale, a re-read that finds nothing lets a write recreate it";
+    PolicyWindowedReadAuthorises = "policy.windowed-read", CORE, "a windowed read authorises an edit while the file is unchanged";
 }
 
 impl Rule {
-    /// Whether the rule is part of the core contract (needs no capability).
+    /// Whether the rule is part of the core contract (needs no capability and is not about the
+    /// agent side).
     pub fn is_core(self) -> bool {
-        self.needs().is_none()
+        self.needs().is_none() && !self.is_agent()
+    }
+
+    /// Whether the rule is about the agent side (the tools and the read-before-write policy):
+    /// it applies only to a run given an agent surface.
+    pub fn is_agent(self) -> bool {
+        self.id().starts_with("policy.")
     }
 
     /// Parses an id given by [`Rule::id`].

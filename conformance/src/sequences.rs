@@ -4,9 +4,12 @@
 //! readable record of every step. Everything is derived from the seed, so the same seed
 //! generates the same cases and shrinks to the same trace.
 
+use crate::agent::AgentFactory;
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind};
-use crate::generate::{GenConfig, GenState, apply_hint, opening, step_strategy};
+use crate::generate::{
+    GenConfig, GenState, agent_opening, agent_step_strategy, apply_hint, opening, step_strategy,
+};
 use crate::harness::{Harness, HarnessConfig, MessageCheck, StepRecord};
 use crate::stats::Stats;
 use crate::step::Step;
@@ -134,9 +137,22 @@ pub fn run_steps(
     config: HarnessConfig,
     steps: &[Step],
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
-    run_watched(factory, rt, options, config, steps, None, None)
+    run_watched(factory, rt, options, config, steps, None, None, None)
 }
 
+/// [`run_steps`] with an agent surface over the subject's provider, for agent steps.
+pub fn run_agent_steps(
+    factory: &dyn Factory,
+    agent: &dyn AgentFactory,
+    rt: &Runtime,
+    options: &CaseOptions,
+    config: HarnessConfig,
+    steps: &[Step],
+) -> Result<(Vec<StepRecord>, Stats), Failure> {
+    run_watched(factory, rt, options, config, steps, None, None, Some(agent))
+}
+
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_watched(
     factory: &dyn Factory,
     rt: &Runtime,
@@ -145,11 +161,12 @@ pub(crate) fn run_watched(
     steps: &[Step],
     monitor: Option<&Monitor>,
     seen: Option<&AtomicUsize>,
+    agent: Option<&dyn AgentFactory>,
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
     let subject = factory
         .make(options)
         .map_err(|e| Failure::new(FailureKind::Setup, format!("cannot make a subject: {e}")))?;
-    let mut harness = Harness::new(subject, config);
+    let mut harness = Harness::with_agent(subject, config, agent);
     if let Err(e) = harness.verify_world() {
         return Err(Failure::new(
             FailureKind::Setup,
@@ -191,7 +208,32 @@ pub fn run_sequences(
     config: &SequenceConfig,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SequenceOutcome, Failure> {
-    run_sequences_watched(factory, config, HarnessConfig::default(), None, progress)
+    run_sequences_watched(
+        factory,
+        config,
+        HarnessConfig::default(),
+        None,
+        None,
+        progress,
+    )
+}
+
+/// Generated sequences of tool calls by two sessions through `agent` over subjects from
+/// `factory`, with the world changing behind their backs: the policy property.
+pub fn run_agent_sequences(
+    factory: &dyn Factory,
+    agent: &dyn AgentFactory,
+    config: &SequenceConfig,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<SequenceOutcome, Failure> {
+    run_sequences_watched(
+        factory,
+        config,
+        HarnessConfig::default(),
+        None,
+        Some(agent),
+        progress,
+    )
 }
 
 pub(crate) fn run_sequences_watched(
@@ -199,6 +241,7 @@ pub(crate) fn run_sequences_watched(
     config: &SequenceConfig,
     harness_config: HarnessConfig,
     monitor: Option<&Monitor>,
+    agent: Option<&dyn AgentFactory>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SequenceOutcome, Failure> {
     let started = Instant::now();
@@ -231,15 +274,25 @@ pub(crate) fn run_sequences_watched(
     // so preconditions always hold and shrinking may delete any step.
     // The initial state carries an aimed opening (often empty) that the first transitions play.
     let opening_config = gen_config.clone();
+    let agent_mode = agent.is_some();
     let strategy = Sequential::new(
         (1..=config.max_steps.max(1)).into(),
         move || {
-            opening(&opening_config)
-                .prop_map(GenState::with_plan)
-                .boxed()
+            let plan = if agent_mode {
+                agent_opening(&opening_config)
+            } else {
+                opening(&opening_config)
+            };
+            plan.prop_map(GenState::with_plan).boxed()
         },
         |_: &GenState, _: &Step| true,
-        move |state: &GenState| -> BoxedStrategy<Step> { step_strategy(&gen_config, state) },
+        move |state: &GenState| -> BoxedStrategy<Step> {
+            if agent_mode {
+                agent_step_strategy(&gen_config, state)
+            } else {
+                step_strategy(&gen_config, state)
+            }
+        },
         apply_hint,
     );
     let proptest_config = Config {
@@ -289,6 +342,7 @@ pub(crate) fn run_sequences_watched(
                 &steps,
                 monitor,
                 seen.as_deref(),
+                agent,
             )
             .map_err(|f| TestCaseError::fail(f.to_string()))?;
             let mut st = state.borrow_mut();
@@ -360,6 +414,7 @@ pub(crate) fn run_sequences_watched(
                 &steps,
                 monitor,
                 None,
+                agent,
             )?;
             let shrink_runs = st.outcome.failure.as_ref().map_or(0, |f| f.shrink_runs);
             let first = st.outcome.failure.as_ref().map(|f| f.failure.clone());

@@ -126,6 +126,38 @@ pub enum Op {
         /// The other path, for `contains`.
         other: String,
     },
+    /// The `read` tool, as session `owner` (an agent surface must be configured).
+    AgentRead {
+        /// The session.
+        owner: u8,
+        /// Path as spelled.
+        path: String,
+        /// Read a window of three lines instead of the default.
+        #[serde(default, skip_serializing_if = "is_false")]
+        window: bool,
+    },
+    /// The `write` tool, as session `owner`.
+    AgentWrite {
+        /// The session.
+        owner: u8,
+        /// Path as spelled.
+        path: String,
+        /// The content.
+        content: String,
+    },
+    /// The `edit` tool, as session `owner`.
+    AgentEdit {
+        /// The session.
+        owner: u8,
+        /// Path as spelled.
+        path: String,
+        /// Text to find (never empty, never equal to `new`).
+        old: String,
+        /// Replacement.
+        new: String,
+        /// Replace every match.
+        replace_all: bool,
+    },
     /// A change behind the provider's back.
     World(WorldOp),
 }
@@ -144,8 +176,19 @@ impl Op {
             Op::Write { .. } => "write_text",
             Op::Edit { .. } => "edit_text",
             Op::Facts { .. } => "path_facts",
+            Op::AgentRead { .. } => "agent_read",
+            Op::AgentWrite { .. } => "agent_write",
+            Op::AgentEdit { .. } => "agent_edit",
             Op::World(_) => "world",
         }
+    }
+
+    /// Whether the step goes through the agent surface (tools and policy).
+    pub fn is_agent(&self) -> bool {
+        matches!(
+            self,
+            Op::AgentRead { .. } | Op::AgentWrite { .. } | Op::AgentEdit { .. }
+        )
     }
 
     /// The path the operation is about (`None` for a world change).
@@ -160,7 +203,10 @@ impl Op {
             | Op::ListDir { path }
             | Op::Write { path, .. }
             | Op::Edit { path, .. }
-            | Op::Facts { path, .. } => Some(path),
+            | Op::Facts { path, .. }
+            | Op::AgentRead { path, .. }
+            | Op::AgentWrite { path, .. }
+            | Op::AgentEdit { path, .. } => Some(path),
             Op::World(_) => None,
         }
     }
@@ -258,6 +304,31 @@ pub fn describe(step: &Step) -> String {
             if *replace_all { " (all)" } else { "" }
         ),
         Op::Facts { path, other } => format!("path facts {path:?} / {other:?}"),
+        Op::AgentRead {
+            owner,
+            path,
+            window,
+        } => format!(
+            "agent {owner}: read {path:?}{}",
+            if *window { " (window)" } else { "" }
+        ),
+        Op::AgentWrite {
+            owner,
+            path,
+            content,
+        } => format!("agent {owner}: write {path:?} {:?}", short(content)),
+        Op::AgentEdit {
+            owner,
+            path,
+            old,
+            new,
+            replace_all,
+        } => format!(
+            "agent {owner}: edit {path:?} {:?} -> {:?}{}",
+            short(old),
+            short(new),
+            if *replace_all { " (all)" } else { "" }
+        ),
         Op::World(w) => describe_world(w),
     };
     let op = if step.reuse {

@@ -2,6 +2,7 @@
 //! thread of its own (a hanging or panicking backend fails that property with the operation
 //! named, and the run goes on), into one [`Report`] with a verdict.
 
+use crate::agent::AgentFactory;
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::Failure;
 use crate::generate::{GenConfig, skipped_steps};
@@ -31,6 +32,8 @@ pub struct SuiteConfig {
     pub only: Vec<String>,
     /// How long one provider (or world) call may take before the property fails as hung.
     pub call_timeout: Duration,
+    /// The agent side (tools and policy) to check over the provider, when the run has one.
+    pub agent: Option<Arc<dyn AgentFactory>>,
 }
 
 impl Default for SuiteConfig {
@@ -40,6 +43,7 @@ impl Default for SuiteConfig {
             unprivileged: None,
             only: Vec::new(),
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            agent: None,
         }
     }
 }
@@ -240,7 +244,7 @@ pub fn run_suite(
     } else {
         Vec::new()
     };
-    let rules = rule_lines(&stats, &caps);
+    let rules = rule_lines(&stats, &caps, config.agent.is_some());
     let verdict = verdict(
         &results,
         &rules,

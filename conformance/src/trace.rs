@@ -4,10 +4,11 @@
 //! Format 2 adds the factory configuration the case ran in and the failure's kind; format 1
 //! traces (without them) are still read, in the factory's first configuration.
 
+use crate::agent::AgentFactory;
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind};
 use crate::harness::{HarnessConfig, MessageCheck, StepRecord};
-use crate::sequences::{run_steps, runtime};
+use crate::sequences::{run_agent_steps, run_steps, runtime};
 use crate::step::Step;
 use serde::{Deserialize, Serialize};
 
@@ -124,6 +125,16 @@ pub fn replay(
     trace: &Trace,
     messages: MessageCheck,
 ) -> Result<ReplayOutcome, Failure> {
+    replay_with(factory, None, trace, messages)
+}
+
+/// [`replay`], with an agent surface for a trace that has agent steps (a `policy` trace).
+pub fn replay_with(
+    factory: &dyn Factory,
+    agent: Option<&dyn AgentFactory>,
+    trace: &Trace,
+    messages: MessageCheck,
+) -> Result<ReplayOutcome, Failure> {
     let rt = runtime().map_err(|e| Failure::new(FailureKind::Setup, e))?;
     let configuration = match &trace.configuration {
         Some(c) => c.clone(),
@@ -138,7 +149,10 @@ pub fn replay(
         messages,
         ..HarnessConfig::default()
     };
-    let (records, _) = run_steps(factory, &rt, &options, config, &trace.steps)?;
+    let (records, _) = match agent {
+        Some(a) => run_agent_steps(factory, a, &rt, &options, config, &trace.steps)?,
+        None => run_steps(factory, &rt, &options, config, &trace.steps)?,
+    };
     Ok(ReplayOutcome { records })
 }
 

@@ -23,6 +23,7 @@
 
 mod edit;
 mod model;
+mod observation;
 mod path;
 mod text;
 mod tree;
@@ -34,6 +35,7 @@ pub use model::{
     EditOutcomeModel, Entry, Guard, Info, Interference, Model, ModelConfig, ModelError,
     MutationResult, PathInfo, Resolved, Version, WriteResult,
 };
+pub use observation::{Observations, Seen};
 pub use path::Key;
 pub use text::{
     DIFF_BASIS_DEFAULT, NUL_SAMPLE_BYTES, STYLE_SAMPLE_CHARS, decode_for_edit, decode_for_read,

@@ -69,11 +69,10 @@ impl EditRefusal {
     /// `edit requires reading "<path>" first` and `cannot edit "<path>": not found`.
     pub fn error(self, target: &FsTarget) -> FsError {
         let path = &target.display_path;
-        let message = match self {
-            EditRefusal::NotObserved => format!("edit requires reading \"{path}\" first"),
-            EditRefusal::NotFound => format!("cannot edit \"{path}\": not found"),
-        };
-        FsError::new(self.code(), message)
+        match self {
+            EditRefusal::NotObserved => FsError::edit_requires_read(path),
+            EditRefusal::NotFound => FsError::not_found(seam::Verb::Edit, path),
+        }
     }
 }
 

@@ -152,7 +152,7 @@ pub fn apply_hint(mut state: GenState, step: &Step) -> GenState {
                 wrote = Some(path.clone());
             }
         }
-        Op::Write { path, content, .. }
+        Op::AgentWrite { path, content, .. } | Op::Write { path, content, .. }
             if model
                 .write_text(&p(path), content, None, &Interference::None)
                 .outcome

@@ -3,10 +3,12 @@
 //! world changed) and drawn from alphabets built to reach every rule of the contract at any seed
 //! ([`alphabet`]). What a backend does not claim is never generated.
 
+mod agent;
 mod alphabet;
 mod hints;
 mod openings;
 
+pub(crate) use agent::{agent_opening, agent_step_strategy};
 pub use alphabet::text_corpus;
 pub(crate) use alphabet::{binary_corpus, edge_texts, late_invalid, longest_name};
 pub use hints::{GenState, Hints, apply_hint};
@@ -52,9 +54,9 @@ const OLD_STRINGS: &[&str] = &[
     "tail",
     "b\n",
 ];
-const NEW_STRINGS: &[&str] = &["b", "", "$&", "x\ny", "\r\n", "Z", "é", "\n", "a"];
+pub(crate) const NEW_STRINGS: &[&str] = &["b", "", "$&", "x\ny", "\r\n", "Z", "é", "\n", "a"];
 
-fn pick<T: Clone + std::fmt::Debug + 'static>(items: Vec<T>) -> BoxedStrategy<T> {
+pub(crate) fn pick<T: Clone + std::fmt::Debug + 'static>(items: Vec<T>) -> BoxedStrategy<T> {
     proptest::sample::select(items).boxed()
 }
 
@@ -80,7 +82,7 @@ fn dir_name() -> BoxedStrategy<&'static str> {
     .boxed()
 }
 
-fn rel_path() -> BoxedStrategy<String> {
+pub(crate) fn rel_path() -> BoxedStrategy<String> {
     let name = name();
     let dir = dir_name();
     prop_oneof![
@@ -121,7 +123,7 @@ fn spelling() -> BoxedStrategy<String> {
 
 /// A spelling aimed at existing entries half the time (at entries of the kind the operation
 /// wants, when there are some).
-fn spelling_hinted(hints: &Hints, want: &[String]) -> BoxedStrategy<String> {
+pub(crate) fn spelling_hinted(hints: &Hints, want: &[String]) -> BoxedStrategy<String> {
     let pool = if want.is_empty() { &hints.paths } else { want };
     if pool.is_empty() {
         return spelling();
@@ -135,7 +137,7 @@ fn spelling_hinted(hints: &Hints, want: &[String]) -> BoxedStrategy<String> {
     .boxed()
 }
 
-fn old_string(hints: &Hints) -> BoxedStrategy<String> {
+pub(crate) fn old_string(hints: &Hints) -> BoxedStrategy<String> {
     let fixed = pick(OLD_STRINGS.to_vec()).prop_map(str::to_string);
     if hints.words.is_empty() {
         return fixed.boxed();
@@ -186,7 +188,7 @@ fn world_file(hints: &Hints) -> BoxedStrategy<String> {
     prop_oneof![3 => pick(hints.file_paths()), 1 => rel_path()].boxed()
 }
 
-fn world_op(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
+pub(crate) fn world_op(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
     let caps = config.caps;
     let modes = caps.permissions;
     let write = (rel_path(), world_bytes(config), pick(MODES.to_vec())).prop_map(

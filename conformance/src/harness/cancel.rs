@@ -112,7 +112,13 @@ impl Harness {
                                 .map(|_| ()),
                         )
                     }
-                    Op::Resolve { .. } | Op::Lstat { .. } | Op::Facts { .. } | Op::World(_) => {
+                    Op::Resolve { .. }
+                    | Op::Lstat { .. }
+                    | Op::Facts { .. }
+                    | Op::World(_)
+                    | Op::AgentRead { .. }
+                    | Op::AgentWrite { .. }
+                    | Op::AgentEdit { .. } => {
                         return Ok(());
                     }
                 }

@@ -31,6 +31,8 @@ pub(crate) enum PendingLaw {
     },
     /// A listing of the directory at `rel` returned `names`.
     List { rel: String, names: Vec<String> },
+    /// A stale mutation of the file at `rel`: it must be as it was.
+    Unchanged { rel: String },
 }
 
 fn lf(s: &str) -> String {
@@ -79,6 +81,16 @@ impl PendingLaw {
                 })
             }
             PendingLaw::List { rel, names } => list_law(after, rel, names),
+            PendingLaw::Unchanged { rel } => {
+                if before.get(rel) == after.get(rel) {
+                    Ok(())
+                } else {
+                    Err(fail(
+                        FailureKind::WriteLaw,
+                        format!("a stale mutation changed {rel:?}"),
+                    ))
+                }
+            }
         }
     }
 }

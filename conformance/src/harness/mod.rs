@@ -10,6 +10,7 @@
 //! the world back (`verify`), the rule-based laws (`laws`), and which rules a step exercised
 //! (`classify`).
 
+mod agent_ops;
 mod cancel;
 mod classify;
 mod facts;
@@ -19,6 +20,7 @@ mod ops;
 mod probe;
 mod verify;
 
+use crate::agent::{Agent, AgentFactory};
 use crate::factory::Subject;
 use crate::failure::{Check, Failure, FailureKind, fail};
 use crate::laws::Laws;
@@ -27,7 +29,7 @@ use crate::stats::Stats;
 use crate::step::{Op, Step, VersionRef};
 use crate::world::World;
 use seam::{Capabilities, FileSystem, FsError, FsTarget, FsVersion, ResolveOptions};
-use seam_model::{Key, Model, ModelConfig, ModelError, Resolved, SnapEntry, Version};
+use seam_model::{Key, Model, ModelConfig, ModelError, Observations, Resolved, SnapEntry, Version};
 use std::collections::{BTreeMap, HashMap};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -132,6 +134,12 @@ pub struct Harness {
     pending: Vec<Rule>,
     /// Rule-based laws to check against the world after this step.
     pending_laws: Vec<PendingLaw>,
+    /// The agent surface (tools and policy) over the provider, when the run has one.
+    agent: Option<Arc<dyn Agent>>,
+    /// What each agent session observed, as the model predicts it.
+    observations: Observations,
+    /// Each session's recent history with each file, for the policy's remedy law.
+    tracks: HashMap<(u8, Key), agent_ops::Track>,
     /// Counts of what ran.
     pub stats: Stats,
 }
@@ -184,6 +192,17 @@ pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 impl Harness {
     /// A harness over a fresh subject.
     pub fn new(subject: Subject, config: HarnessConfig) -> Self {
+        Self::with_agent(subject, config, None)
+    }
+
+    /// A harness over a fresh subject, with an agent surface over its provider for agent steps.
+    pub fn with_agent(
+        subject: Subject,
+        config: HarnessConfig,
+        agent: Option<&dyn AgentFactory>,
+    ) -> Self {
+        let agent: Option<Arc<dyn Agent>> =
+            agent.map(|a| Arc::from(a.agent(subject.fs.clone(), &subject.world.root_display())));
         let root = subject.world.root_display();
         let process_root = subject.world.process_root();
         let caps = subject.fs.capabilities();
@@ -212,6 +231,9 @@ impl Harness {
             displays: HashMap::new(),
             pending: Vec::new(),
             pending_laws: Vec::new(),
+            agent,
+            observations: Observations::default(),
+            tracks: HashMap::new(),
             stats: Stats::default(),
         }
     }

@@ -47,9 +47,6 @@ impl Harness {
             .write_text(&t, content, intent.as_ref(), None, &signal)
             .await;
         self.epoch += 1;
-        if let Ok(out) = &actual {
-            self.fresh_stat(&t, &out.version).await?;
-        }
         self.stats.op_committed(actual.is_ok());
         rec.expected = match &result.outcome {
             Ok(w) => format!(
@@ -75,7 +72,12 @@ impl Harness {
             ),
             Err(e) => format!("Err({} {:?})", e.code(), e.message()),
         };
+        // The probe first: a competitor that could not be placed explains a fresh stat that
+        // disagrees (it lands after the mutation), and is the diagnosis the author needs.
         self.probe_problems(&log)?;
+        if let Ok(out) = &actual {
+            self.fresh_stat(&t, &out.version).await?;
+        }
         self.classify_write(&before, guard, &step.interfere, &result);
         let real = self.real(&r);
         self.outcome(&result.outcome, &actual, |h, m, a| {
@@ -130,9 +132,6 @@ impl Harness {
             .edit_text(&t, request, expected_version.as_ref(), None, &signal)
             .await;
         self.epoch += 1;
-        if let Ok(out) = &actual {
-            self.fresh_stat(&t, &out.version).await?;
-        }
         self.stats.op_committed(actual.is_ok());
         rec.expected = match &expected {
             Ok((v, before, after)) => format!(
@@ -151,7 +150,12 @@ impl Harness {
             ),
             Err(e) => format!("Err({} {:?})", e.code(), e.message()),
         };
+        // The probe first: a competitor that could not be placed explains a fresh stat that
+        // disagrees (it lands after the mutation), and is the diagnosis the author needs.
         self.probe_problems(&log)?;
+        if let Ok(out) = &actual {
+            self.fresh_stat(&t, &out.version).await?;
+        }
         self.classify_edit(&before, &step.interfere, &expected);
         let real = self.real(&r);
         self.outcome(&expected, &actual, |h, m, a| {

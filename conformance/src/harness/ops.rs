@@ -15,6 +15,9 @@ impl Harness {
             return self.world_step(op, rec);
         }
         self.stats.op(step.op.kind());
+        if step.op.is_agent() {
+            return self.agent_step(&step.op, rec).await;
+        }
         if step.interfere == Interfere::CancelledBeforeStart && !matches!(step.op, Op::Facts { .. })
         {
             return self.cancelled_before_start(step, rec).await;
@@ -67,7 +70,9 @@ impl Harness {
                 self.facts_step(&render_path(path, &root), &render_path(other, &root), rec)
                     .await
             }
-            Op::World(_) => Ok(()),
+            Op::World(_) | Op::AgentRead { .. } | Op::AgentWrite { .. } | Op::AgentEdit { .. } => {
+                Ok(())
+            }
         }
     }
 

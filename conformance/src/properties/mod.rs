@@ -9,6 +9,7 @@ pub mod claims;
 pub mod facts;
 pub mod identity;
 pub mod permissions;
+pub mod policy;
 pub mod races;
 pub mod sandbox;
 pub mod sequences;
@@ -138,6 +139,7 @@ pub fn registry() -> Vec<Arc<dyn Property>> {
         Arc::new(permissions::PermissionDenied),
         Arc::new(sandbox::SandboxModes),
         Arc::new(sequences::Sequences),
+        Arc::new(policy::Policy),
     ]
 }
 

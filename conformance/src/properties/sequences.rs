@@ -29,6 +29,7 @@ impl Property for Sequences {
             &cx.config.sequences,
             cx.harness_config(),
             Some(&cx.monitor),
+            None,
             &mut |p| {
                 if let Some(tx) = &cx.progress {
                     let _ = tx.send(SuiteProgress::Sequences(p));

@@ -154,6 +154,15 @@ impl FsError {
         )
     }
 
+    /// `FS_NOT_OBSERVED`: a read-before-write policy refused an edit of a file its session never
+    /// read: `edit requires reading "<path>" first`.
+    pub fn edit_requires_read(display: &str) -> FsError {
+        FsError::new(
+            FsErrorCode::NotObserved,
+            format!("edit requires reading \"{display}\" first"),
+        )
+    }
+
     /// `FS_EDIT_NOT_FOUND`: an edit's old string is empty.
     pub fn empty_old_string() -> FsError {
         FsError::new(
