@@ -3,7 +3,7 @@
 //! owner number. `seam check` hands it to the suite's `policy` property; the suite itself never
 //! names the tools or the policy.
 
-use seam::{FileSystem, FsErrorCode};
+use seam::{FileSystem, FsErrorCode, Gate};
 use seam_conformance::{Agent, AgentError, AgentFactory};
 use seam_policy::{ObservationPolicy, Owner};
 use seam_tools::{Exec, ToolError, Toolset};
@@ -21,21 +21,16 @@ impl AgentFactory for ToolAgentFactory {
     }
 
     fn agent(&self, fs: Arc<dyn FileSystem>, cwd: &str) -> Box<dyn Agent> {
-        Box::new(ToolAgent {
-            tools: Toolset::builder(fs.as_ref()).build(),
-            fs,
-            policy: Arc::new(ObservationPolicy::new()),
-            cwd: cwd.to_string(),
-            owners: Mutex::new(HashMap::new()),
-        })
+        Box::new(ToolAgent::new(fs, cwd, Arc::new(ObservationPolicy::new())))
     }
 }
 
-/// The `read`, `write` and `edit` tools under one observation policy.
+/// The `read`, `write` and `edit` tools under one gate (the observation policy, for
+/// [`ToolAgentFactory`]), one policy session per owner number.
 pub struct ToolAgent {
     tools: Toolset,
     fs: Arc<dyn FileSystem>,
-    policy: Arc<ObservationPolicy>,
+    policy: Arc<dyn Gate>,
     cwd: String,
     owners: Mutex<HashMap<u8, Owner>>,
 }
@@ -50,6 +45,18 @@ fn agent_error(e: ToolError) -> AgentError {
 }
 
 impl ToolAgent {
+    /// The tools over `fs` under `gate`, relative paths resolved against `cwd`. A composition
+    /// with a gate of its own (another policy) is checked by the suite through this.
+    pub fn new(fs: Arc<dyn FileSystem>, cwd: &str, gate: Arc<dyn Gate>) -> Self {
+        Self {
+            tools: Toolset::builder(fs.as_ref()).build(),
+            fs,
+            policy: gate,
+            cwd: cwd.to_string(),
+            owners: Mutex::new(HashMap::new()),
+        }
+    }
+
     fn exec(&self, owner: u8) -> Exec {
         let session = self
             .owners

@@ -8,6 +8,7 @@ use std::io::{IsTerminal, Write};
 pub struct Display {
     tty: bool,
     provider: String,
+    property: String,
     last_tenth: u64,
     shrinking_shown: bool,
     dirty: bool,
@@ -19,6 +20,7 @@ impl Display {
         Self {
             tty: std::io::stderr().is_terminal(),
             provider: provider.to_string(),
+            property: String::new(),
             last_tenth: 0,
             shrinking_shown: false,
             dirty: false,
@@ -40,6 +42,9 @@ impl Display {
     pub fn show(&mut self, p: &SuiteProgress) {
         match p {
             SuiteProgress::Property(name) => {
+                self.property = name.clone();
+                self.last_tenth = 0;
+                self.shrinking_shown = false;
                 let text = format!("[{}] {name} ...", self.provider);
                 self.line(&text);
             }
@@ -48,8 +53,8 @@ impl Display {
                 if self.tty || tenth > self.last_tenth {
                     self.last_tenth = tenth;
                     let text = format!(
-                        "[{}] sequences: case {done}/{total}, {steps} steps",
-                        self.provider
+                        "[{}] {}: case {done}/{total}, {steps} steps",
+                        self.provider, self.property
                     );
                     self.line(&text);
                 }
@@ -58,8 +63,8 @@ impl Display {
                 if self.tty || !self.shrinking_shown {
                     self.shrinking_shown = true;
                     let text = format!(
-                        "[{}] sequences: failure found, shrinking (attempt {attempt}, shortest {len} steps)",
-                        self.provider
+                        "[{}] {}: failure found, shrinking (attempt {attempt}, shortest {len} steps)",
+                        self.provider, self.property
                     );
                     self.line(&text);
                 }

@@ -41,6 +41,9 @@ pub enum FailureKind {
     Race,
     /// A sandbox fence let through what it must deny, or changed something while denying.
     Sandbox,
+    /// Through the agent surface, a session changed a file it had not observed at its current
+    /// version, was refused what it had observed, or the remedy after a stale change failed.
+    Policy,
     /// The provider held a lock across a checkpoint, so the world could not be changed there.
     Checkpoint,
     /// A provider call did not return within the call timeout.
@@ -72,6 +75,7 @@ impl FailureKind {
             FailureKind::Claim => "claim",
             FailureKind::Race => "race",
             FailureKind::Sandbox => "sandbox",
+            FailureKind::Policy => "policy",
             FailureKind::Checkpoint => "checkpoint",
             FailureKind::Timeout => "timeout",
             FailureKind::Panic => "panic",

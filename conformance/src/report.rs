@@ -268,12 +268,26 @@ impl Report {
             .iter()
             .filter(|r| r.coverage != Coverage::NotApplicable)
             .count();
+        let mut not_applying: BTreeMap<&str, usize> = BTreeMap::new();
+        for r in &self.rules {
+            if r.coverage == Coverage::NotApplicable {
+                *not_applying
+                    .entry(r.needs.as_deref().unwrap_or("?"))
+                    .or_default() += 1;
+            }
+        }
+        let needs: Vec<String> = not_applying
+            .iter()
+            .map(|(need, n)| format!("{n} need {need}"))
+            .collect();
         let _ = writeln!(s);
         let _ = writeln!(
             s,
-            "rules: {reached} of {applicable} that apply were reached ({} of {} need a capability not claimed)",
+            "rules: {reached} of {applicable} that apply were reached ({} of {} do not apply{}{})",
             self.rules.len() - applicable,
-            self.rules.len()
+            self.rules.len(),
+            if needs.is_empty() { "" } else { ": " },
+            needs.join(", ")
         );
         for r in self.unreached() {
             let _ = writeln!(s, "  UNREACHED {} — {}", r.id, r.text);

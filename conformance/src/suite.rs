@@ -53,7 +53,8 @@ impl Default for SuiteConfig {
 pub enum SuiteProgress {
     /// A property started.
     Property(String),
-    /// Progress inside the sequence property.
+    /// Progress through the generated cases of the property that started last (`sequences`,
+    /// `policy`).
     Sequences(Progress),
 }
 
@@ -186,6 +187,10 @@ pub fn run_suite(
                 }
             },
         );
+        // What the property sent in its last moments belongs before the next property's line.
+        while let Ok(p) = rx.try_recv() {
+            progress(p);
+        }
         let (run, verdict): (Run, Result<(), Failure>) = match outcome {
             Ok(pair) => pair,
             Err(f) => {

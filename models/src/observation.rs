@@ -37,6 +37,13 @@ impl Observations {
         self.by_owner.get(&owner)?.get(key).copied()
     }
 
+    /// Whether an owner other than `owner` has observed `key` (as absent or present).
+    pub fn seen_by_other(&self, owner: u8, key: &Key) -> bool {
+        self.by_owner
+            .iter()
+            .any(|(o, seen)| *o != owner && seen.contains_key(key))
+    }
+
     /// Records an observation.
     pub fn record(&mut self, owner: u8, key: &Key, seen: Seen) {
         self.by_owner

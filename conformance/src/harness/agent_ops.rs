@@ -43,18 +43,46 @@ fn show_model(r: &Result<(), ModelError>) -> String {
 impl Harness {
     fn compare_agent(
         &mut self,
+        view: &str,
         what: &str,
         expected: &Result<(), ModelError>,
         actual: &Result<(), AgentError>,
     ) -> Check {
         self.last_expected_code = expected.as_ref().err().map(|e| e.code);
         self.stats.check();
+        let gate =
+            |c: FsErrorCode| matches!(c, FsErrorCode::NotObserved | FsErrorCode::StaleVersion);
         match (expected, actual) {
             (Ok(()), Ok(())) => Ok(()),
             (Err(m), Err(a)) if m.code == a.code => {
                 self.stats.code(a.code);
                 Ok(())
             }
+            (Err(m), Ok(())) if gate(m.code) => Err(fail(
+                FailureKind::Policy,
+                format!(
+                    "the policy let {what} through{}: the model expects {}, the tool answered Ok",
+                    view,
+                    show_model(expected)
+                ),
+            )),
+            (Ok(()), Err(a)) if gate(a.code) => Err(fail(
+                FailureKind::Policy,
+                format!(
+                    "the policy refused {what}{}: the model expects Ok, the tool answered {}",
+                    view,
+                    show(actual)
+                ),
+            )),
+            (Err(m), Err(a)) if gate(m.code) || gate(a.code) => Err(fail(
+                FailureKind::Policy,
+                format!(
+                    "the policy answered {what} with another code{}: the model expects {}, the tool answered {}",
+                    view,
+                    show_model(expected),
+                    show(actual)
+                ),
+            )),
             _ => Err(fail(
                 FailureKind::Outcome,
                 format!(
@@ -63,6 +91,25 @@ impl Harness {
                     show(actual)
                 ),
             )),
+        }
+    }
+
+    /// What the session, and the other, had observed of `path`, for a failure's message.
+    fn whose_view(&self, owner: u8, path: &str) -> &'static str {
+        let Ok(r) = self.model.resolve(path) else {
+            return "";
+        };
+        let current = self.model.stat_target(&r).ok().flatten().map(|i| i.version);
+        match self.observations.seen(owner, &r.key) {
+            None if self.observations.seen_by_other(owner, &r.key) => {
+                " (its session never observed the file; the other session did)"
+            }
+            None => " (no session observed the file)",
+            Some(Seen::Absent) => " (its session saw nothing there)",
+            Some(Seen::Present(v)) if Some(v) == current => {
+                " (its session saw the file at its current version)"
+            }
+            Some(Seen::Present(_)) => " (its session saw an older version of the file)",
         }
     }
 
@@ -81,11 +128,13 @@ impl Harness {
                 window,
             } => {
                 let path = render_path(path, &root);
+                // What the sessions had seen before the call, for a failure's message.
+                let view = self.whose_view(*owner, &path);
                 let (expected, key) = self.model_agent_read(*owner, &path);
                 let actual = agent.read(*owner, &path, window.then_some((1, 3))).await;
                 rec.expected = show_model(&expected);
                 rec.actual = show(&actual);
-                self.compare_agent(&format!("read {path:?}"), &expected, &actual)?;
+                self.compare_agent(view, &format!("read {path:?}"), &expected, &actual)?;
                 if let Some(key) = key
                     && matches!(&expected, Ok(()))
                         | matches!(&expected, Err(e) if e.code == FsErrorCode::NotFound)
@@ -105,12 +154,14 @@ impl Harness {
                 content,
             } => {
                 let path = render_path(path, &root);
+                // What the sessions had seen before the call, for a failure's message.
+                let view = self.whose_view(*owner, &path);
                 let before = self.agent_situation(*owner, &path);
                 let (expected, key) = self.model_agent_write(*owner, &path, content);
                 let actual = agent.write(*owner, &path, content).await;
                 rec.expected = show_model(&expected);
                 rec.actual = show(&actual);
-                self.compare_agent(&format!("write {path:?}"), &expected, &actual)?;
+                self.compare_agent(view, &format!("write {path:?}"), &expected, &actual)?;
                 self.agent_laws(*owner, key, before, &expected, false)
             }
             Op::AgentEdit {
@@ -121,12 +172,14 @@ impl Harness {
                 replace_all,
             } => {
                 let path = render_path(path, &root);
+                // What the sessions had seen before the call, for a failure's message.
+                let view = self.whose_view(*owner, &path);
                 let before = self.agent_situation(*owner, &path);
                 let (expected, key) = self.model_agent_edit(*owner, &path, old, new, *replace_all);
                 let actual = agent.edit(*owner, &path, old, new, *replace_all).await;
                 rec.expected = show_model(&expected);
                 rec.actual = show(&actual);
-                self.compare_agent(&format!("edit {path:?}"), &expected, &actual)?;
+                self.compare_agent(view, &format!("edit {path:?}"), &expected, &actual)?;
                 self.agent_laws(*owner, key, before, &expected, true)
             }
             _ => Ok(()),
@@ -165,7 +218,7 @@ impl Harness {
                 self.stats.check();
                 if code.is_none() {
                     return Err(fail(
-                        FailureKind::Outcome,
+                        FailureKind::Policy,
                         "a write or edit changed a file its session had not observed at its current version",
                     ));
                 }
@@ -213,7 +266,7 @@ impl Harness {
                 Some(FsErrorCode::StaleVersion | FsErrorCode::NotObserved)
             ) {
                 return Err(fail(
-                    FailureKind::Outcome,
+                    FailureKind::Policy,
                     format!(
                         "the remedy failed: after FS_STALE_VERSION and a re-read, with nothing changed since, the retry was refused ({})",
                         code.map_or("?", FsErrorCode::as_str)
