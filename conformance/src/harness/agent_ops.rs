@@ -161,8 +161,9 @@ impl Harness {
                 let actual = agent.write(*owner, &path, content).await;
                 rec.expected = show_model(&expected);
                 rec.actual = show(&actual);
-                self.compare_agent(view, &format!("write {path:?}"), &expected, &actual)?;
-                self.agent_laws(*owner, key, before, &expected, false)
+                // The policy's laws first: they judge the tool's answer without the model.
+                self.agent_laws(*owner, key, before, &actual, false)?;
+                self.compare_agent(view, &format!("write {path:?}"), &expected, &actual)
             }
             Op::AgentEdit {
                 owner,
@@ -179,8 +180,9 @@ impl Harness {
                 let actual = agent.edit(*owner, &path, old, new, *replace_all).await;
                 rec.expected = show_model(&expected);
                 rec.actual = show(&actual);
-                self.compare_agent(view, &format!("edit {path:?}"), &expected, &actual)?;
-                self.agent_laws(*owner, key, before, &expected, true)
+                // The policy's laws first: they judge the tool's answer without the model.
+                self.agent_laws(*owner, key, before, &actual, true)?;
+                self.compare_agent(view, &format!("edit {path:?}"), &expected, &actual)
             }
             _ => Ok(()),
         }
@@ -204,13 +206,15 @@ impl Harness {
         owner: u8,
         key: Option<Key>,
         before: Option<(bool, bool, Option<Seen>)>,
-        expected: &Result<(), ModelError>,
+        actual: &Result<(), AgentError>,
         edit: bool,
     ) -> Check {
         let Some(key) = key else {
             return Ok(());
         };
-        let code = expected.as_ref().err().map(|e| e.code);
+        // The laws judge what the tool answered; only the situation before the call comes from
+        // the model's world (did the file exist, what had the session seen).
+        let code = actual.as_ref().err().map(|e| e.code);
         if let Some((exists, at_current, seen)) = before {
             // The policy's promise: an existing file changes only for a session that saw it at
             // its current version.
