@@ -162,7 +162,7 @@ impl Harness {
                 rec.expected = show_model(&expected);
                 rec.actual = show(&actual);
                 // The policy's laws first: they judge the tool's answer without the model.
-                self.agent_laws(*owner, key, before, &actual, false)?;
+                self.agent_laws(*owner, key, before, &actual, false, view)?;
                 self.compare_agent(view, &format!("write {path:?}"), &expected, &actual)
             }
             Op::AgentEdit {
@@ -181,7 +181,7 @@ impl Harness {
                 rec.expected = show_model(&expected);
                 rec.actual = show(&actual);
                 // The policy's laws first: they judge the tool's answer without the model.
-                self.agent_laws(*owner, key, before, &actual, true)?;
+                self.agent_laws(*owner, key, before, &actual, true, view)?;
                 self.compare_agent(view, &format!("edit {path:?}"), &expected, &actual)
             }
             _ => Ok(()),
@@ -208,6 +208,7 @@ impl Harness {
         before: Option<(bool, bool, Option<Seen>)>,
         actual: &Result<(), AgentError>,
         edit: bool,
+        view: &str,
     ) -> Check {
         let Some(key) = key else {
             return Ok(());
@@ -223,7 +224,10 @@ impl Harness {
                 if code.is_none() {
                     return Err(fail(
                         FailureKind::Policy,
-                        "a write or edit changed a file its session had not observed at its current version",
+                        format!(
+                            "a {} changed a file its session had not observed at its current version{view}",
+                            if edit { "edit" } else { "write" }
+                        ),
                     ));
                 }
                 self.hit(Rule::PolicyUnobservedRefused);
