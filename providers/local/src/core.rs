@@ -3,6 +3,7 @@
 
 use crate::config::LocalConfig;
 use crate::locks::Locks;
+use crate::root::Root;
 use crate::sweep::Sweeper;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -10,6 +11,8 @@ use std::sync::atomic::AtomicBool;
 pub(crate) struct Core {
     pub config: LocalConfig,
     pub locks: Arc<Locks>,
+    /// The handle every path operation runs beneath.
+    pub root: Root,
     pub sweeper: Sweeper,
     /// Cleared the first time the filesystem refuses `O_TMPFILE`.
     pub tmpfile_ok: AtomicBool,
@@ -20,6 +23,7 @@ impl Core {
         Self {
             config,
             locks: Arc::new(Locks::default()),
+            root: Root::host(),
             sweeper: Sweeper::default(),
             tmpfile_ok: AtomicBool::new(true),
         }

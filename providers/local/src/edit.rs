@@ -5,7 +5,6 @@
 use crate::core::Core;
 use crate::errors::os;
 use crate::existing::{Existing, LinkState, existing};
-use crate::parents::open_dir;
 use crate::paths::split_key;
 use crate::publish::checkpoint;
 use crate::read::read_all;
@@ -24,7 +23,7 @@ impl Core {
         let display = target.display_path.as_str();
         let verb = Verb::Edit;
         let stale = || FsError::changed_since_read(verb, display);
-        let (file, probe) = match existing(key, verb, display)? {
+        let (file, probe) = match existing(&self.root, key, verb, display)? {
             // An edit never creates: nothing there (or a dangling link) is a stale view.
             Existing::Absent | Existing::Link(LinkState::Dangling) => return Err(stale()),
             Existing::Link(LinkState::Live) => {
@@ -54,7 +53,10 @@ impl Core {
 
         signal.checkpoint(&checkpoint(CancelPoint::BeforeStage, verb, display, &[]))?;
         let (parent_path, name) = split_key(key);
-        let parent = open_dir(parent_path).map_err(|e| os(e, verb, display))?;
+        let parent = self
+            .root
+            .open_dir(parent_path)
+            .map_err(|e| os(e, verb, display))?;
         self.stage_and_publish(
             &parent,
             parent_path,

@@ -3,8 +3,9 @@
 //! resolution, or a dangling one that a write must never create through.
 
 use crate::errors::{is_absent, os};
-use crate::read::open_read;
-use crate::version::{Probe, probe_at, probe_fd};
+use crate::read::read_flags;
+use crate::root::Root;
+use crate::version::{Probe, probe_fd};
 use rustix::io::Errno;
 use seam::{FsError, Verb};
 use std::fs::File;
@@ -32,8 +33,13 @@ pub(crate) enum LinkState {
 }
 
 /// Looks at `key` without following a final link.
-pub(crate) fn existing(key: &str, verb: Verb, display: &str) -> Result<Existing, FsError> {
-    match open_read(rustix::fs::CWD, key, false) {
+pub(crate) fn existing(
+    root: &Root,
+    key: &str,
+    verb: Verb,
+    display: &str,
+) -> Result<Existing, FsError> {
+    match root.open(key, read_flags(false)) {
         Ok(fd) => {
             let probe = probe_fd(&fd).map_err(|e| os(e, verb, display))?;
             if probe.is_file() {
@@ -47,20 +53,18 @@ pub(crate) fn existing(key: &str, verb: Verb, display: &str) -> Result<Existing,
         }
         Err(e) if is_absent(e) => Ok(Existing::Absent),
         // ELOOP from a no-follow open: a link at the key, or a loop on the way to it.
-        Err(Errno::LOOP) => match probe_at(rustix::fs::CWD, key, false) {
-            Ok(Some(p)) if p.kind == rustix::fs::FileType::Symlink => {
-                match probe_at(rustix::fs::CWD, key, true) {
-                    Ok(Some(_)) => Ok(Existing::Link(LinkState::Live)),
-                    Ok(None) => Ok(Existing::Link(LinkState::Dangling)),
-                    Err(Errno::LOOP) => Ok(Existing::Link(LinkState::Looping)),
-                    Err(e) => Err(os(e, verb, display)),
-                }
-            }
+        Err(Errno::LOOP) => match root.probe(key, false) {
+            Ok(Some(p)) if p.kind == rustix::fs::FileType::Symlink => match root.probe(key, true) {
+                Ok(Some(_)) => Ok(Existing::Link(LinkState::Live)),
+                Ok(None) => Ok(Existing::Link(LinkState::Dangling)),
+                Err(Errno::LOOP) => Ok(Existing::Link(LinkState::Looping)),
+                Err(e) => Err(os(e, verb, display)),
+            },
             Ok(_) => Err(os(Errno::LOOP, verb, display)),
             Err(e) => Err(os(e, verb, display)),
         },
         Err(Errno::NXIO) => Err(FsError::not_regular_file(verb, display)),
-        Err(Errno::ACCESS) => match probe_at(rustix::fs::CWD, key, false) {
+        Err(Errno::ACCESS) => match root.probe(key, false) {
             Ok(Some(probe)) if probe.is_file() => Ok(Existing::File { file: None, probe }),
             Ok(Some(_)) => Err(FsError::not_regular_file(verb, display)),
             Ok(None) => Ok(Existing::Absent),

@@ -9,7 +9,6 @@ use crate::errors::os;
 use crate::offload::{offload, owned_in_steps};
 use crate::paths::key_of;
 use crate::read::open_regular;
-use crate::version::probe_at;
 use seam::{
     Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo,
     FsPathInfo, FsTarget, FsTargetKey, FsVersion, ResolveOptions, SandboxPolicy, Signal,
@@ -94,7 +93,10 @@ impl FileSystem for LocalFileSystem {
 
     async fn stat(&self, target: &FsTarget, signal: &Signal) -> Result<Option<FsInfo>, FsError> {
         signal.check(Verb::Stat)?;
-        let probe = probe_at(rustix::fs::CWD, target.key.as_str(), true)
+        let probe = self
+            .core
+            .root
+            .probe(target.key.as_str(), true)
             .map_err(|e| os(e, Verb::Stat, &target.display_path))?;
         signal.check(Verb::Stat)?;
         Ok(probe.map(|p| FsInfo {
@@ -112,7 +114,10 @@ impl FileSystem for LocalFileSystem {
     ) -> Result<Option<FsPathInfo>, FsError> {
         signal.check(Verb::Lstat)?;
         let display = seam::paths::display_path(path, self.cwd(&options), Verb::Lstat)?;
-        let probe = probe_at(rustix::fs::CWD, display.as_str(), false)
+        let probe = self
+            .core
+            .root
+            .probe(display.as_str(), false)
             .map_err(|e| os(e, Verb::Lstat, &display))?;
         signal.check(Verb::Lstat)?;
         Ok(probe.map(|p| FsPathInfo {
@@ -125,7 +130,8 @@ impl FileSystem for LocalFileSystem {
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
         signal.check(Verb::Read)?;
         let display = target.display_path.clone();
-        let (file, size) = open_regular(rustix::fs::CWD, target.key.as_str(), &display)?;
+        let (dir, rel) = self.core.root.at(target.key.as_str());
+        let (file, size) = open_regular(dir, rel, &display)?;
         if size <= INLINE_READ_MAX {
             return crate::read::read_text(&file, size, &display, signal);
         }
@@ -138,8 +144,8 @@ impl FileSystem for LocalFileSystem {
 
     async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
         signal.check(Verb::Read)?;
-        let (file, size) =
-            open_regular(rustix::fs::CWD, target.key.as_str(), &target.display_path)?;
+        let (dir, rel) = self.core.root.at(target.key.as_str());
+        let (file, size) = open_regular(dir, rel, &target.display_path)?;
         Ok(crate::stream::text_stream(
             file,
             size,
@@ -157,7 +163,8 @@ impl FileSystem for LocalFileSystem {
     ) -> Result<Vec<u8>, FsError> {
         signal.check(Verb::Read)?;
         let display = target.display_path.clone();
-        let (file, size) = open_regular(rustix::fs::CWD, target.key.as_str(), &display)?;
+        let (dir, rel) = self.core.root.at(target.key.as_str());
+        let (file, size) = open_regular(dir, rel, &display)?;
         if size <= INLINE_READ_MAX || size > max_bytes {
             return crate::read::read_bytes(&file, size, &display, max_bytes, signal);
         }
@@ -175,8 +182,9 @@ impl FileSystem for LocalFileSystem {
     ) -> Result<Vec<FsDirEntry>, FsError> {
         signal.check(Verb::List)?;
         let (target, signal) = (target.clone(), signal.clone());
+        let core = self.core.clone();
         offload(Verb::List, &target.display_path.clone(), move || {
-            crate::list::list_dir(&target, &signal)
+            crate::list::list_dir(&core.root, &target, &signal)
         })
         .await
     }

@@ -21,8 +21,9 @@
 //! `resolve`, `stat`, `lstat` and small reads stay inline, where a hop would cost more than the
 //! call (see `docs/performance.md`). Outside a tokio runtime everything runs inline.
 //!
-//! Paths are opened by absolute key from the process's working directory; staging, publication
-//! and sweeping then work on the parent directory's descriptor with single-component names.
+//! Every path operation runs beneath a held handle of the root directory (`/`), never from the
+//! process's working directory; staging, publication and sweeping then work on the parent
+//! directory's descriptor with single-component names.
 
 mod config;
 mod core;
@@ -37,6 +38,7 @@ mod parents;
 mod paths;
 mod publish;
 mod read;
+mod root;
 mod stage;
 mod stream;
 mod sweep;

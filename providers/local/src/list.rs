@@ -5,8 +5,9 @@
 
 use crate::errors::os;
 use crate::paths::key_of;
+use crate::root::Root;
 use crate::version::probe_at;
-use rustix::fs::{FileType, Mode, OFlags};
+use rustix::fs::{FileType, OFlags};
 use rustix::io::Errno;
 use seam::{FsDirEntry, FsError, FsKind, FsTarget, FsTargetKey, Signal, Verb};
 
@@ -24,16 +25,20 @@ fn child_key(parent_key: &str, name: &str, is_link: bool) -> String {
 }
 
 /// Lists `target` in byte order of the names.
-pub(crate) fn list_dir(target: &FsTarget, signal: &Signal) -> Result<Vec<FsDirEntry>, FsError> {
+pub(crate) fn list_dir(
+    root: &Root,
+    target: &FsTarget,
+    signal: &Signal,
+) -> Result<Vec<FsDirEntry>, FsError> {
     let display = target.display_path.as_str();
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let dir = match rustix::fs::openat(rustix::fs::CWD, target.key.as_str(), flags, Mode::empty()) {
+    let dir = match root.open(target.key.as_str(), flags) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Err(FsError::not_found(Verb::List, display)),
         // ENOTDIR: the object is not a directory — or the path runs through a file, and then
         // there is nothing there at all.
         Err(Errno::NOTDIR) => {
-            return match probe_at(rustix::fs::CWD, target.key.as_str(), true) {
+            return match root.probe(target.key.as_str(), true) {
                 Ok(Some(_)) => Err(FsError::not_a_directory(display)),
                 Ok(None) => Err(FsError::not_found(Verb::List, display)),
                 Err(e) => Err(os(e, Verb::List, display)),

@@ -4,8 +4,9 @@
 //! through — is `FS_NOT_FOUND`.
 
 use crate::errors::os;
+use crate::root::Root;
 use rustix::fd::OwnedFd;
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 use seam::{FsError, Verb};
 
@@ -13,24 +14,20 @@ pub(crate) fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC
 }
 
-/// Opens an existing directory by absolute path.
-pub(crate) fn open_dir(path: &str) -> Result<OwnedFd, Errno> {
-    rustix::fs::openat(rustix::fs::CWD, path, dir_flags(), Mode::empty())
-}
-
 fn not_a_dir_parent(verb: Verb, display: &str) -> FsError {
     FsError::parent_not_directory(verb, display)
 }
 
 /// Directories a mutation created on the way to its target; removed again on drop unless kept.
-pub(crate) struct CreatedDirs {
+pub(crate) struct CreatedDirs<'r> {
+    root: &'r Root,
     paths: Vec<String>,
     /// Descriptors of the directories that gained an entry, for fsync.
     gained: Vec<OwnedFd>,
     keep: bool,
 }
 
-impl CreatedDirs {
+impl CreatedDirs<'_> {
     pub fn keep(&mut self) {
         self.keep = true;
     }
@@ -43,13 +40,13 @@ impl CreatedDirs {
     }
 }
 
-impl Drop for CreatedDirs {
+impl Drop for CreatedDirs<'_> {
     fn drop(&mut self) {
         if self.keep {
             return;
         }
         for p in self.paths.iter().rev() {
-            let _ = rustix::fs::unlinkat(rustix::fs::CWD, p.as_str(), AtFlags::REMOVEDIR);
+            let _ = self.root.remove_dir(p);
         }
     }
 }
@@ -57,17 +54,19 @@ impl Drop for CreatedDirs {
 /// Opens `parent` (an absolute path), creating missing directories (mode 0777 less the umask).
 /// A component that exists but is not a directory — a file, or a link, dangling or not, that we
 /// would have to create through — is `FS_NOT_FOUND`.
-pub(crate) fn ensure_parent(
+pub(crate) fn ensure_parent<'r>(
+    root: &'r Root,
     parent: &str,
     verb: Verb,
     display: &str,
-) -> Result<(OwnedFd, CreatedDirs), FsError> {
+) -> Result<(OwnedFd, CreatedDirs<'r>), FsError> {
     let mut created = CreatedDirs {
+        root,
         paths: Vec::new(),
         gained: Vec::new(),
         keep: false,
     };
-    match open_dir(parent) {
+    match root.open_dir(parent) {
         Ok(fd) => return Ok((fd, created)),
         Err(Errno::NOENT) => {}
         Err(Errno::NOTDIR) => return Err(not_a_dir_parent(verb, display)),
@@ -77,7 +76,7 @@ pub(crate) fn ensure_parent(
     let mut base = None;
     for i in (0..comps.len()).rev() {
         let prefix = format!("/{}", comps[..i].join("/"));
-        match open_dir(&prefix) {
+        match root.open_dir(&prefix) {
             Ok(fd) => {
                 base = Some((i, fd, prefix));
                 break;

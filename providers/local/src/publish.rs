@@ -7,7 +7,6 @@ use crate::config::Durability;
 use crate::core::Core;
 use crate::errors::os;
 use crate::stage::{StageSpec, Staged, stage};
-use crate::version::probe_at;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
 use seam::{CancelPoint, Checkpoint, FsError, FsVersion, Signal, Verb};
@@ -49,7 +48,7 @@ impl Core {
 
     /// The version of what is at `key` now (the one a mutation returns).
     pub fn version_now(&self, key: &str) -> FsVersion {
-        match probe_at(rustix::fs::CWD, key, true) {
+        match self.root.probe(key, true) {
             Ok(Some(p)) => p.version,
             _ => FsVersion::new(format!("missing:{key}")),
         }

@@ -28,7 +28,7 @@ impl Core {
         let key = target.key.as_str();
         let display = target.display_path.as_str();
         let verb = Verb::Write;
-        let existing = match existing(key, verb, display)? {
+        let existing = match existing(&self.root, key, verb, display)? {
             // A write never creates through a link and never replaces one.
             Existing::Link(_) => return Err(FsError::not_regular_file(verb, display)),
             Existing::Absent => None,
@@ -62,7 +62,7 @@ impl Core {
 
         signal.checkpoint(&checkpoint(CancelPoint::BeforeStage, verb, display, &[]))?;
         let (parent_path, name) = split_key(key);
-        let (parent, mut created) = ensure_parent(parent_path, verb, display)?;
+        let (parent, mut created) = ensure_parent(&self.root, parent_path, verb, display)?;
         let create_if_absent = matches!(expected, Some(WriteIntent::CreateIfAbsent));
         let no_replace = create_if_absent || !existed;
         self.stage_and_publish(
