@@ -71,7 +71,12 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Messages::Exact)]
         messages: Messages,
         /// Seconds one provider call may take before its property fails as hung.
-        #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+        #[arg(
+            long,
+            value_name = "SECS",
+            default_value_t = 5.0,
+            allow_negative_numbers = true
+        )]
         call_timeout: f64,
         /// Check a deliberately broken variant of the provider (a build with the `faults`
         /// feature only).
@@ -139,10 +144,22 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 };
             }
-            let first = e.to_string();
-            let first = first.lines().next().unwrap_or("bad arguments");
-            let first = first.trim_start_matches("error: ");
-            return usage(&format!("{first} (see seam --help)"));
+            // clap's message up to its usage block, on one line: "the following required
+            // arguments were not provided: <TRACE>".
+            let text = e.to_string();
+            let said: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.is_empty() && !l.starts_with("Usage:"))
+                .collect();
+            let said = said.join(" ");
+            let said = said.trim_start_matches("error: ");
+            let said = if said.is_empty() {
+                "bad arguments"
+            } else {
+                said
+            };
+            return usage(&format!("{said} (see seam --help)"));
         }
     };
     match cli.command {

@@ -140,6 +140,8 @@ fn usage_errors_are_one_line_and_exit_2() {
         &["replay", "bad.json"],
         &["replay", "future.json"],
         &["frobnicate"],
+        &["replay"],
+        &["check", "--call-timeout", "-1"],
     ];
     for args in cases {
         let out = seam(args, dir.path());
@@ -148,6 +150,18 @@ fn usage_errors_are_one_line_and_exit_2() {
         assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.starts_with("seam: "), "{args:?}: {stderr}");
     }
+    // The line names what is wrong.
+    let said = |args: &[&str]| text(&seam(args, dir.path()).stderr);
+    assert!(
+        said(&["replay"]).contains("<TRACE>"),
+        "{}",
+        said(&["replay"])
+    );
+    assert!(
+        said(&["check", "--call-timeout", "-1"]).contains("must be a positive number"),
+        "{}",
+        said(&["check", "--call-timeout", "-1"])
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@ use seam_conformance::{
     Agent, AgentError, AgentFactory, FailureKind, PropertyResult, Report, SequenceConfig, Status,
     SuiteConfig, run_suite,
 };
-use seam_policy::ObservationPolicy;
+use seam_policy::{ObservationPolicy, Owner};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -52,11 +52,12 @@ impl AgentFactory for Gated {
     }
 }
 
-/// The real policy, except that it records only the first version it is shown of each file: a
-/// re-read after a stale change teaches it nothing.
+/// The real policy, except that it records only the first version each session is shown of
+/// each file: a re-read after a stale change teaches it nothing.
 struct KeepsFirstVersion {
     inner: ObservationPolicy,
-    seen: Mutex<HashSet<String>>,
+    /// (session, key) pairs already recorded.
+    seen: Mutex<HashSet<(String, String)>>,
 }
 
 #[async_trait::async_trait]
@@ -76,11 +77,15 @@ impl Gate for KeepsFirstVersion {
         self.inner.edit_intent(t, a).await
     }
     fn observed(&self, t: &FsTarget, o: &FsObservation, a: Option<&Actor>) {
+        let session = a
+            .and_then(|a| a.downcast_ref::<Owner>())
+            .map(|o| format!("{o:?}"))
+            .unwrap_or_default();
         let first = self
             .seen
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(t.key.as_str().to_string());
+            .insert((session, t.key.as_str().to_string()));
         if first || matches!(o, FsObservation::Absent) {
             self.inner.observed(t, o, a);
         }
@@ -241,14 +246,24 @@ fn without_an_agent_surface_the_policy_property_says_it_did_not_run() {
     };
     let report = run_suite(Arc::new(LocalFactory), &config, &mut |_| {}).expect("the suite runs");
     match &policy(&report).status {
-        Status::NotRun(why) => assert!(why.contains("no agent surface"), "{why}"),
+        Status::NotRun(why) => assert!(why.starts_with("no agent surface"), "{why}"),
         other => panic!("{other:?}"),
     }
+    let text = report.render();
     assert!(
-        report
-            .rules
+        text.contains("NOT RUN: no agent surface was given"),
+        "{text}"
+    );
+    let policy_rules: Vec<_> = report
+        .rules
+        .iter()
+        .filter(|r| r.id.starts_with("policy."))
+        .collect();
+    assert_eq!(policy_rules.len(), 6);
+    assert!(
+        policy_rules
             .iter()
-            .filter(|r| r.id.starts_with("policy."))
-            .all(|r| r.coverage == seam_conformance::Coverage::NotApplicable)
+            .all(|r| r.coverage == seam_conformance::Coverage::NotApplicable
+                && r.needs.as_deref() == Some("an agent surface"))
     );
 }

@@ -105,12 +105,26 @@ fn catch(fault: Fault) {
             p.failure_kind,
             p.failure
         );
+        let words = fault.signature();
+        let message = p.failure.as_deref().unwrap_or_default();
+        assert!(
+            words.is_empty() || words.iter().any(|w| message.contains(w)),
+            "{} was caught as {:?} but not for its own mistake (expected one of {words:?}) at seed {seed}: {message}",
+            fault.name(),
+            p.failure_kind
+        );
         assert_eq!(report.verdict, Verdict::Fail);
-        if let Some(trace) = &p.trace
-            && !kinds.contains(&seam_conformance::FailureKind::Timeout)
-        {
+        // A generated counterexample is shrunk to a few steps (a hang is not shrunk: each
+        // attempt would wait out the timeout).
+        if name == "sequences" && !kinds.contains(&seam_conformance::FailureKind::Timeout) {
+            let trace = p.trace.as_ref().expect("a counterexample");
             assert!(
-                trace.steps.len() <= MAX_TRACE || p.shrunk_from.is_none(),
+                p.shrunk_from.is_some(),
+                "{}: not shrunk at seed {seed}",
+                fault.name()
+            );
+            assert!(
+                trace.steps.len() <= MAX_TRACE,
                 "{}: a trace of {} steps at seed {seed}",
                 fault.name(),
                 trace.steps.len()

@@ -116,6 +116,8 @@ impl fmt::Display for Failure {
     }
 }
 
+impl std::error::Error for Failure {}
+
 /// The result of one check.
 pub type Check = Result<(), Failure>;
 

@@ -136,18 +136,32 @@ pub struct Report {
     pub seconds: f64,
 }
 
-/// The rule lines of a run (`agent`: whether the run had an agent surface).
-pub(crate) fn rule_lines(stats: &Stats, caps: &Capabilities, agent: bool) -> Vec<RuleLine> {
+/// What decides whether a rule applies to a run.
+pub(crate) struct Applicability<'a> {
+    /// The backend's claims.
+    pub caps: &'a Capabilities,
+    /// Whether the run had an agent surface.
+    pub agent: bool,
+    /// Whether contents around the backend's diff-basis limit were generated.
+    pub diff_limit_generated: bool,
+}
+
+/// The rule lines of a run.
+pub(crate) fn rule_lines(stats: &Stats, a: &Applicability<'_>) -> Vec<RuleLine> {
     Rule::ALL
         .iter()
         .map(|&r| {
             let steps = stats.rule_count(r);
-            let applies = r.needs().is_none_or(|c| caps.has(c)) && (agent || !r.is_agent());
+            let applies = r.needs().is_none_or(|c| a.caps.has(c))
+                && (a.agent || !r.is_agent())
+                && (a.diff_limit_generated || !r.needs_small_diff_limit());
             RuleLine {
                 id: r.id().to_string(),
                 text: r.text().to_string(),
                 needs: if r.is_agent() {
                     Some("an agent surface".to_string())
+                } else if r.needs_small_diff_limit() {
+                    Some("a diff-basis limit of at most 1 MiB".to_string())
                 } else {
                     r.needs().map(|c| c.name().to_string())
                 },
@@ -199,20 +213,26 @@ impl Report {
             .iter()
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
+        let breadth = if self.cases == 0 {
+            // Only targeted properties (or `policy`, with cases of its own) ran.
+            "sequences not run".to_string()
+        } else {
+            format!(
+                "{} sequences (up to {} steps, {} at full durability; configurations: {})",
+                self.cases,
+                self.max_steps,
+                self.full_durability_cases,
+                if configs.is_empty() {
+                    "-".to_string()
+                } else {
+                    configs.join(", ")
+                }
+            )
+        };
         let _ = writeln!(
             s,
-            "seam check — provider {} — seed {} — {} sequences (up to {} steps, {} at full durability; configurations: {}) — {:.1}s",
-            self.provider,
-            self.seed,
-            self.cases,
-            self.max_steps,
-            self.full_durability_cases,
-            if configs.is_empty() {
-                "-".to_string()
-            } else {
-                configs.join(", ")
-            },
-            self.seconds
+            "seam check — provider {} — seed {} — {breadth} — {:.1}s",
+            self.provider, self.seed, self.seconds
         );
         let claimed: Vec<&str> = self
             .capabilities
@@ -520,4 +540,49 @@ fn xml(s: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{GenConfig, skipped_steps};
+
+    /// A backend whose diff-basis limit is too large to write around in a test: the three rules
+    /// do not apply, the report says why, and a small limit makes them apply again.
+    #[test]
+    fn a_large_diff_basis_limit_is_a_stated_gap_not_an_unreachable_rule() {
+        let caps = Capabilities::none();
+        let stats = Stats::default();
+        for (limit, applies) in [(10 * 1024 * 1024, false), (1024, true)] {
+            let lines = rule_lines(
+                &stats,
+                &Applicability {
+                    caps: &caps,
+                    agent: false,
+                    diff_limit_generated: crate::generate::diff_limit_generated(limit),
+                },
+            );
+            let diff: Vec<&RuleLine> = lines
+                .iter()
+                .filter(|l| l.id.starts_with("write.diff-basis-"))
+                .collect();
+            assert_eq!(diff.len(), 3);
+            for l in diff {
+                assert_eq!(l.coverage == Coverage::NotApplicable, !applies, "{}", l.id);
+            }
+            let skipped = skipped_steps(&GenConfig {
+                caps,
+                fifos: true,
+                diff_limit: limit,
+            });
+            assert_eq!(
+                skipped
+                    .iter()
+                    .any(|(what, why)| what.contains("diff-basis limit")
+                        && why.contains(&limit.to_string())),
+                !applies,
+                "{skipped:?}"
+            );
+        }
+    }
 }

@@ -182,6 +182,15 @@ impl Rule {
         self.id().starts_with("policy.")
     }
 
+    /// Whether the rule needs contents around the backend's diff-basis limit, which the suite
+    /// writes only for a limit of at most 1 MiB.
+    pub fn needs_small_diff_limit(self) -> bool {
+        matches!(
+            self,
+            Rule::WriteDiffBelow | Rule::WriteDiffAt | Rule::WriteDiffAbove
+        )
+    }
+
     /// Parses an id given by [`Rule::id`].
     pub fn from_id(id: &str) -> Option<Rule> {
         Rule::ALL.iter().copied().find(|r| r.id() == id)

@@ -8,7 +8,7 @@ use crate::failure::Failure;
 use crate::generate::{GenConfig, skipped_steps};
 use crate::properties::permissions::Unprivileged;
 use crate::properties::{self, Context, Run};
-use crate::report::{PropertyResult, Report, Skipped, Status, Verdict, rule_lines};
+use crate::report::{Applicability, PropertyResult, Report, Skipped, Status, Verdict, rule_lines};
 use crate::sequences::{Progress, SequenceConfig};
 use crate::stats::Stats;
 use crate::trace::Trace;
@@ -249,7 +249,14 @@ pub fn run_suite(
     } else {
         Vec::new()
     };
-    let rules = rule_lines(&stats, &caps, config.agent.is_some());
+    let rules = rule_lines(
+        &stats,
+        &Applicability {
+            caps: &caps,
+            agent: config.agent.is_some(),
+            diff_limit_generated: crate::generate::diff_limit_generated(diff_limit),
+        },
+    );
     let verdict = verdict(
         &results,
         &rules,

@@ -150,6 +150,35 @@ impl Fault {
         }
     }
 
+    /// Words the failure's message carries (any one of them), where the failure kind alone
+    /// does not say which mistake was found — an `outcome` can be any wrong answer; these name
+    /// the one this variant makes. Empty where the kind is specific enough.
+    pub fn signature(self) -> &'static [&'static str] {
+        match self {
+            Fault::VersionWithoutCtime => &["was reused", "expected FS_STALE_VERSION"],
+            Fault::CheckThenRename => &["expected FS_NOT_OBSERVED"],
+            Fault::LocaleOrderedListing => &["listing order"],
+            Fault::ReplacesDanglingLink => &["expected FS_NOT_REGULAR_FILE"],
+            Fault::IgnoresVersionGuard => &["expected FS_STALE_VERSION"],
+            Fault::EditSamplesNul => &["expected FS_NOT_TEXT"],
+            Fault::WriteIgnoresEntryCancel => &["[CancelledBeforeStart]): expected FS_ABORTED"],
+            Fault::StreamSplitsCharacters => &["invalid UTF-8 text"],
+            Fault::NulWindowOffByOne => &["binary file"],
+            Fault::ReadBytesCapExclusive => &["got FS_TOO_LARGE"],
+            Fault::TargetPinsContent => &["(earlier target)"],
+            Fault::EditNormalisesEndings | Fault::DropsBomOnEdit => &["on disk is file"],
+            Fault::DirVersionIgnoresEntries => &["gained or lost entries"],
+            Fault::WorldReadableStaging => &["while it exists"],
+            Fault::ProcessPathIsDisplay => &["process_path"],
+            Fault::ContainsByPrefix => &["contains("],
+            Fault::ClaimsNothing => &["is not claimed"],
+            Fault::ClaimsSandboxWithoutFence
+            | Fault::PanicsInEdit
+            | Fault::HangsInStat
+            | Fault::HangsInStream => &[],
+        }
+    }
+
     fn caught_first(self) -> (&'static str, &'static FailureKind) {
         use FailureKind as K;
         match self {

@@ -154,6 +154,15 @@ pub(crate) fn style_window_text() -> String {
     s
 }
 
+/// The largest diff-basis limit the suite writes contents around (larger files on every step's
+/// read-back would make a case take seconds).
+pub(crate) const MAX_GENERATED_DIFF_LIMIT: u64 = 1 << 20;
+
+/// Whether contents around a diff-basis limit of `limit` bytes are generated.
+pub(crate) fn diff_limit_generated(limit: u64) -> bool {
+    (2..=MAX_GENERATED_DIFF_LIMIT).contains(&limit)
+}
+
 /// The generated edge contents for a backend whose diff-basis limit is `limit`.
 pub(crate) fn edge_texts(limit: u64) -> Vec<String> {
     let mut v = vec![
@@ -164,8 +173,8 @@ pub(crate) fn edge_texts(limit: u64) -> Vec<String> {
         style_window_text(),
     ];
     // Contents around the diff-basis limit, when it is small enough to write in a test.
-    if let Ok(limit) = usize::try_from(limit)
-        && (2..=(1 << 20)).contains(&limit)
+    if diff_limit_generated(limit)
+        && let Ok(limit) = usize::try_from(limit)
     {
         v.extend([sized(limit - 1), sized(limit), sized(limit + 1)]);
     }

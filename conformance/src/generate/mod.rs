@@ -10,7 +10,9 @@ mod openings;
 
 pub(crate) use agent::{agent_opening, agent_step_strategy};
 pub use alphabet::text_corpus;
-pub(crate) use alphabet::{binary_corpus, edge_texts, late_invalid, longest_name};
+pub(crate) use alphabet::{
+    binary_corpus, diff_limit_generated, edge_texts, late_invalid, longest_name,
+};
 pub use hints::{GenState, Hints, apply_hint};
 pub(crate) use openings::opening;
 
@@ -506,6 +508,15 @@ pub fn skipped_steps(config: &GenConfig) -> Vec<(String, String)> {
     }
     if !config.fifos {
         skip("FIFOs", "the world cannot make them");
+    }
+    if !alphabet::diff_limit_generated(config.diff_limit) {
+        skip(
+            "contents one byte under, at and over the diff-basis limit",
+            &format!(
+                "the limit ({} bytes) is over the 1 MiB the suite writes; a factory that gives the provider a limit of at most 1 MiB (Subject::diff_basis_max_bytes) checks it",
+                config.diff_limit
+            ),
+        );
     }
     out
 }

@@ -86,8 +86,10 @@ impl PendingLaw {
                     Ok(())
                 } else {
                     Err(fail(
-                        FailureKind::WriteLaw,
-                        format!("a stale mutation changed {rel:?}"),
+                        FailureKind::Policy,
+                        format!(
+                            "a stale tool write or edit changed {rel:?} (it must leave the file as it was)"
+                        ),
                     ))
                 }
             }

@@ -184,7 +184,7 @@ impl Property for PermissionDenied {
         }
         if rustix::process::geteuid().is_root() && cx.config.unprivileged.is_none() {
             return Err(
-                "not run: this process is root and no way to drop privileges was provided \
+                "this process is root and no way to drop privileges was provided \
                  (SuiteConfig::unprivileged; the seam binary provides one)"
                     .into(),
             );

@@ -31,7 +31,7 @@ impl Property for Policy {
         if cx.config.agent.is_some() {
             Ok(())
         } else {
-            Err("not run: no agent surface was given (SuiteConfig::agent; seam check gives the shipped tools and policy)".into())
+            Err("no agent surface was given (SuiteConfig::agent; seam check gives the shipped tools and policy)".into())
         }
     }
 

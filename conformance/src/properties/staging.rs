@@ -270,7 +270,7 @@ fn not_clobbered(cx: &Context, out: &mut Run) -> Result<(), Failure> {
     }
     if p1 != p2 {
         out.skipped = Some(
-            "not run: staging names are not reproducible from the case seed, so no decoy can be \
+            "staging names are not reproducible from the case seed, so no decoy can be \
              planted (seed them from CaseOptions::seed)"
                 .into(),
         );
