@@ -13,7 +13,6 @@ use super::{Context, Property, Run};
 use crate::failure::Failure;
 use crate::sequences::{SequenceConfig, run_sequences_watched};
 use crate::suite::SuiteProgress;
-use crate::trace::Trace;
 
 /// `policy`.
 pub struct Policy;
@@ -62,33 +61,6 @@ impl Property for Policy {
             },
         )?;
         out.stats.merge(&outcome.stats);
-        match outcome.failure {
-            None => Ok(()),
-            Some(f) => {
-                let at = f
-                    .records
-                    .last()
-                    .map(|r| r.description.clone())
-                    .unwrap_or_default();
-                let failure = Failure::new(
-                    f.failure.kind,
-                    format!(
-                        "step {} ({at}): {}",
-                        f.steps.len().saturating_sub(1),
-                        f.failure.message
-                    ),
-                );
-                out.shrunk_from = Some(f.original_len);
-                out.trace = Some(Trace::failing(
-                    cx.factory.name(),
-                    self.name(),
-                    cx.config.sequences.seed,
-                    Some(f.configuration),
-                    f.steps,
-                    &f.failure,
-                ));
-                Err(failure)
-            }
-        }
+        super::sequences::finish(cx, out, self.name(), outcome.failure)
     }
 }

@@ -40,33 +40,42 @@ impl Property for Sequences {
         out.cases = outcome.cases;
         out.full_durability_cases = outcome.full_durability_cases;
         out.configurations = outcome.configurations.clone();
-        match outcome.failure {
-            None => Ok(()),
-            Some(f) => {
-                let at = f
-                    .records
-                    .last()
-                    .map(|r| r.description.clone())
-                    .unwrap_or_default();
-                let failure = Failure::new(
-                    f.failure.kind,
-                    format!(
-                        "step {} ({at}): {}",
-                        f.steps.len().saturating_sub(1),
-                        f.failure.message
-                    ),
-                );
-                out.shrunk_from = Some(f.original_len);
-                out.trace = Some(Trace::failing(
-                    cx.factory.name(),
-                    self.name(),
-                    cx.config.sequences.seed,
-                    Some(f.configuration),
-                    f.steps,
-                    &f.failure,
-                ));
-                Err(failure)
-            }
-        }
+        finish(cx, out, self.name(), outcome.failure)
     }
+}
+
+/// Turns the failure of generated sequences (if any) into the property's failure, with its
+/// shrunk, replayable trace in `out`.
+pub(super) fn finish(
+    cx: &Context,
+    out: &mut Run,
+    property: &str,
+    failure: Option<crate::sequences::SequenceFailure>,
+) -> Result<(), Failure> {
+    let Some(f) = failure else {
+        return Ok(());
+    };
+    let at = f
+        .records
+        .last()
+        .map(|r| r.description.clone())
+        .unwrap_or_default();
+    let failure = Failure::new(
+        f.failure.kind,
+        format!(
+            "step {} ({at}): {}",
+            f.steps.len().saturating_sub(1),
+            f.failure.message
+        ),
+    );
+    out.shrunk_from = Some(f.original_len);
+    out.trace = Some(Trace::failing(
+        cx.factory.name(),
+        property,
+        cx.config.sequences.seed,
+        Some(f.configuration),
+        f.steps,
+        &f.failure,
+    ));
+    Err(failure)
 }
