@@ -1,12 +1,18 @@
 //! The shipped providers, as the suite sees them: one [`Factory`] per name. This is the only
 //! place that knows which concrete providers exist.
 
+use seam::SandboxMode;
 use seam_conformance::{CaseDurability, CaseOptions, DiskWorld, Factory, Subject, World};
 use seam_local::{Durability, LocalConfig, LocalFileSystem, Staging};
+use seam_sandbox::{SandboxConfig, SandboxFileSystem};
 use std::sync::Arc;
 
 /// Every provider `seam check` runs when none is named.
-pub const SHIPPED: &[&str] = &["local"];
+pub const SHIPPED: &[&str] = &[
+    "local",
+    "sandbox:workspace-write",
+    "sandbox:danger-full-access",
+];
 
 /// The diff-basis limit the suite gives the local provider: small, so generated contents cross
 /// it and `before: null` is exercised (the production default is 10 MiB).
@@ -39,19 +45,7 @@ impl Factory for LocalFactory {
     }
 
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
-        let dir = tempfile::Builder::new()
-            .prefix("seam-check-")
-            .tempdir()
-            .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-        let world = DiskWorld::new(dir.path()).map_err(|e| e.to_string())?;
-        let config = LocalConfig::new(world.root_display())
-            .with_durability(match options.durability {
-                CaseDurability::Full => Durability::Full,
-                CaseDurability::Relaxed => Durability::None,
-            })
-            .with_diff_basis_max_bytes(SUITE_DIFF_LIMIT)
-            .with_seeded_nonces(options.seed)
-            .with_staging(Self::staging(&options.configuration)?);
+        let (dir, world, config) = case_root(options)?;
         Ok(Subject {
             fs: Arc::new(LocalFileSystem::new(config)),
             world: Arc::new(world),
@@ -61,8 +55,76 @@ impl Factory for LocalFactory {
     }
 }
 
+/// A fresh temporary directory for one case, its world, and the local configuration the case
+/// asks for.
+fn case_root(options: &CaseOptions) -> Result<(tempfile::TempDir, DiskWorld, LocalConfig), String> {
+    let dir = tempfile::Builder::new()
+        .prefix("seam-check-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let world = DiskWorld::new(dir.path()).map_err(|e| e.to_string())?;
+    let config = LocalConfig::new(world.root_display())
+        .with_durability(match options.durability {
+            CaseDurability::Full => Durability::Full,
+            CaseDurability::Relaxed => Durability::None,
+        })
+        .with_diff_basis_max_bytes(SUITE_DIFF_LIMIT)
+        .with_seeded_nonces(options.seed)
+        .with_staging(LocalFactory::staging(&options.configuration)?);
+    Ok((dir, world, config))
+}
+
+/// The sandbox provider in one mode, its workspace the case's directory and no other writable
+/// root (so that "outside" means outside the case). `read-only` is not offered: the reference
+/// model does not know containment yet, so every generated mutation would disagree with it; the
+/// read-only fence is checked by the `sandbox-modes` property under the other two.
+#[derive(Clone, Copy, Debug)]
+pub struct SandboxFactory(pub SandboxMode);
+
+impl Factory for SandboxFactory {
+    fn name(&self) -> String {
+        format!("sandbox:{}", self.0.as_str())
+    }
+
+    fn configurations(&self) -> Vec<String> {
+        LocalFactory.configurations()
+    }
+
+    fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
+        let (dir, world, local) = case_root(options)?;
+        let config = SandboxConfig::new(world.root_display(), self.0)
+            .with_local(local)
+            .with_temp_roots(Vec::new());
+        Ok(Subject {
+            fs: Arc::new(SandboxFileSystem::new(config)),
+            world: Arc::new(world),
+            diff_basis_max_bytes: SUITE_DIFF_LIMIT,
+            keep_alive: Box::new(dir),
+        })
+    }
+}
+
+/// The sandbox mode a provider name asks for (`sandbox:MODE`).
+fn sandbox_mode(name: &str) -> Result<Option<SandboxMode>, String> {
+    let Some(mode) = name.strip_prefix("sandbox:") else {
+        return Ok(None);
+    };
+    match SandboxMode::from_name(mode) {
+        Some(SandboxMode::ReadOnly) => Err(
+            "sandbox:read-only cannot be checked yet: the reference model does not know containment, so every generated mutation would disagree with it (the read-only fence is checked by sandbox-modes under the other modes)".into(),
+        ),
+        Some(m) => Ok(Some(m)),
+        None => Err(format!(
+            "unknown sandbox mode {mode:?} (workspace-write, danger-full-access)"
+        )),
+    }
+}
+
 /// The factory for a provider name.
 pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
+    if let Some(mode) = sandbox_mode(name)? {
+        return Ok(Arc::new(SandboxFactory(mode)));
+    }
     match name {
         "local" => Ok(Arc::new(LocalFactory)),
         other => Err(format!(
@@ -74,6 +136,10 @@ pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
 
 /// A provider rooted at an existing directory, for the unprivileged child.
 pub fn provider_at(name: &str, root: &str) -> Result<Arc<dyn seam::FileSystem>, String> {
+    if let Some(mode) = sandbox_mode(name)? {
+        let config = SandboxConfig::new(root, mode).with_temp_roots(Vec::new());
+        return Ok(Arc::new(SandboxFileSystem::new(config)));
+    }
     match name {
         "local" => Ok(Arc::new(LocalFileSystem::new(LocalConfig::new(root)))),
         other => Err(format!("unknown provider {other:?}")),

@@ -8,12 +8,14 @@ use crate::existing::{Existing, LinkState, existing};
 use crate::paths::split_key;
 use crate::publish::checkpoint;
 use crate::read::read_all;
+use crate::root::Root;
 use seam::{CancelPoint, EditOutcome, EditRequest, FsError, FsTarget, FsVersion, Signal, Verb};
 
 impl Core {
-    /// Runs under the key's lock, on the blocking pool.
+    /// Runs under the key's lock, on the blocking pool, every path operation beneath `root`.
     pub fn edit(
         &self,
+        root: &Root,
         target: &FsTarget,
         edit: &EditRequest,
         expected: Option<&FsVersion>,
@@ -23,7 +25,7 @@ impl Core {
         let display = target.display_path.as_str();
         let verb = Verb::Edit;
         let stale = || FsError::changed_since_read(verb, display);
-        let (file, probe) = match existing(&self.root, key, verb, display)? {
+        let (file, probe) = match existing(root, key, verb, display)? {
             // An edit never creates: nothing there (or a dangling link) is a stale view.
             Existing::Absent | Existing::Link(LinkState::Dangling) => return Err(stale()),
             Existing::Link(LinkState::Live) => {
@@ -53,8 +55,7 @@ impl Core {
 
         signal.checkpoint(&checkpoint(CancelPoint::BeforeStage, verb, display, &[]))?;
         let (parent_path, name) = split_key(key);
-        let parent = self
-            .root
+        let parent = root
             .open_dir(parent_path)
             .map_err(|e| os(e, verb, display))?;
         self.stage_and_publish(
@@ -73,7 +74,7 @@ impl Core {
         )?;
         let (before, after) = edited.into_before_after();
         Ok(EditOutcome {
-            version: self.version_now(key),
+            version: self.version_now(root, key),
             before,
             after,
         })

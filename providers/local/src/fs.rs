@@ -42,6 +42,10 @@ impl LocalFileSystem {
         }
     }
 
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+
     /// The configuration.
     pub fn config(&self) -> &LocalConfig {
         &self.core.config
@@ -205,7 +209,7 @@ impl FileSystem for LocalFileSystem {
         let (expected, signal) = (expected.cloned(), signal.clone());
         offload(Verb::Write, &target.display_path.clone(), move || {
             let _guard = guard;
-            core.write(&target, &content, expected.as_ref(), &signal)
+            core.write(&core.root, &target, &content, expected.as_ref(), &signal)
         })
         .await
     }
@@ -225,7 +229,7 @@ impl FileSystem for LocalFileSystem {
         let (expected, signal) = (expected.cloned(), signal.clone());
         offload(Verb::Edit, &target.display_path.clone(), move || {
             let _guard = guard;
-            core.edit(&target, &edit, expected.as_ref(), &signal)
+            core.edit(&core.root, &target, &edit, expected.as_ref(), &signal)
         })
         .await
     }

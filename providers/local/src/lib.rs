@@ -25,6 +25,7 @@
 //! process's working directory; staging, publication and sweeping then work on the parent
 //! directory's descriptor with single-component names.
 
+mod beneath;
 mod config;
 mod core;
 mod edit;
@@ -45,6 +46,7 @@ mod sweep;
 mod version;
 mod write;
 
+pub use beneath::{Confinement, is_escape};
 pub use config::{Durability, LocalConfig, Staging};
 pub use fs::LocalFileSystem;
 pub use version::version_token;

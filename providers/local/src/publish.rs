@@ -6,6 +6,7 @@
 use crate::config::Durability;
 use crate::core::Core;
 use crate::errors::os;
+use crate::root::Root;
 use crate::stage::{StageSpec, Staged, stage};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
@@ -47,8 +48,8 @@ impl Core {
     }
 
     /// The version of what is at `key` now (the one a mutation returns).
-    pub fn version_now(&self, key: &str) -> FsVersion {
-        match self.root.probe(key, true) {
+    pub fn version_now(&self, root: &Root, key: &str) -> FsVersion {
+        match root.probe(key, true) {
             Ok(Some(p)) => p.version,
             _ => FsVersion::new(format!("missing:{key}")),
         }

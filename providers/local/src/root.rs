@@ -13,22 +13,33 @@
 
 use crate::version::{Probe, probe_at};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, StatxFlags};
 use rustix::io::Errno;
+use std::collections::VecDeque;
+
+/// Links followed in one resolution before it is a loop (the kernel's own limit).
+const MAX_LINKS: usize = 40;
 
 /// The held root directory.
 pub(crate) struct Root {
     /// `None` only if `/` could not be opened at all (a seccomp jail, say); absolute paths from
     /// the working directory then resolve exactly as paths beneath `/` would.
     fd: Option<OwnedFd>,
+    /// For a root that resolution may not leave: its path (real, no trailing slash).
+    confined: Option<String>,
 }
 
 impl std::fmt::Debug for Root {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Root")
             .field("held", &self.fd.is_some())
+            .field("confined", &self.confined)
             .finish()
     }
+}
+
+fn path_handle() -> OFlags {
+    OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
 impl Root {
@@ -37,11 +48,26 @@ impl Root {
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
         Self {
             fd: rustix::fs::openat(rustix::fs::CWD, "/", flags, Mode::empty()).ok(),
+            confined: None,
         }
     }
 
-    /// Where the kernel should resolve `key` (an absolute path): the held handle and the path
-    /// relative to it (`.` for the root itself).
+    /// The directory at `path` (a real, absolute path), as a root that no resolution beneath it
+    /// may leave: not by `..`, not by a link (absolute, relative, chained or dangling), not by a
+    /// directory swapped for a link while an operation runs. Leaving it is `EXDEV`.
+    pub fn confined(path: &str) -> Result<Self, Errno> {
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(rustix::fs::CWD, path, flags, Mode::empty())?;
+        let trimmed = path.trim_end_matches('/');
+        Ok(Self {
+            fd: Some(fd),
+            confined: (!trimmed.is_empty()).then(|| trimmed.to_string()),
+        })
+    }
+
+    /// Where the kernel should resolve `key` (an absolute path) beneath the host root: the held
+    /// handle and the path relative to it (`.` for the root itself). Only for an unconfined
+    /// root; a confined one resolves through [`Root::walk`].
     pub fn at<'k>(&self, key: &'k str) -> (BorrowedFd<'_>, &'k str) {
         match &self.fd {
             Some(fd) => {
@@ -52,10 +78,118 @@ impl Root {
         }
     }
 
-    /// Opens `key` with `flags`.
+    /// `key` relative to the confining root; `EXDEV` when it is not beneath it.
+    fn rel<'k>(root: &str, key: &'k str) -> Result<&'k str, Errno> {
+        if key == root {
+            return Ok(".");
+        }
+        match key.strip_prefix(root).and_then(|r| r.strip_prefix('/')) {
+            Some("") => Ok("."),
+            Some(rest) => Ok(rest),
+            None => Err(Errno::XDEV),
+        }
+    }
+
+    /// Resolves `key` beneath the confining root, one component at a time from held
+    /// descriptors, never letting the kernel follow a link: returns the directory holding the
+    /// final component and its name (`.` for the root itself). A link is followed by reading its
+    /// text and going on from the root (absolute text naming a place beneath it) or from the
+    /// directory holding it (relative text); the final component's link only when `follow`.
+    /// A missing final component is returned as is (the operation then finds nothing there).
+    fn walk(&self, root: &str, key: &str, follow: bool) -> Result<(OwnedFd, String), Errno> {
+        let Some(root_fd) = &self.fd else {
+            return Err(Errno::XDEV);
+        };
+        let reopen = |fd: BorrowedFd<'_>| {
+            rustix::fs::openat(
+                fd,
+                ".",
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+        };
+        let components = |text: &str| -> Vec<String> {
+            text.split('/')
+                .filter(|c| !c.is_empty() && *c != ".")
+                .map(str::to_string)
+                .collect()
+        };
+        let mut stack = vec![reopen(root_fd.as_fd())?];
+        let mut queue: VecDeque<String> = components(Self::rel(root, key)?).into();
+        let mut links = 0;
+        while let Some(name) = queue.pop_front() {
+            if name == ".." {
+                if stack.len() == 1 {
+                    return Err(Errno::XDEV);
+                }
+                stack.pop();
+                continue;
+            }
+            let last = queue.is_empty();
+            let Some(dir) = stack.last() else {
+                return Err(Errno::XDEV);
+            };
+            if last && !follow {
+                let dir = reopen(dir.as_fd())?;
+                return Ok((dir, name));
+            }
+            let fd = match rustix::fs::openat(dir, name.as_str(), path_handle(), Mode::empty()) {
+                Ok(fd) => fd,
+                Err(Errno::NOENT) if last => {
+                    let dir = reopen(dir.as_fd())?;
+                    return Ok((dir, name));
+                }
+                Err(e) => return Err(e),
+            };
+            let kind = rustix::fs::statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::TYPE)
+                .map(|st| FileType::from_raw_mode(st.stx_mode.into()))?;
+            if kind == FileType::Symlink {
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(Errno::LOOP);
+                }
+                let text = rustix::fs::readlinkat(&fd, "", Vec::new())?;
+                let text = text.to_str().map_err(|_| Errno::ILSEQ)?;
+                let mut next = if let Some(abs) = text.strip_prefix('/') {
+                    // Absolute: from the root, if it names a place beneath it.
+                    let absolute = format!("/{abs}");
+                    let rest = Self::rel(root, &absolute)?;
+                    stack.truncate(1);
+                    components(rest)
+                } else {
+                    components(text)
+                };
+                next.extend(queue.drain(..));
+                queue = next.into();
+                continue;
+            }
+            if last {
+                let dir = reopen(dir.as_fd())?;
+                return Ok((dir, name));
+            }
+            if kind != FileType::Directory {
+                return Err(Errno::NOTDIR);
+            }
+            stack.push(fd);
+        }
+        // The key is the root itself (or `..` brought it back there).
+        let top = stack.pop().ok_or(Errno::XDEV)?;
+        Ok((top, ".".to_string()))
+    }
+
+    /// Opens `key` with `flags` (a final link is followed unless `flags` has `NOFOLLOW`).
     pub fn open(&self, key: &str, flags: OFlags) -> Result<OwnedFd, Errno> {
-        let (dir, rel) = self.at(key);
-        rustix::fs::openat(dir, rel, flags, Mode::empty())
+        match &self.confined {
+            None => {
+                let (dir, rel) = self.at(key);
+                rustix::fs::openat(dir, rel, flags, Mode::empty())
+            }
+            Some(root) => {
+                let (dir, name) = self.walk(root, key, !flags.contains(OFlags::NOFOLLOW))?;
+                // The walk resolved every link; one swapped in since is refused, not followed.
+                rustix::fs::openat(&dir, name.as_str(), flags | OFlags::NOFOLLOW, Mode::empty())
+            }
+        }
     }
 
     /// Opens the directory at `key` (following links on the way and at the end).
@@ -65,14 +199,31 @@ impl Root {
 
     /// `statx` of `key`; absent is `Ok(None)`.
     pub fn probe(&self, key: &str, follow: bool) -> Result<Option<Probe>, Errno> {
-        let (dir, rel) = self.at(key);
-        probe_at(dir, rel, follow)
+        match &self.confined {
+            None => {
+                let (dir, rel) = self.at(key);
+                probe_at(dir, rel, follow)
+            }
+            Some(root) => match self.walk(root, key, follow) {
+                Ok((dir, name)) => probe_at(&dir, name.as_str(), false),
+                Err(e) if crate::errors::is_absent(e) => Ok(None),
+                Err(e) => Err(e),
+            },
+        }
     }
 
     /// Removes the empty directory at `key`.
     pub fn remove_dir(&self, key: &str) -> Result<(), Errno> {
-        let (dir, rel) = self.at(key);
-        rustix::fs::unlinkat(dir, rel, AtFlags::REMOVEDIR)
+        match &self.confined {
+            None => {
+                let (dir, rel) = self.at(key);
+                rustix::fs::unlinkat(dir, rel, AtFlags::REMOVEDIR)
+            }
+            Some(root) => {
+                let (dir, name) = self.walk(root, key, false)?;
+                rustix::fs::unlinkat(&dir, name.as_str(), AtFlags::REMOVEDIR)
+            }
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use crate::parents::ensure_parent;
 use crate::paths::split_key;
 use crate::publish::checkpoint;
 use crate::read::diff_basis;
+use crate::root::Root;
 use crate::version::probe_at;
 use rustix::io::Errno;
 use seam::{
@@ -17,9 +18,10 @@ use seam::{
 };
 
 impl Core {
-    /// Runs under the key's lock, on the blocking pool.
+    /// Runs under the key's lock, on the blocking pool, every path operation beneath `root`.
     pub fn write(
         &self,
+        root: &Root,
         target: &FsTarget,
         content: &str,
         expected: Option<&WriteIntent>,
@@ -28,7 +30,7 @@ impl Core {
         let key = target.key.as_str();
         let display = target.display_path.as_str();
         let verb = Verb::Write;
-        let existing = match existing(&self.root, key, verb, display)? {
+        let existing = match existing(root, key, verb, display)? {
             // A write never creates through a link and never replaces one.
             Existing::Link(_) => return Err(FsError::not_regular_file(verb, display)),
             Existing::Absent => None,
@@ -62,7 +64,7 @@ impl Core {
 
         signal.checkpoint(&checkpoint(CancelPoint::BeforeStage, verb, display, &[]))?;
         let (parent_path, name) = split_key(key);
-        let (parent, mut created) = ensure_parent(&self.root, parent_path, verb, display)?;
+        let (parent, mut created) = ensure_parent(root, parent_path, verb, display)?;
         let create_if_absent = matches!(expected, Some(WriteIntent::CreateIfAbsent));
         let no_replace = create_if_absent || !existed;
         self.stage_and_publish(
@@ -110,7 +112,7 @@ impl Core {
             } else {
                 WriteOperation::Create
             },
-            version: self.version_now(key),
+            version: self.version_now(root, key),
             before,
             after: seam::text::lf_normalize(content).into_owned(),
         })

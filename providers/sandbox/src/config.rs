@@ -1,0 +1,48 @@
+//! Settings of the sandbox provider.
+
+use seam::SandboxMode;
+use seam_local::LocalConfig;
+
+/// Configuration of a [`crate::SandboxFileSystem`].
+#[derive(Clone, Debug)]
+pub struct SandboxConfig {
+    /// The local provider underneath (its `cwd`, durability, staging...).
+    pub local: LocalConfig,
+    /// The deployment default mode, for calls without a per-call policy.
+    pub mode: SandboxMode,
+    /// The workspace root for calls without a per-call policy.
+    pub workspace_root: String,
+    /// Writable beside the workspace under `workspace-write`. Default: `/tmp` and the OS temp
+    /// directory.
+    pub temp_roots: Vec<String>,
+}
+
+impl SandboxConfig {
+    /// A sandbox in `mode` over `workspace_root`, relative paths resolved against it, with the
+    /// default temp roots.
+    pub fn new(workspace_root: impl Into<String>, mode: SandboxMode) -> Self {
+        let workspace_root = workspace_root.into();
+        let mut temp_roots = vec!["/tmp".to_string()];
+        if let Some(t) = std::env::temp_dir().to_str() {
+            temp_roots.push(t.to_string());
+        }
+        Self {
+            local: LocalConfig::new(workspace_root.clone()),
+            mode,
+            workspace_root,
+            temp_roots,
+        }
+    }
+
+    /// The same configuration with another local configuration underneath.
+    pub fn with_local(mut self, local: LocalConfig) -> Self {
+        self.local = local;
+        self
+    }
+
+    /// The same configuration with other temp roots (none: only the workspace is writable).
+    pub fn with_temp_roots(mut self, roots: Vec<String>) -> Self {
+        self.temp_roots = roots;
+        self
+    }
+}

@@ -1,0 +1,55 @@
+//! The decision: which mode applies to a call, which roots are writable, and beneath which one
+//! a mutation runs.
+
+use seam::{FsError, FsTarget, SandboxMode};
+
+/// What the fence decided for one mutation.
+pub(crate) enum Decision {
+    /// Denied: nothing is touched.
+    Deny(FsError),
+    /// Unfenced (`danger-full-access`).
+    Anywhere,
+    /// Beneath this writable root (a real path).
+    Beneath(String),
+}
+
+/// The real path of each root, once; a root that does not resolve matches nothing.
+pub(crate) fn writable_roots(workspace: &str, temp: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for root in std::iter::once(workspace).chain(temp.iter().map(String::as_str)) {
+        let Ok(real) = std::fs::canonicalize(root) else {
+            continue;
+        };
+        let Some(real) = real.to_str().map(str::to_string) else {
+            continue;
+        };
+        if !out.contains(&real) {
+            out.push(real);
+        }
+    }
+    out
+}
+
+/// The fence for a mutation of `target` in `mode`: the widest writable root that holds its key
+/// (so that a link from one place beneath it to another stays allowed).
+pub(crate) fn decide(
+    target: &FsTarget,
+    mode: SandboxMode,
+    workspace: &str,
+    temp: &[String],
+) -> Decision {
+    match mode {
+        SandboxMode::DangerFullAccess => Decision::Anywhere,
+        SandboxMode::ReadOnly => {
+            Decision::Deny(FsError::sandbox_denied(&target.display_path, mode))
+        }
+        SandboxMode::WorkspaceWrite => writable_roots(workspace, temp)
+            .into_iter()
+            .filter(|root| seam::paths::is_within(root, target.key.as_str()))
+            .min_by_key(String::len)
+            .map_or_else(
+                || Decision::Deny(FsError::sandbox_denied(&target.display_path, mode)),
+                Decision::Beneath,
+            ),
+    }
+}
