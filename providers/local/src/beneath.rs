@@ -40,10 +40,16 @@ impl Confinement {
 
 /// Whether a mutation beneath a [`Confinement`] failed because it would have left it.
 pub fn is_escape(error: &FsError) -> bool {
-    error
-        .source()
-        .and_then(|s| s.downcast_ref::<std::io::Error>())
-        .and_then(std::io::Error::raw_os_error)
+    let Some(source) = error.source() else {
+        return false;
+    };
+    // The source is held shared (`Arc<dyn Error>`), which is itself what `source()` shows.
+    let io = source.downcast_ref::<std::io::Error>().or_else(|| {
+        source
+            .downcast_ref::<Arc<dyn std::error::Error + Send + Sync>>()
+            .and_then(|inner| inner.downcast_ref::<std::io::Error>())
+    });
+    io.and_then(std::io::Error::raw_os_error)
         .is_some_and(|raw| raw == Errno::XDEV.raw_os_error())
 }
 
