@@ -94,7 +94,7 @@ fn a_short_check_is_incomplete_not_a_pass_and_writes_its_reports() {
 }
 
 #[test]
-fn the_default_check_passes_on_the_shipped_provider() {
+fn the_default_check_passes_on_every_shipped_provider() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = seam(&["check", "--seed", "24228"], dir.path());
     let stdout = text(&out.stdout);
@@ -104,9 +104,25 @@ fn the_default_check_passes_on_the_shipped_provider() {
         "{stdout}\n{}",
         text(&out.stderr)
     );
-    assert!(stdout.contains("RESULT: pass"), "{stdout}");
     assert!(!stdout.contains("UNREACHED"), "{stdout}");
     assert!(stdout.starts_with("seed 24228\n"), "{stdout}");
+    for provider in seam_cli::providers::SHIPPED {
+        assert!(
+            stdout.contains(&format!("seam check — provider {provider} — seed 24228")),
+            "{provider} was not checked:\n{stdout}"
+        );
+    }
+    assert_eq!(
+        stdout.matches("RESULT: pass").count(),
+        seam_cli::providers::SHIPPED.len(),
+        "{stdout}"
+    );
+    // The sandbox claims its modes, and they are checked.
+    assert_eq!(
+        stdout.matches("sandbox-modes          passed").count(),
+        2,
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -142,6 +158,8 @@ fn usage_errors_are_one_line_and_exit_2() {
         &["frobnicate"],
         &["replay"],
         &["check", "--call-timeout", "-1"],
+        &["check", "--provider", "sandbox:read-only"],
+        &["check", "--provider", "sandbox:nowhere"],
     ];
     for args in cases {
         let out = seam(args, dir.path());
