@@ -88,6 +88,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
             only: args.properties.clone(),
             call_timeout: args.call_timeout,
             agent: Some(Arc::new(seam_cli::agent::ToolAgentFactory)),
+            reference: seam_cli::providers::reference(name),
         };
         let mut display = Display::new(&factory.name());
         let report = run_suite(factory.clone(), &config, &mut |p| display.show(&p));

@@ -134,6 +134,15 @@ pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
     }
 }
 
+/// The provider a shipped one must answer exactly like, step by step (the `differential`
+/// property): the sandbox, in either mode `seam check` gates, against the local provider it
+/// wraps — everything the suite generates stays beneath the case's directory, so the fence
+/// never refuses and the answers must be the local provider's.
+pub fn reference(name: &str) -> Option<Arc<dyn Factory>> {
+    name.starts_with("sandbox:")
+        .then(|| Arc::new(LocalFactory) as Arc<dyn Factory>)
+}
+
 /// A provider rooted at an existing directory, for the unprivileged child.
 pub fn provider_at(name: &str, root: &str) -> Result<Arc<dyn seam::FileSystem>, String> {
     if let Some(mode) = sandbox_mode(name)? {

@@ -44,6 +44,8 @@ pub enum FailureKind {
     /// Through the agent surface, a session changed a file it had not observed at its current
     /// version, was refused what it had observed, or the remedy after a stale change failed.
     Policy,
+    /// Two providers that must behave alike answered one step differently (a differential run).
+    Differential,
     /// The provider held a lock across a checkpoint, so the world could not be changed there.
     Checkpoint,
     /// A provider call did not return within the call timeout.
@@ -76,6 +78,7 @@ impl FailureKind {
             FailureKind::Race => "race",
             FailureKind::Sandbox => "sandbox",
             FailureKind::Policy => "policy",
+            FailureKind::Differential => "differential",
             FailureKind::Checkpoint => "checkpoint",
             FailureKind::Timeout => "timeout",
             FailureKind::Panic => "panic",

@@ -195,6 +195,57 @@ pub(crate) fn run_watched(
     Ok((records, harness.stats))
 }
 
+/// One case: against `factory` alone, or — with a `reference` — against both, the step records
+/// compared in normal form ([`StepRecord::normal`]); the first step they answer differently
+/// fails as [`FailureKind::Differential`]. A departure from the model on either side is that
+/// side's failure, named.
+#[allow(clippy::too_many_arguments)]
+fn run_case(
+    factory: &dyn Factory,
+    reference: Option<&dyn Factory>,
+    rt: &Runtime,
+    options: &CaseOptions,
+    config: HarnessConfig,
+    steps: &[Step],
+    monitor: Option<&Monitor>,
+    seen: Option<&AtomicUsize>,
+    agent: Option<&dyn AgentFactory>,
+) -> Result<(Vec<StepRecord>, Stats), Failure> {
+    let (mut records, mut stats) =
+        run_watched(factory, rt, options, config, steps, monitor, seen, agent)?;
+    let Some(reference) = reference else {
+        return Ok((records, stats));
+    };
+    let (theirs, _) = run_watched(reference, rt, options, config, steps, monitor, None, agent)?;
+    let named = |mut records: Vec<StepRecord>, name: String| {
+        if let Some(f) = records.last_mut().and_then(|r| r.failure.as_mut()) {
+            f.message = format!("{name} departs from the model: {}", f.message);
+        }
+        records
+    };
+    if records.last().is_some_and(|r| r.failure.is_some()) {
+        return Ok((named(records, factory.name()), stats));
+    }
+    if theirs.last().is_some_and(|r| r.failure.is_some()) {
+        return Ok((named(theirs, reference.name()), stats));
+    }
+    let diverged = records.iter().zip(&theirs).position(|(a, b)| {
+        stats.check();
+        a.normal != b.normal
+    });
+    if let Some(i) = diverged {
+        records.truncate(i + 1);
+        let (a, b) = (&records[i].normal, &theirs[i].normal);
+        let message = format!(
+            "{} answered {a}; {} answered {b}",
+            factory.name(),
+            reference.name()
+        );
+        records[i].failure = Some(Failure::new(FailureKind::Differential, message));
+    }
+    Ok((records, stats))
+}
+
 struct RunState {
     outcome: SequenceOutcome,
     failing: Option<String>,
@@ -210,6 +261,7 @@ pub fn run_sequences(
 ) -> Result<SequenceOutcome, Failure> {
     run_sequences_watched(
         factory,
+        None,
         config,
         HarnessConfig::default(),
         None,
@@ -228,6 +280,7 @@ pub fn run_agent_sequences(
 ) -> Result<SequenceOutcome, Failure> {
     run_sequences_watched(
         factory,
+        None,
         config,
         HarnessConfig::default(),
         None,
@@ -236,8 +289,10 @@ pub fn run_agent_sequences(
     )
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_sequences_watched(
     factory: &dyn Factory,
+    reference: Option<&dyn Factory>,
     config: &SequenceConfig,
     harness_config: HarnessConfig,
     monitor: Option<&Monitor>,
@@ -334,8 +389,9 @@ pub(crate) fn run_sequences_watched(
             // While shrinking, every attempt reruns the failing case's options.
             let case_no = if failing { case_no - 1 } else { case_no };
             let options = options_for(case_no);
-            let (records, stats) = run_watched(
+            let (records, stats) = run_case(
                 factory,
+                reference,
                 &rt,
                 &options,
                 harness_config,
@@ -406,8 +462,9 @@ pub(crate) fn run_sequences_watched(
             // Replay the minimal sequence once more for a clean record of each step.
             let case_no = st.outcome.cases.saturating_sub(1);
             let options = options_for(case_no);
-            let (records, _) = run_watched(
+            let (records, _) = run_case(
                 factory,
+                reference,
                 &rt,
                 &options,
                 harness_config,

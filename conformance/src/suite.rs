@@ -34,6 +34,9 @@ pub struct SuiteConfig {
     pub call_timeout: Duration,
     /// The agent side (tools and policy) to check over the provider, when the run has one.
     pub agent: Option<Arc<dyn AgentFactory>>,
+    /// A provider this one must answer exactly like, step by step (the `differential`
+    /// property), when the run has one.
+    pub reference: Option<Arc<dyn Factory>>,
 }
 
 impl Default for SuiteConfig {
@@ -44,6 +47,7 @@ impl Default for SuiteConfig {
             only: Vec::new(),
             call_timeout: DEFAULT_CALL_TIMEOUT,
             agent: None,
+            reference: None,
         }
     }
 }

@@ -221,6 +221,9 @@ impl FileSystem for Faulty {
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
         let text = self.inner.read_text(target, signal).await;
         match self.fault {
+            Fault::RewordsReadErrors => {
+                text.map_err(|e| FsError::new(e.code(), format!("{} (reworded)", e.message())))
+            }
             Fault::NulWindowOffByOne if text.is_ok() => {
                 if self
                     .raw(target)

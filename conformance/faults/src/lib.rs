@@ -69,6 +69,9 @@ pub enum Fault {
     ClaimsNothing,
     /// The backend claims sandbox modes but fences nothing.
     ClaimsSandboxWithoutFence,
+    /// A failed `read_text` says something else than the contract's text (same code): what a
+    /// code-only model check cannot see and a differential run against a reference must.
+    RewordsReadErrors,
     /// `edit_text` panics.
     PanicsInEdit,
     /// `stat` never returns (it blocks its thread).
@@ -79,7 +82,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 22] = [
+    pub const ALL: [Fault; 23] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -99,6 +102,7 @@ impl Fault {
         Fault::ContainsByPrefix,
         Fault::ClaimsNothing,
         Fault::ClaimsSandboxWithoutFence,
+        Fault::RewordsReadErrors,
         Fault::PanicsInEdit,
         Fault::HangsInStat,
         Fault::HangsInStream,
@@ -126,6 +130,7 @@ impl Fault {
             Fault::ContainsByPrefix => "contains-by-prefix",
             Fault::ClaimsNothing => "claims-nothing",
             Fault::ClaimsSandboxWithoutFence => "claims-sandbox-without-fence",
+            Fault::RewordsReadErrors => "rewords-read-errors",
             Fault::PanicsInEdit => "panics-in-edit",
             Fault::HangsInStat => "hangs-in-stat",
             Fault::HangsInStream => "hangs-in-stream",
@@ -172,6 +177,7 @@ impl Fault {
             Fault::ProcessPathIsDisplay => &["process_path"],
             Fault::ContainsByPrefix => &["contains("],
             Fault::ClaimsNothing => &["is not claimed"],
+            Fault::RewordsReadErrors => &["(reworded)"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -201,6 +207,7 @@ impl Fault {
             Fault::ContainsByPrefix => ("path-facts", &K::PathFacts),
             Fault::ClaimsNothing => ("claims", &K::Claim),
             Fault::ClaimsSandboxWithoutFence => ("sandbox-modes", &K::Sandbox),
+            Fault::RewordsReadErrors => ("sequences", &K::Message),
             Fault::PanicsInEdit => ("sequences", &K::Panic),
             Fault::HangsInStat => ("sequences", &K::Timeout),
             Fault::HangsInStream => ("sequences", &K::Timeout),

@@ -63,6 +63,9 @@ pub struct StepRecord {
     pub expected: String,
     /// What the provider did.
     pub actual: String,
+    /// What the provider did, in terms another provider can be compared on: its root written
+    /// `{root}`, each version token as its class (`v0`, `v1`, ... in order of first sight).
+    pub normal: String,
     /// The code the model expected (`None`: success).
     pub expected_code: Option<seam::FsErrorCode>,
     /// The first check that failed, if any.
@@ -112,6 +115,8 @@ pub struct Harness {
     model: Model,
     laws: Laws,
     history: Vec<(Version, FsVersion)>,
+    /// Every distinct version token seen, in order of first sight (for [`StepRecord::normal`]).
+    tokens: Vec<String>,
     latest: HashMap<Key, (Version, FsVersion)>,
     root: String,
     process_root: String,
@@ -217,6 +222,7 @@ impl Harness {
             model,
             laws: Laws::default(),
             history: Vec::new(),
+            tokens: Vec::new(),
             latest: HashMap::new(),
             root,
             process_root,
@@ -311,6 +317,9 @@ impl Harness {
     /// Records a version observation: the laws, and the rules it exercised.
     fn observe(&mut self, v: &Version, token: &FsVersion, file: Option<&Key>) -> Check {
         self.stats.check();
+        if !self.tokens.iter().any(|t| t == token.as_str()) {
+            self.tokens.push(token.as_str().to_string());
+        }
         self.laws
             .observe(v, token.as_str())
             .map_err(|e| fail(FailureKind::VersionLaw, e))?;
@@ -380,6 +389,7 @@ impl Harness {
             description: description.clone(),
             expected: String::new(),
             actual: String::new(),
+            normal: String::new(),
             expected_code: None,
             failure: None,
         };
@@ -400,6 +410,7 @@ impl Harness {
             ))
         });
         self.stats.steps += 1;
+        record.normal = self.normalise(&record.actual);
         record.expected_code = self.last_expected_code;
         if !matches!(step.op, Op::World(_)) {
             self.stats.outcome(step.op.kind(), record.expected_code);
@@ -413,6 +424,19 @@ impl Harness {
             Err(e) => record.failure = Some(e),
         }
         record
+    }
+
+    /// `text` with the root written `{root}` and each quoted version token as its class.
+    fn normalise(&self, text: &str) -> String {
+        let mut out = text.replace(&self.root, "{root}");
+        // Longest first, so that a token that contains another is replaced whole.
+        let mut order: Vec<usize> = (0..self.tokens.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(self.tokens[i].len()));
+        for i in order {
+            let quoted = format!("{:?}", self.tokens[i]);
+            out = out.replace(&quoted, &format!("\"v{i}\""));
+        }
+        out
     }
 
     /// Compares the world, byte for byte, with the model (also before the first step).

@@ -6,6 +6,7 @@
 
 pub mod bad_input;
 pub mod claims;
+pub mod differential;
 pub mod facts;
 pub mod identity;
 pub mod permissions;
@@ -140,6 +141,7 @@ pub fn registry() -> Vec<Arc<dyn Property>> {
         Arc::new(sandbox::SandboxModes),
         Arc::new(sequences::Sequences),
         Arc::new(policy::Policy),
+        Arc::new(differential::Differential),
     ]
 }
 

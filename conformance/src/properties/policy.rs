@@ -50,6 +50,7 @@ impl Property for Policy {
         };
         let outcome = run_sequences_watched(
             cx.factory.as_ref(),
+            None,
             &config,
             cx.harness_config(),
             Some(&cx.monitor),

@@ -26,6 +26,7 @@ impl Property for Sequences {
     fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
         let outcome = run_sequences_watched(
             cx.factory.as_ref(),
+            None,
             &cx.config.sequences,
             cx.harness_config(),
             Some(&cx.monitor),

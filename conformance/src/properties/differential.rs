@@ -1,0 +1,67 @@
+//! `differential`: the same generated sequences against this provider and a reference provider
+//! it must behave exactly like (the sandbox with its fence open, against the local provider it
+//! wraps; a new backend against an old one), step by step in normal form — the root written
+//! `{root}`, version tokens as their classes — so that everything the model leaves open (a
+//! message under `--messages code-only`, a listing's details, an error's wording) must agree too.
+//! A divergence shrinks like any failure and replays from the trace on either provider.
+//!
+//! It runs when the composition names a reference (`SuiteConfig::reference`; `seam check` gives
+//! the local provider to the sandbox); otherwise it does not run, and says so.
+
+use super::{Context, Property, Run};
+use crate::failure::Failure;
+use crate::sequences::run_sequences_watched;
+use crate::suite::SuiteProgress;
+use crate::watch::WatchedFactory;
+
+/// `differential`.
+pub struct Differential;
+
+impl Property for Differential {
+    fn name(&self) -> &'static str {
+        "differential"
+    }
+
+    fn summary(&self) -> &'static str {
+        "the same sequences against a reference provider give the same answers, step by step, in normal form"
+    }
+
+    fn applies(&self, cx: &Context) -> Result<(), String> {
+        match &cx.config.reference {
+            Some(_) => Ok(()),
+            None => Err(
+                "no reference provider to compare with (SuiteConfig::reference; seam check gives local to the sandbox)"
+                    .into(),
+            ),
+        }
+    }
+
+    fn core(&self) -> bool {
+        false
+    }
+
+    fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
+        let Some(reference) = cx.config.reference.clone() else {
+            return Ok(());
+        };
+        let reference = WatchedFactory {
+            inner: reference,
+            monitor: cx.monitor.clone(),
+        };
+        let outcome = run_sequences_watched(
+            cx.factory.as_ref(),
+            Some(&reference),
+            &cx.config.sequences,
+            cx.harness_config(),
+            Some(&cx.monitor),
+            None,
+            &mut |p| {
+                if let Some(tx) = &cx.progress {
+                    let _ = tx.send(SuiteProgress::Sequences(p));
+                }
+            },
+        )?;
+        out.stats.merge(&outcome.stats);
+        super::sequences::finish(cx, out, self.name(), outcome.failure)
+    }
+}
