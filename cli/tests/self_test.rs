@@ -6,7 +6,7 @@
 //! * every deliberately broken variant (`seam-faults`) fails, in the property and for the reason
 //!   (`FailureKind`) it is known for, at the same seed and breadth, with a short trace.
 
-use seam_cli::providers::LocalFactory;
+use seam_cli::providers::{LocalFactory, SandboxFactory};
 use seam_cli::unprivileged::SelfExec;
 use seam_conformance::{
     Report, SequenceConfig, Status, SuiteConfig, Verdict, property_names, run_suite,
@@ -85,7 +85,13 @@ fn the_correct_provider_passes_the_default_run_reaching_every_rule_at_three_seed
 fn catch(fault: Fault) {
     let (name, kinds) = fault.caught_as();
     for seed in SEEDS {
-        let factory = Arc::new(FaultyFactory::new(Arc::new(LocalFactory), fault));
+        // A broken fence wraps the sandbox (its fence is what the fault replaces).
+        let base: Arc<dyn seam_conformance::Factory> = if name == "containment" {
+            Arc::new(SandboxFactory(seam::SandboxMode::WorkspaceWrite))
+        } else {
+            Arc::new(LocalFactory)
+        };
+        let factory = Arc::new(FaultyFactory::new(base, fault));
         let report = run_suite(factory, &config(seed, vec![name.into()]), &mut |_| {})
             .expect("the suite runs");
         let p = property(&report, name);
@@ -168,6 +174,9 @@ caught! {
     catches_a_backend_that_claims_nothing => ClaimsNothing,
     catches_a_sandbox_claim_without_a_fence => ClaimsSandboxWithoutFence,
     catches_reworded_read_errors => RewordsReadErrors,
+    catches_a_fence_that_compares_prefixes => FencePrefixWithoutSeparator,
+    catches_a_fence_that_checks_the_key_then_opens_by_name => FenceChecksKeyThenOpensByName,
+    catches_a_fence_that_only_checks_a_new_files_parent => FenceNewFileParentOnly,
     catches_a_panicking_backend => PanicsInEdit,
     catches_a_backend_hanging_in_stat => HangsInStat,
     catches_a_backend_hanging_in_a_stream => HangsInStream,

@@ -37,6 +37,53 @@ fn dir_token(key: &str) -> FsVersion {
 }
 
 impl Faulty {
+    /// A broken sandbox fence, for the fence faults under `workspace-write`: `None` when the
+    /// fault does not apply (the call goes on as asked); otherwise the fault's own decision — a
+    /// denial, or the target to mutate with the fence opened (`danger-full-access`).
+    async fn broken_fence(
+        &self,
+        target: &FsTarget,
+        sandbox: Option<&SandboxPolicy>,
+    ) -> Option<Result<(FsTarget, Option<SandboxPolicy>), FsError>> {
+        let policy = sandbox.filter(|p| p.mode == SandboxMode::WorkspaceWrite)?;
+        let ws = policy.workspace_root.trim_end_matches('/');
+        let open = Some(SandboxPolicy {
+            mode: SandboxMode::DangerFullAccess,
+            workspace_root: policy.workspace_root.clone(),
+        });
+        let denied = || FsError::sandbox_denied(&target.display_path, SandboxMode::WorkspaceWrite);
+        let key = target.key.as_str();
+        match self.fault {
+            Fault::FencePrefixWithoutSeparator => Some(if key.starts_with(ws) {
+                Ok((target.clone(), open))
+            } else {
+                Err(denied())
+            }),
+            Fault::FenceChecksKeyThenOpensByName => Some(if seam::paths::is_within(ws, key) {
+                Ok((target.clone(), open))
+            } else {
+                Err(denied())
+            }),
+            Fault::FenceNewFileParentOnly => {
+                let absent = matches!(self.inner.stat(target, &Signal::none()).await, Ok(None));
+                let parent = key.rsplit_once('/').map_or("/", |(p, _)| p);
+                if !absent || !seam::paths::is_within(ws, parent) {
+                    return None;
+                }
+                // "A new file": the parent is inside, so write — following a dangling link.
+                let Ok(text) = std::fs::read_link(key) else {
+                    return None;
+                };
+                let dest = text.to_string_lossy().into_owned();
+                let resolved = self
+                    .inner
+                    .resolve(&dest, ResolveOptions { cwd: Some(parent) }, &Signal::none())
+                    .await;
+                Some(resolved.map(|t| (t, open)))
+            }
+            _ => None,
+        }
+    }
     pub fn new(inner: Arc<dyn FileSystem>, world: Arc<dyn World>, fault: Fault) -> Self {
         Self {
             root: world.root_display(),
@@ -383,9 +430,21 @@ impl FileSystem for Faulty {
             }
             _ => {}
         }
+        let (target, sandbox) = match self.broken_fence(target, sandbox).await {
+            Some(Ok(opened)) => opened,
+            Some(Err(denied)) => return Err(denied),
+            None => (target.clone(), sandbox.cloned()),
+        };
+        let target = &target;
         let mut out = self
             .inner
-            .write_text(target, content, expected.as_ref(), sandbox, &signal)
+            .write_text(
+                target,
+                content,
+                expected.as_ref(),
+                sandbox.as_ref(),
+                &signal,
+            )
             .await?;
         out.version = self.shown(out.version, false, target.key.as_str());
         Ok(out)
@@ -404,9 +463,15 @@ impl FileSystem for Faulty {
         }
         let signal = self.loosened(signal);
         let guard = self.guard(target, expected).await;
+        let (opened, sandbox) = match self.broken_fence(target, sandbox).await {
+            Some(Ok(opened)) => opened,
+            Some(Err(denied)) => return Err(denied),
+            None => (target.clone(), sandbox.cloned()),
+        };
+        let sandbox = sandbox.as_ref();
         let result = self
             .inner
-            .edit_text(target, edit, guard.as_ref(), sandbox, &signal)
+            .edit_text(&opened, edit, guard.as_ref(), sandbox, &signal)
             .await;
         let out = match (self.fault, result) {
             (Fault::EditSamplesNul, Err(e)) if e.code() == FsErrorCode::NotText => {

@@ -72,6 +72,17 @@ pub enum Fault {
     /// A failed `read_text` says something else than the contract's text (same code): what a
     /// code-only model check cannot see and a differential run against a reference must.
     RewordsReadErrors,
+    /// Under `workspace-write`, the fence compares strings: a key that merely starts with the
+    /// workspace root's spelling is "inside" (`/w/ws2/x` for `/w/ws`), and the mutation then runs
+    /// unconfined (CVE-2025-53110).
+    FencePrefixWithoutSeparator,
+    /// Under `workspace-write`, the fence checks the target's resolved key and then writes by
+    /// name, unconfined: a directory on the path swapped for a link since resolution is followed
+    /// out (the seed's accepted race, made sequential).
+    FenceChecksKeyThenOpensByName,
+    /// Under `workspace-write`, a path with nothing behind it is a "new file": only its parent is
+    /// checked, and the write follows a dangling link to wherever it points (CVE-2025-53109).
+    FenceNewFileParentOnly,
     /// `edit_text` panics.
     PanicsInEdit,
     /// `stat` never returns (it blocks its thread).
@@ -82,7 +93,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 23] = [
+    pub const ALL: [Fault; 26] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -103,6 +114,9 @@ impl Fault {
         Fault::ClaimsNothing,
         Fault::ClaimsSandboxWithoutFence,
         Fault::RewordsReadErrors,
+        Fault::FencePrefixWithoutSeparator,
+        Fault::FenceChecksKeyThenOpensByName,
+        Fault::FenceNewFileParentOnly,
         Fault::PanicsInEdit,
         Fault::HangsInStat,
         Fault::HangsInStream,
@@ -131,6 +145,9 @@ impl Fault {
             Fault::ClaimsNothing => "claims-nothing",
             Fault::ClaimsSandboxWithoutFence => "claims-sandbox-without-fence",
             Fault::RewordsReadErrors => "rewords-read-errors",
+            Fault::FencePrefixWithoutSeparator => "fence-prefix-without-separator",
+            Fault::FenceChecksKeyThenOpensByName => "fence-checks-key-then-opens-by-name",
+            Fault::FenceNewFileParentOnly => "fence-new-file-parent-only",
             Fault::PanicsInEdit => "panics-in-edit",
             Fault::HangsInStat => "hangs-in-stat",
             Fault::HangsInStream => "hangs-in-stream",
@@ -178,6 +195,9 @@ impl Fault {
             Fault::ContainsByPrefix => &["contains("],
             Fault::ClaimsNothing => &["is not claimed"],
             Fault::RewordsReadErrors => &["(reworded)"],
+            Fault::FencePrefixWithoutSeparator => &["ws2"],
+            Fault::FenceChecksKeyThenOpensByName => &["swapped for a link"],
+            Fault::FenceNewFileParentOnly => &["ws/dang"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -208,6 +228,9 @@ impl Fault {
             Fault::ClaimsNothing => ("claims", &K::Claim),
             Fault::ClaimsSandboxWithoutFence => ("sandbox-modes", &K::Sandbox),
             Fault::RewordsReadErrors => ("sequences", &K::Message),
+            Fault::FencePrefixWithoutSeparator
+            | Fault::FenceChecksKeyThenOpensByName
+            | Fault::FenceNewFileParentOnly => ("containment", &K::Sandbox),
             Fault::PanicsInEdit => ("sequences", &K::Panic),
             Fault::HangsInStat => ("sequences", &K::Timeout),
             Fault::HangsInStream => ("sequences", &K::Timeout),

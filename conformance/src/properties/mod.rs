@@ -6,6 +6,7 @@
 
 pub mod bad_input;
 pub mod claims;
+pub mod containment;
 pub mod differential;
 pub mod facts;
 pub mod identity;
@@ -139,6 +140,7 @@ pub fn registry() -> Vec<Arc<dyn Property>> {
         Arc::new(races::CasRaces),
         Arc::new(permissions::PermissionDenied),
         Arc::new(sandbox::SandboxModes),
+        Arc::new(containment::Containment),
         Arc::new(sequences::Sequences),
         Arc::new(policy::Policy),
         Arc::new(differential::Differential),
