@@ -112,7 +112,9 @@ pub enum WorldEffect {
     Symlink {
         /// Relative path.
         path: String,
-        /// Link text (a leading `/` means the test root).
+        /// Link text, written as given: an absolute text names a place in the provider's world,
+        /// not the test root (the model spells a root-relative `WorldOp` target with the root's
+        /// display path before it becomes an effect: `Model::link_text`).
         target: String,
     },
     /// Remove recursively.
