@@ -1,6 +1,5 @@
-//! Sandbox escalation through `write` and `edit`, under a confining provider (the fence in
-//! `support/fence.rs` over the real local provider, standing in for the sandbox provider that
-//! is not built yet) and under a non-confining one.
+//! Sandbox escalation through `write` and `edit`, under a confining provider (the real sandbox
+//! provider, with the recorder of `support/fence.rs` in front) and under a non-confining one.
 
 mod support;
 

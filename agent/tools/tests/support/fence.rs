@@ -1,56 +1,38 @@
-//! A stand-in for the sandbox provider (not built yet): the real local provider behind the
-//! seed's mode fence, reduced to what the tools' sandbox handling needs — read-only denies every
-//! mutation, workspace-write allows mutations whose key is under the workspace root (lexically;
-//! the real sandbox re-resolves beneath a held handle), danger-full-access allows all. Denials
-//! carry the seed's provider text. It records the policy each mutation was stamped with.
+//! The real sandbox provider (`seam-sandbox`) with a recorder in front: every mutation's
+//! per-call policy is kept, so the tests can see what the tools stamped on each call, while the
+//! real fence decides. Only the workspace is writable (no temp roots: the test directories
+//! themselves live under `/tmp`).
 
 use seam::{
-    Capabilities, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsErrorCode, FsInfo,
-    FsPathInfo, FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal,
-    TextStream, WriteIntent, WriteOutcome,
+    Capabilities, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo, FsPathInfo,
+    FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal, TextStream,
+    WriteIntent, WriteOutcome,
 };
-use seam_tools::sandbox::mode_name;
+use seam_sandbox::{SandboxConfig, SandboxFileSystem};
 use std::sync::Mutex;
 
 pub struct Fence {
-    pub inner: seam_local::LocalFileSystem,
+    pub inner: SandboxFileSystem,
     pub default_mode: SandboxMode,
-    pub default_root: String,
     pub stamps: Mutex<Vec<Option<SandboxPolicy>>>,
 }
 
 impl Fence {
     pub fn new(root: &str, mode: SandboxMode) -> Self {
+        let config = SandboxConfig::new(root, mode)
+            .with_local(
+                seam_local::LocalConfig::new(root).with_durability(seam_local::Durability::None),
+            )
+            .with_temp_roots(Vec::new());
         Self {
-            inner: super::local(root),
+            inner: SandboxFileSystem::new(config),
             default_mode: mode,
-            default_root: root.to_string(),
             stamps: Mutex::new(Vec::new()),
         }
     }
 
-    fn check(&self, target: &FsTarget, policy: Option<&SandboxPolicy>) -> Result<(), FsError> {
+    fn record(&self, policy: Option<&SandboxPolicy>) {
         self.stamps.lock().expect("lock").push(policy.cloned());
-        let mode = policy.map_or(self.default_mode, |p| p.mode);
-        let root = policy.map_or(self.default_root.as_str(), |p| p.workspace_root.as_str());
-        let key = target.key.as_str();
-        let allowed = match mode {
-            SandboxMode::ReadOnly => false,
-            SandboxMode::WorkspaceWrite => key == root || key.starts_with(&format!("{root}/")),
-            SandboxMode::DangerFullAccess => true,
-        };
-        if allowed {
-            Ok(())
-        } else {
-            Err(FsError::new(
-                FsErrorCode::SandboxDenied,
-                format!(
-                    "cannot write \"{}\": file access denied under {} mode",
-                    target.display_path,
-                    mode_name(mode)
-                ),
-            ))
-        }
     }
 }
 
@@ -119,7 +101,7 @@ impl FileSystem for Fence {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<WriteOutcome, FsError> {
-        self.check(target, sandbox)?;
+        self.record(sandbox);
         self.inner
             .write_text(target, content, expected, sandbox, signal)
             .await
@@ -132,7 +114,7 @@ impl FileSystem for Fence {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<EditOutcome, FsError> {
-        self.check(target, sandbox)?;
+        self.record(sandbox);
         self.inner
             .edit_text(target, edit, expected, sandbox, signal)
             .await
