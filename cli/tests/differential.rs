@@ -1,6 +1,7 @@
-//! The `differential` property: the sandbox with its fence open answers exactly like the local
-//! provider it wraps, and a provider that differs from its reference only where the model looks
-//! away (an error's wording, with messages compared by code only) passes `sequences` and is
+//! The `differential` property: the sandbox under workspace-write (every mutation through its
+//! confined walk) answers exactly like the local provider it wraps, and a provider that differs
+//! from its reference only where the model looks away (an error's wording, with messages
+//! compared by code only) passes `sequences` and is
 //! caught here, for its own reason, with a short trace — at the same seeds.
 
 use seam_cli::providers::{LocalFactory, SandboxFactory};
@@ -39,10 +40,11 @@ fn property<'r>(report: &'r Report, name: &str) -> &'r PropertyResult {
 }
 
 #[test]
-fn the_open_sandbox_answers_like_local_and_a_reworded_provider_is_caught() {
+fn the_sandbox_answers_like_local_and_a_reworded_provider_is_caught() {
     for seed in SEEDS {
         let open = run(
-            Arc::new(SandboxFactory(seam::SandboxMode::DangerFullAccess)),
+            // workspace-write: the mode whose mutations run through the confined walk.
+            Arc::new(SandboxFactory(seam::SandboxMode::WorkspaceWrite)),
             seed,
             MessageCheck::Exact,
         );

@@ -47,20 +47,30 @@ enum Expect {
 }
 
 /// One attack: the path (`{root}` for the case's directory), the act, the expectation, and
-/// whether `ws/d` is swapped for a link to outside after the target was resolved.
+/// the text of a link to outside that `ws/d` is swapped for after the target was resolved.
 struct Attack {
     path: &'static str,
     act: Act,
     expect: Expect,
-    swap: bool,
+    swap: Option<&'static str>,
 }
+
+/// Texts of links to outside that a directory is swapped for: absolute, relative, relative
+/// through a directory inside, a chain, and absolute through the workspace and `..`.
+const SWAPS: &[&str] = &[
+    "{root}/out",
+    "../out",
+    "in/../../out",
+    "rel",
+    "{root}/ws/../out",
+];
 
 const fn attack(path: &'static str, act: Act, expect: Expect) -> Attack {
     Attack {
         path,
         act,
         expect,
-        swap: false,
+        swap: None,
     }
 }
 
@@ -98,13 +108,15 @@ fn attacks() -> Vec<Attack> {
         attack("ws/in/../y", Write, Lands("ws/y")),
         attack("ws/deep/er/z", Write, Lands("ws/deep/er/z")),
     ];
-    for (path, act) in [("ws/d/f", Write), ("ws/d/f", Edit), ("ws/d/new", Create)] {
-        v.push(Attack {
-            path,
-            act,
-            expect: Denied,
-            swap: true,
-        });
+    for text in SWAPS {
+        for (path, act) in [("ws/d/f", Write), ("ws/d/f", Edit), ("ws/d/new", Create)] {
+            v.push(Attack {
+                path,
+                act,
+                expect: Denied,
+                swap: Some(text),
+            });
+        }
     }
     v
 }
@@ -198,11 +210,9 @@ impl Property for Containment {
                 "{:?} of {:?}{}",
                 a.act,
                 a.path,
-                if a.swap {
-                    " (ws/d swapped for a link to outside after resolution)"
-                } else {
-                    ""
-                }
+                a.swap.map_or(String::new(), |t| format!(
+                    " (ws/d swapped for a link {t:?} after resolution)"
+                ))
             );
             let policy = SandboxPolicy {
                 mode: SandboxMode::WorkspaceWrite,
@@ -217,14 +227,14 @@ impl Property for Containment {
                         format!("{what}: resolve failed: {}", e.message()),
                     )
                 })?;
-            if a.swap {
+            if let Some(text) = a.swap {
                 world
                     .apply(&WorldEffect::Remove {
                         path: "ws/d".into(),
                     })
                     .map_err(setup)?;
                 world
-                    .apply(&link("ws/d", &format!("{root}/out")))
+                    .apply(&link("ws/d", &text.replace("{root}", &root)))
                     .map_err(setup)?;
             }
             let before = world.snapshot().map_err(setup)?;
@@ -264,9 +274,13 @@ impl Property for Containment {
             match a.expect {
                 Expect::Lands(rel) => {
                     let landed = matches!(after.get(rel), Some(SnapEntry::File { bytes, .. }) if bytes == expected_bytes(a.act).as_bytes());
+                    // Nothing else changed: not an entry that was there, not a new one beside
+                    // the target and the parents it needed.
                     let stray = after
-                        .iter()
-                        .any(|(k, v)| k != rel && before.get(k).is_some_and(|b| b != v));
+                        .keys()
+                        .chain(before.keys())
+                        .filter(|k| k.as_str() != rel && !rel.starts_with(&format!("{k}/")))
+                        .any(|k| after.get(k) != before.get(k));
                     if !landed || stray {
                         return Err(fail(
                             FailureKind::Sandbox,
@@ -285,7 +299,7 @@ impl Property for Containment {
                             format!("{what} was refused but changed the workspace"),
                         ));
                     }
-                    out.stats.rule(if a.swap {
+                    out.stats.rule(if a.swap.is_some() {
                         Rule::SandboxSwappedLinkDenied
                     } else {
                         Rule::SandboxWayOutDenied

@@ -254,4 +254,80 @@ mod tests {
         root.remove_dir(&sub).expect("rmdir");
         assert!(!std::path::Path::new(&sub).exists());
     }
+
+    /// The confined walk, link by link: what stays beneath the root is followed (relative,
+    /// absolute, chained, with `..` that stays in), what leaves it is `EXDEV` however it is
+    /// spelled, and a loop is `ELOOP`.
+    #[test]
+    fn a_confined_root_follows_what_stays_in_and_refuses_what_leaves() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(dir.path()).expect("real");
+        let (ws, out) = (base.join("ws"), base.join("out"));
+        std::fs::create_dir_all(ws.join("in/deep")).expect("mkdir");
+        std::fs::create_dir_all(&out).expect("mkdir");
+        std::fs::write(ws.join("in/deep/f"), b"in").expect("write");
+        std::fs::write(out.join("f"), b"out").expect("write");
+        let w = ws.to_string_lossy().into_owned();
+        let links: [(&str, String); 9] = [
+            ("rel-in", "in/deep".into()),
+            ("abs-in", format!("{w}/in/deep")),
+            ("up-in", "in/../in/deep".into()),
+            ("chain-in", "rel-in".into()),
+            ("rel-out", "../out".into()),
+            ("deep-out", "in/../../out".into()),
+            ("abs-out", out.to_string_lossy().into_owned()),
+            ("abs-up-out", format!("{w}/../out")),
+            ("chain-out", "rel-out".into()),
+        ];
+        for (name, text) in &links {
+            symlink(text, ws.join(name)).expect("link");
+        }
+        symlink("loop-b", ws.join("loop-a")).expect("link");
+        symlink("loop-a", ws.join("loop-b")).expect("link");
+        let root = Root::confined(&w).expect("confined");
+        for name in ["rel-in", "abs-in", "up-in", "chain-in"] {
+            let p = root
+                .probe(&format!("{w}/{name}/f"), true)
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+                .unwrap_or_else(|| panic!("{name}: nothing there"));
+            assert_eq!(p.size, 2, "{name}");
+        }
+        for name in ["rel-out", "deep-out", "abs-out", "abs-up-out", "chain-out"] {
+            assert_eq!(
+                root.probe(&format!("{w}/{name}/f"), true)
+                    .map(|p| p.is_some()),
+                Err(Errno::XDEV),
+                "{name}"
+            );
+            assert_eq!(
+                root.open(&format!("{w}/{name}/new"), OFlags::RDONLY)
+                    .map(|_| ()),
+                Err(Errno::XDEV),
+                "{name}"
+            );
+            // Not followed at the end: the link itself is what is there.
+            assert!(
+                root.probe(&format!("{w}/{name}"), false)
+                    .expect("lstat")
+                    .is_some()
+            );
+        }
+        assert_eq!(
+            root.probe(&format!("{w}/in/../../out/f"), true)
+                .map(|p| p.is_some()),
+            Err(Errno::XDEV)
+        );
+        assert_eq!(
+            root.probe(&format!("{}/f", out.to_string_lossy()), true)
+                .map(|p| p.is_some()),
+            Err(Errno::XDEV),
+            "a key outside the root"
+        );
+        assert_eq!(
+            root.probe(&format!("{w}/loop-a/f"), true)
+                .map(|p| p.is_some()),
+            Err(Errno::LOOP)
+        );
+    }
 }

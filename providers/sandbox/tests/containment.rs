@@ -233,34 +233,53 @@ fn what_stays_inside_lands() {
 }
 
 /// A target resolved while the path stayed inside, used after a directory on it became a link
-/// to outside: the mutation is refused on the object it would open, not on the string.
+/// to outside — absolute, relative, relative through a directory inside, a chain, absolute
+/// through the workspace and `..`: the mutation is refused on the object it would open, not on
+/// the string.
 #[test]
 fn a_directory_swapped_for_a_link_after_resolution_is_not_followed_out() {
     let rt = rt();
     let l = Layout::new();
     let fs = sandbox(&l.ws(), SandboxMode::WorkspaceWrite);
-    std::fs::create_dir(l.ws.join("d")).expect("mkdir");
-    std::fs::write(l.ws.join("d/canary"), b"inside\n").expect("write");
-    let before = l.outside();
-    rt.block_on(async {
-        let t = target(&fs, "d/canary").await;
-        let n = target(&fs, "d/new").await;
-        std::fs::rename(l.ws.join("d"), l.ws.join("d-moved")).expect("move");
-        symlink(&l.out, l.ws.join("d")).expect("swap in a link");
-        for (t, what) in [(&t, "existing"), (&n, "new")] {
+    std::fs::write(l.out.join("canary2"), b"outside\n").expect("write");
+    let out = l.out.to_string_lossy().into_owned();
+    let ws = l.ws();
+    let texts = [
+        out.clone(),
+        "../out".to_string(),
+        "inside/../../out".to_string(),
+        "rel-dir".to_string(),
+        format!("{ws}/../out"),
+    ];
+    for text in texts {
+        std::fs::create_dir(l.ws.join("d")).expect("mkdir");
+        std::fs::write(l.ws.join("d/canary2"), b"inside\n").expect("write");
+        let before = l.outside();
+        rt.block_on(async {
+            let t = target(&fs, "d/canary2").await;
+            let n = target(&fs, "d/new").await;
+            std::fs::remove_dir_all(l.ws.join("d")).expect("remove");
+            symlink(&text, l.ws.join("d")).expect("swap in a link");
+            for (t, what) in [(&t, "existing"), (&n, "new")] {
+                let e = fs
+                    .write_text(&t.clone(), "pwned\n", None, None, &Signal::none())
+                    .await
+                    .expect_err(what);
+                assert_eq!(
+                    e.code(),
+                    FsErrorCode::SandboxDenied,
+                    "{text}: {what}: {e:?}"
+                );
+            }
             let e = fs
-                .write_text(&t.clone(), "pwned\n", None, None, &Signal::none())
+                .edit_text(&t, &edit("outside", "pwned"), None, None, &Signal::none())
                 .await
-                .expect_err(what);
-            assert_eq!(e.code(), FsErrorCode::SandboxDenied, "{what}: {e:?}");
-        }
-        let e = fs
-            .edit_text(&t, &edit("outside", "pwned"), None, None, &Signal::none())
-            .await
-            .expect_err("edit");
-        assert_eq!(e.code(), FsErrorCode::SandboxDenied, "{e:?}");
-    });
-    assert_eq!(l.outside(), before);
+                .expect_err("edit");
+            assert_eq!(e.code(), FsErrorCode::SandboxDenied, "{text}: {e:?}");
+        });
+        assert_eq!(l.outside(), before, "{text}: an escape");
+        std::fs::remove_file(l.ws.join("d")).expect("unlink");
+    }
 }
 
 /// Runs the swap race: while two threads write and edit `d/f` through `fs`, another keeps
@@ -268,12 +287,13 @@ fn a_directory_swapped_for_a_link_after_resolution_is_not_followed_out() {
 /// a call is made only when the freshly resolved key lies beneath the workspace (the seed's
 /// fence: check the real path, then open by name). Returns the swaps made, the mutations that
 /// landed and were refused, and whether anything outside changed.
-fn swap_race(fs: Arc<dyn FileSystem>, l: &Arc<Layout>, check: bool) -> (u64, u64, u64, bool) {
+fn swap_race(fs: Arc<dyn FileSystem>, l: &Arc<Layout>, check: bool) -> Race {
     const SWAPS: u64 = 10_000;
     let before = l.outside();
     let ws = l.ws();
     let stop = Arc::new(AtomicBool::new(false));
     let (landed, refused) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let denied = Arc::new(AtomicU64::new(0));
     let swapper = {
         let (l, stop) = (l.clone(), stop.clone());
         std::thread::spawn(move || {
@@ -296,7 +316,7 @@ fn swap_race(fs: Arc<dyn FileSystem>, l: &Arc<Layout>, check: bool) -> (u64, u64
     let workers: Vec<_> = (0..2)
         .map(|i| {
             let (fs, stop, ws) = (fs.clone(), stop.clone(), ws.clone());
-            let (landed, refused) = (landed.clone(), refused.clone());
+            let (landed, refused, denied) = (landed.clone(), refused.clone(), denied.clone());
             std::thread::spawn(move || {
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .build()
@@ -324,6 +344,9 @@ fn swap_race(fs: Arc<dyn FileSystem>, l: &Arc<Layout>, check: bool) -> (u64, u64
                         };
                         match r {
                             Ok(()) => landed.fetch_add(1, Ordering::Relaxed),
+                            Err(e) if e.code() == FsErrorCode::SandboxDenied => {
+                                denied.fetch_add(1, Ordering::Relaxed)
+                            }
                             Err(_) => refused.fetch_add(1, Ordering::Relaxed),
                         };
                     }
@@ -335,20 +358,37 @@ fn swap_race(fs: Arc<dyn FileSystem>, l: &Arc<Layout>, check: bool) -> (u64, u64
     for w in workers {
         w.join().expect("worker");
     }
-    (
+    Race {
         swaps,
-        landed.load(Ordering::Relaxed),
-        refused.load(Ordering::Relaxed),
-        l.outside() != before,
-    )
+        landed: landed.load(Ordering::Relaxed),
+        denied: denied.load(Ordering::Relaxed),
+        refused: refused.load(Ordering::Relaxed),
+        escaped: l.outside() != before,
+    }
 }
 
-/// A layout for the race: `ws/d/f` inside, `ws/x` a link to outside, where a decoy `f` waits.
-fn race_layout() -> Arc<Layout> {
+/// What a swap race saw: swaps made; mutations that landed, were denied by the fence, failed
+/// otherwise (a stale edit, say); whether anything outside changed.
+#[derive(Debug)]
+struct Race {
+    swaps: u64,
+    landed: u64,
+    denied: u64,
+    refused: u64,
+    escaped: bool,
+}
+
+/// A layout for the race: `ws/d/f` inside, `ws/x` a link to outside (absolute, or `../out`),
+/// where a decoy `f` waits.
+fn race_layout(relative: bool) -> Arc<Layout> {
     let l = Layout::new();
     std::fs::create_dir(l.ws.join("d")).expect("mkdir");
     std::fs::write(l.ws.join("d/f"), b"outside\n").expect("write");
-    symlink(&l.out, l.ws.join("x")).expect("link");
+    if relative {
+        symlink("../out", l.ws.join("x")).expect("link");
+    } else {
+        symlink(&l.out, l.ws.join("x")).expect("link");
+    }
     std::fs::write(l.out.join("f"), b"outside\n").expect("decoy");
     Arc::new(l)
 }
@@ -359,30 +399,30 @@ fn race_layout() -> Arc<Layout> {
 /// it looks for.
 #[test]
 fn the_swap_race_never_escapes_the_sandbox_and_does_escape_a_check_then_open_fence() {
-    let l = race_layout();
-    let fs: Arc<dyn FileSystem> = Arc::new(sandbox(&l.ws(), SandboxMode::WorkspaceWrite));
-    let (swaps, landed, refused, escaped) = swap_race(fs, &l, false);
-    eprintln!(
-        "sandbox: swaps {swaps}, mutations landed {landed}, refused {refused}, escaped {escaped}"
-    );
-    assert_eq!(swaps, 10_000);
-    assert!(
-        landed + refused > 100,
-        "too few mutations ran during the race"
-    );
-    assert!(!escaped, "an escape: something outside changed");
+    for relative in [false, true] {
+        let l = race_layout(relative);
+        let fs: Arc<dyn FileSystem> = Arc::new(sandbox(&l.ws(), SandboxMode::WorkspaceWrite));
+        let race = swap_race(fs, &l, false);
+        eprintln!("sandbox, relative link {relative}: {race:?}");
+        assert_eq!(race.swaps, 10_000);
+        // The fence was reached and said no (not merely any error), many times.
+        assert!(race.denied > 50, "{race:?}");
+        assert!(race.landed + race.denied + race.refused > 100, "{race:?}");
+        assert!(
+            !race.escaped,
+            "an escape: something outside changed: {race:?}"
+        );
+    }
 
     // A race is a race: on a loaded machine give the broken fence a few rounds to be caught.
     let escaped = (0..5).any(|round| {
-        let l = race_layout();
+        let l = race_layout(false);
         let local = seam_local::LocalFileSystem::new(
             LocalConfig::new(l.ws()).with_durability(Durability::None),
         );
-        let (swaps, landed, refused, escaped) = swap_race(Arc::new(local), &l, true);
-        eprintln!(
-            "check-then-open, round {round}: swaps {swaps}, mutations landed {landed}, refused {refused}, escaped {escaped}"
-        );
-        escaped
+        let race = swap_race(Arc::new(local), &l, true);
+        eprintln!("check-then-open, round {round}: {race:?}");
+        race.escaped
     });
     assert!(
         escaped,
