@@ -66,7 +66,7 @@ fn the_correct_provider_passes_the_default_run_reaching_every_rule_at_three_seed
         for name in property_names() {
             let p = property(&report, name);
             match name {
-                "sandbox-modes" | "containment" => {
+                "sandbox-modes" | "containment" | "swap-race" => {
                     assert!(matches!(p.status, Status::NotClaimed(_)), "{name}")
                 }
                 // The local provider has no reference to answer like (the sandbox has it).
@@ -74,7 +74,10 @@ fn the_correct_provider_passes_the_default_run_reaching_every_rule_at_three_seed
                 _ => assert_eq!(p.status, Status::Passed, "seed {seed}: {name}"),
             }
             assert!(
-                matches!(name, "sandbox-modes" | "containment" | "differential") || p.checks > 0,
+                matches!(
+                    name,
+                    "sandbox-modes" | "containment" | "swap-race" | "differential"
+                ) || p.checks > 0,
                 "{name} passed without a check"
             );
         }
@@ -237,4 +240,36 @@ fn the_same_seed_shrinks_to_the_same_trace() {
             .steps
     };
     assert_eq!(run(), run());
+}
+
+/// The swap race catches a fence that checks the resolved key and then opens by name (a race,
+/// so a few rounds), beside the real sandbox passing it at the same seed.
+#[test]
+fn the_swap_race_passes_the_sandbox_and_catches_a_check_then_open_fence() {
+    let sandbox = || -> Arc<dyn seam_conformance::Factory> {
+        Arc::new(SandboxFactory(seam::SandboxMode::WorkspaceWrite))
+    };
+    let only = || vec!["swap-race".to_string()];
+    let report = run_suite(sandbox(), &config(SEEDS[0], only()), &mut |_| {}).expect("runs");
+    assert_eq!(
+        property(&report, "swap-race").status,
+        Status::Passed,
+        "{}",
+        report.render()
+    );
+    let caught = (0..3).any(|round| {
+        let broken = Arc::new(FaultyFactory::new(
+            sandbox(),
+            Fault::FenceChecksKeyThenOpensByName,
+        ));
+        let report = run_suite(broken, &config(SEEDS[0], only()), &mut |_| {}).expect("runs");
+        let p = property(&report, "swap-race");
+        println!("round {round}: {:?} {:?}", p.status, p.failure);
+        p.status == Status::Failed
+            && p.failure_kind == Some(seam_conformance::FailureKind::Sandbox)
+            && p.failure
+                .as_deref()
+                .is_some_and(|m| m.contains("an escape during the swap race"))
+    });
+    assert!(caught, "the swap race never caught a check-then-open fence");
 }

@@ -163,6 +163,7 @@ rules! {
     SandboxFullAccess = "sandbox.full-access", SANDBOX, "danger-full-access and a workspace-write root that holds the target allow the mutation";
     SandboxWayOutDenied = "sandbox.way-out-denied", SANDBOX, "under workspace-write a mutation whose path leads out (a link of any kind, `..`, a sibling prefix) is FS_SANDBOX_DENIED and changes nothing anywhere";
     SandboxSwappedLinkDenied = "sandbox.swapped-link-denied", SANDBOX, "a directory swapped for a link to outside after the target was resolved is not followed out";
+    SandboxSwapRace = "sandbox.swap-race", SANDBOX, "writes and edits racing a directory swapped for a link to outside and back never change anything outside";
     SandboxContainedLands = "sandbox.contained-lands", SANDBOX, "a mutation that stays inside the workspace (through links and `..` that stay in) lands where it leads";
     PolicyUnobservedRefused = "policy.unobserved-refused", CORE, "a tool write or edit of an existing file its session has not observed at its current version is refused, the file untouched";
     PolicyOwnersSeparate = "policy.owners-separate", CORE, "what one session observed never authorises another";

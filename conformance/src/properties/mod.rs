@@ -16,6 +16,7 @@ pub mod races;
 pub mod sandbox;
 pub mod sequences;
 pub mod staging;
+pub mod swap_race;
 
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind, fail};
@@ -141,6 +142,7 @@ pub fn registry() -> Vec<Arc<dyn Property>> {
         Arc::new(permissions::PermissionDenied),
         Arc::new(sandbox::SandboxModes),
         Arc::new(containment::Containment),
+        Arc::new(swap_race::SwapRace),
         Arc::new(sequences::Sequences),
         Arc::new(policy::Policy),
         Arc::new(differential::Differential),
