@@ -118,8 +118,8 @@ impl Property for SwapRace {
                 };
                 let mut n = 0u64;
                 while !stop.load(Ordering::SeqCst) {
-                    if n % 2 == 0 {
-                        let text = if n % 4 == 0 {
+                    if n.is_multiple_of(2) {
+                        let text = if n.is_multiple_of(4) {
                             format!("{root}/out")
                         } else {
                             "../out".to_string()
