@@ -161,12 +161,23 @@ fn layout(root: &str) -> Vec<WorldEffect> {
     ]
 }
 
-/// Everything outside the workspace.
-fn outside(world: &BTreeMap<String, SnapEntry>) -> BTreeMap<&String, &SnapEntry> {
+/// Everything outside the workspace (`ws/`) of a case.
+pub(super) fn outside(world: &BTreeMap<String, SnapEntry>) -> BTreeMap<&String, &SnapEntry> {
     world
         .iter()
         .filter(|(k, _)| *k != "ws" && !k.starts_with("ws/"))
         .collect()
+}
+
+/// Whether a property that attacks the fence applies: it needs sandbox modes and links.
+pub(super) fn fenced_with_links(cx: &Context) -> Result<(), String> {
+    if cx.caps.sandbox_modes && cx.caps.symlinks {
+        Ok(())
+    } else if cx.caps.sandbox_modes {
+        Err("not claimed (symlinks)".into())
+    } else {
+        Err("not claimed (sandbox_modes)".into())
+    }
 }
 
 impl Property for Containment {
@@ -179,13 +190,7 @@ impl Property for Containment {
     }
 
     fn applies(&self, cx: &Context) -> Result<(), String> {
-        if cx.caps.sandbox_modes && cx.caps.symlinks {
-            Ok(())
-        } else if cx.caps.sandbox_modes {
-            Err("not claimed (symlinks)".into())
-        } else {
-            Err("not claimed (sandbox_modes)".into())
-        }
+        fenced_with_links(cx)
     }
 
     fn core(&self) -> bool {

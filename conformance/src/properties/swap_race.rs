@@ -24,10 +24,10 @@ pub struct SwapRace;
 /// Mutations per run; the swapping goes on until they are done.
 pub const MUTATIONS: u64 = 1_500;
 
+/// Everything outside the workspace, owned (the snapshot it came from is gone by the check).
 fn outside(world: &BTreeMap<String, SnapEntry>) -> BTreeMap<String, SnapEntry> {
-    world
-        .iter()
-        .filter(|(k, _)| *k != "ws" && !k.starts_with("ws/"))
+    super::containment::outside(world)
+        .into_iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
@@ -42,13 +42,7 @@ impl Property for SwapRace {
     }
 
     fn applies(&self, cx: &Context) -> Result<(), String> {
-        if cx.caps.sandbox_modes && cx.caps.symlinks {
-            Ok(())
-        } else if cx.caps.sandbox_modes {
-            Err("not claimed (symlinks)".into())
-        } else {
-            Err("not claimed (sandbox_modes)".into())
-        }
+        super::containment::fenced_with_links(cx)
     }
 
     fn core(&self) -> bool {
