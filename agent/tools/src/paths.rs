@@ -7,7 +7,7 @@
 //!   directory its fence is drawn around.
 
 use crate::exec::Exec;
-use seam::{FsError, FsTarget, ResolveOptions};
+use seam::{FsError, FsInfo, FsKind, FsObservation, FsTarget, ResolveOptions, Verb};
 
 /// Whether `path` has a `..` component (either separator).
 fn has_parent_segment(path: &str) -> bool {
@@ -41,6 +41,24 @@ pub(crate) async fn resolve(exec: &Exec, path: &str, mutation: bool) -> Result<F
             &exec.signal,
         )
         .await
+}
+
+/// The one `stat` a reading tool makes: a regular file's facts, or — for nothing there — the
+/// absence recorded with the gate before `FS_NOT_FOUND` (so a later write may create the file),
+/// or `FS_NOT_REGULAR_FILE`.
+pub(crate) async fn stat_regular(exec: &Exec, target: &FsTarget) -> Result<FsInfo, FsError> {
+    let display = &target.display_path;
+    match exec.fs.stat(target, &exec.signal).await? {
+        None => {
+            exec.gate
+                .observed(target, &FsObservation::Absent, exec.actor());
+            Err(FsError::not_found(Verb::Read, display))
+        }
+        Some(info) if info.kind != FsKind::File => {
+            Err(FsError::not_regular_file(Verb::Read, display))
+        }
+        Some(info) => Ok(info),
+    }
 }
 
 #[cfg(test)]

@@ -12,11 +12,11 @@ use crate::args::Args;
 use crate::config::ReadConfig;
 use crate::exec::Exec;
 use crate::output::{ContentBlock, ToolError, ToolOutput, ToolResult};
-use crate::paths::resolve;
+use crate::paths::{resolve, stat_regular};
 use crate::read_render::render_read;
 use crate::tool::{PromptSection, Tool};
 use crate::window::{WindowSpec, Windower};
-use seam::{FsError, FsErrorCode, FsKind, FsObservation, TextStream};
+use seam::{FsError, FsErrorCode, FsObservation, TextStream};
 use serde_json::{Value, json};
 
 /// The read tool's system-prompt guidance.
@@ -102,25 +102,7 @@ impl Tool for ReadTool {
 
         let target = resolve(exec, path, false).await?;
         let display = &target.display_path;
-        let info = match exec.fs.stat(&target, &exec.signal).await? {
-            Some(info) => info,
-            None => {
-                exec.gate
-                    .observed(&target, &FsObservation::Absent, exec.actor());
-                return Err(FsError::new(
-                    FsErrorCode::NotFound,
-                    format!("cannot read \"{display}\": not found"),
-                )
-                .into());
-            }
-        };
-        if info.kind != FsKind::File {
-            return Err(FsError::new(
-                FsErrorCode::NotRegularFile,
-                format!("cannot read \"{display}\": not a regular file"),
-            )
-            .into());
-        }
+        let info = stat_regular(exec, &target).await?;
 
         let mut windower = Windower::new(WindowSpec {
             offset,

@@ -10,10 +10,10 @@ use crate::args::Args;
 use crate::exec::Exec;
 use crate::image_format::{ImageType, extension};
 use crate::output::{ContentBlock, ErrorCode, ToolError, ToolOutput, ToolResult};
-use crate::paths::resolve;
+use crate::paths::{resolve, stat_regular};
 use crate::tool::{PromptSection, Tool};
 use base64::Engine as _;
-use seam::{FsError, FsErrorCode, FsKind, FsObservation};
+use seam::{FsError, FsErrorCode, FsObservation};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -108,25 +108,7 @@ impl Tool for ReadImageTool {
 
         let target = resolve(exec, path, false).await?;
         let display = &target.display_path;
-        let info = match exec.fs.stat(&target, &exec.signal).await? {
-            Some(info) => info,
-            None => {
-                exec.gate
-                    .observed(&target, &FsObservation::Absent, exec.actor());
-                return Err(FsError::new(
-                    FsErrorCode::NotFound,
-                    format!("cannot read \"{display}\": not found"),
-                )
-                .into());
-            }
-        };
-        if info.kind != FsKind::File {
-            return Err(FsError::new(
-                FsErrorCode::NotRegularFile,
-                format!("cannot read \"{display}\": not a regular file"),
-            )
-            .into());
-        }
+        let info = stat_regular(exec, &target).await?;
         let cap = self.sink.max_bytes();
         if let Some(size) = info.size
             && size > cap
