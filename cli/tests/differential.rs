@@ -105,3 +105,21 @@ fn without_a_reference_the_differential_property_says_it_did_not_run() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A departure from the model on either side is that side's failure, named, not a divergence.
+#[test]
+fn a_side_that_departs_from_the_model_is_named() {
+    let broken = Arc::new(FaultyFactory::new(
+        Arc::new(LocalFactory),
+        Fault::LocaleOrderedListing,
+    ));
+    let report = run(broken, SEEDS[0], MessageCheck::Exact);
+    let d = property(&report, "differential");
+    assert_eq!(d.status, Status::Failed, "{}", report.render());
+    assert_eq!(d.failure_kind, Some(FailureKind::Outcome));
+    let message = d.failure.clone().unwrap_or_default();
+    assert!(
+        message.contains("local+locale-ordered-listing departs from the model: listing order"),
+        "{message}"
+    );
+}
