@@ -3,7 +3,7 @@
 //! owner number. `seam check` hands it to the suite's `policy` property; the suite itself never
 //! names the tools or the policy.
 
-use seam::{FileSystem, FsErrorCode, Gate};
+use seam::{FileSystem, FsErrorCode, Gate, SandboxMode, SandboxPolicy};
 use seam_conformance::{Agent, AgentError, AgentFactory};
 use seam_policy::{ObservationPolicy, Owner};
 use seam_tools::{Exec, ToolError, Toolset};
@@ -47,6 +47,11 @@ fn agent_error(e: ToolError) -> AgentError {
 impl ToolAgent {
     /// The tools over `fs` under `gate`, relative paths resolved against `cwd`. A composition
     /// with a gate of its own (another policy) is checked by the suite through this.
+    ///
+    /// Over a fencing provider every session's mutations carry `workspace-write` on `cwd` as
+    /// their sandbox policy, as a harness gives its session one: the suite's agent surface is
+    /// about the tools and the policy, and a read-only deployment would refuse them all (the
+    /// fence itself is judged by the suite's sequences).
     pub fn new(fs: Arc<dyn FileSystem>, cwd: &str, gate: Arc<dyn Gate>) -> Self {
         Self {
             tools: Toolset::builder(fs.as_ref()).build(),
@@ -65,10 +70,18 @@ impl ToolAgent {
             .entry(owner)
             .or_default()
             .clone();
-        Exec::new(self.fs.clone())
+        let exec = Exec::new(self.fs.clone())
             .with_gate(self.policy.clone())
             .with_actor(session)
-            .with_cwd(self.cwd.clone())
+            .with_cwd(self.cwd.clone());
+        if self.fs.sandbox_mode().is_some() {
+            exec.with_sandbox(SandboxPolicy {
+                mode: SandboxMode::WorkspaceWrite,
+                workspace_root: self.cwd.clone(),
+            })
+        } else {
+            exec
+        }
     }
 
     async fn call(&self, tool: &str, owner: u8, args: Value) -> Result<(), AgentError> {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 /// Every provider `seam check` runs when none is named.
 pub const SHIPPED: &[&str] = &[
     "local",
+    "sandbox:read-only",
     "sandbox:workspace-write",
     "sandbox:danger-full-access",
 ];
@@ -75,9 +76,8 @@ fn case_root(options: &CaseOptions) -> Result<(tempfile::TempDir, DiskWorld, Loc
 }
 
 /// The sandbox provider in one mode, its workspace the case's directory and no other writable
-/// root (so that "outside" means outside the case). `read-only` is not offered: the reference
-/// model does not know containment yet, so every generated mutation would disagree with it; the
-/// read-only fence is checked by the `sandbox-modes` property under the other two.
+/// root (so that "outside" means outside the case, and the model's one writable root is the
+/// only one).
 #[derive(Clone, Copy, Debug)]
 pub struct SandboxFactory(pub SandboxMode);
 
@@ -110,12 +110,9 @@ fn sandbox_mode(name: &str) -> Result<Option<SandboxMode>, String> {
         return Ok(None);
     };
     match SandboxMode::from_name(mode) {
-        Some(SandboxMode::ReadOnly) => Err(
-            "sandbox:read-only cannot be checked yet: the reference model does not know containment, so every generated mutation would disagree with it (the read-only fence is checked by sandbox-modes under the other modes)".into(),
-        ),
         Some(m) => Ok(Some(m)),
         None => Err(format!(
-            "unknown sandbox mode {mode:?} (workspace-write, danger-full-access)"
+            "unknown sandbox mode {mode:?} (read-only, workspace-write, danger-full-access)"
         )),
     }
 }
@@ -135,9 +132,11 @@ pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
 }
 
 /// The provider a shipped one must answer exactly like, step by step (the `differential`
-/// property): the sandbox, in either mode `seam check` gates, against the local provider it
-/// wraps — everything the suite generates stays beneath the case's directory, so the fence
-/// never refuses and the answers must be the local provider's.
+/// property): the sandbox, in every mode, against the local provider it wraps. The comparison
+/// draws no per-call policies: everything it generates stays beneath the case's directory, so
+/// under `workspace-write` and `danger-full-access` the fence never refuses, and under a
+/// read-only deployment every mutation carries `workspace-write` on the case's directory (the
+/// fence itself is judged against the model by `sequences`).
 pub fn reference(name: &str) -> Option<Arc<dyn Factory>> {
     name.starts_with("sandbox:")
         .then(|| Arc::new(LocalFactory) as Arc<dyn Factory>)

@@ -162,7 +162,6 @@ fn usage_errors_are_one_line_and_exit_2() {
         &["frobnicate"],
         &["replay"],
         &["check", "--call-timeout", "-1"],
-        &["check", "--provider", "sandbox:read-only"],
         &["check", "--provider", "sandbox:nowhere"],
     ];
     for args in cases {

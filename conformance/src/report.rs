@@ -574,6 +574,7 @@ mod tests {
                 caps,
                 fifos: true,
                 diff_limit: limit,
+                policies: crate::generate::Policies::None,
             });
             assert_eq!(
                 skipped

@@ -165,6 +165,11 @@ rules! {
     SandboxSwappedLinkDenied = "sandbox.swapped-link-denied", SANDBOX, "a directory swapped for a link to outside after the target was resolved is not followed out";
     SandboxSwapRace = "sandbox.swap-race", SANDBOX, "writes and edits racing a directory swapped for a link to outside and back never change anything outside";
     SandboxContainedLands = "sandbox.contained-lands", SANDBOX, "a mutation that stays inside the workspace (through links and `..` that stay in) lands where it leads";
+    FenceCallOverrides = "fence.call-overrides", SANDBOX, "a call's own policy decides over the deployment's default: it denies what the default lets through, or lets through what the default denies";
+    FenceOutsideDenied = "fence.outside-denied", SANDBOX, "under workspace-write a target whose real path is outside the call's workspace is FS_SANDBOX_DENIED and changes nothing anywhere";
+    FenceLeavesDenied = "fence.leaves-denied", SANDBOX, "a target beneath the workspace whose path leads out when the mutation looks at it (a dangling link pointing out, a directory swapped for a link to outside after resolution) is FS_SANDBOX_DENIED, never followed out";
+    FenceNoRootDenied = "fence.no-root-denied", SANDBOX, "a workspace that does not exist matches nothing: a workspace-write mutation under it is FS_SANDBOX_DENIED";
+    FenceBeneathAllowed = "fence.beneath-allowed", SANDBOX, "a mutation beneath a workspace below the test root lands where it leads, everything beside the workspace unchanged";
     PolicyUnobservedRefused = "policy.unobserved-refused", CORE, "a tool write or edit of an existing file its session has not observed at its current version is refused, the file untouched";
     PolicyOwnersSeparate = "policy.owners-separate", CORE, "what one session observed never authorises another";
     PolicyStaleUnchanged = "policy.stale-unchanged", CORE, "a stale tool write or edit leaves the file as it was";

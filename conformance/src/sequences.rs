@@ -8,7 +8,8 @@ use crate::agent::AgentFactory;
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind};
 use crate::generate::{
-    GenConfig, GenState, agent_opening, agent_step_strategy, apply_hint, opening, step_strategy,
+    GenConfig, GenState, Policies, agent_opening, agent_step_strategy, apply_hint, let_through,
+    let_through_one, opening, step_strategy,
 };
 use crate::harness::{Harness, HarnessConfig, MessageCheck, StepRecord};
 use crate::stats::Stats;
@@ -17,6 +18,7 @@ use crate::watch::Monitor;
 use proptest::strategy::{BoxedStrategy, Strategy};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use proptest_state_machine::strategy::Sequential;
+use seam::SandboxMode;
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -195,6 +197,17 @@ pub(crate) fn run_watched(
     Ok((records, harness.stats))
 }
 
+/// The per-call policies a run's mutations carry: drawn for a fencing backend, except in a run
+/// about something else (a comparison with a reference that does not fence, the agent surface),
+/// where only a read-only deployment needs every call let through on the test root.
+fn policies_for(fences: bool, deployment: Option<SandboxMode>, about_else: bool) -> Policies {
+    match (fences, deployment) {
+        (true, Some(SandboxMode::ReadOnly)) if about_else => Policies::CaseRoot,
+        (true, Some(mode)) if !about_else => Policies::Drawn(mode),
+        _ => Policies::None,
+    }
+}
+
 /// One case: against `factory` alone, or — with a `reference` — against both, the step records
 /// compared in normal form ([`StepRecord::normal`]); the first step they answer differently
 /// fails as [`FailureKind::Differential`]. A departure from the model on either side is that
@@ -317,10 +330,16 @@ pub(crate) fn run_sequences_watched(
             first,
         ))
         .map_err(|e| Failure::new(FailureKind::Setup, format!("cannot make a subject: {e}")))?;
+    let caps = probe.fs.capabilities();
     let gen_config = GenConfig {
-        caps: probe.fs.capabilities(),
+        caps,
         fifos: probe.world.supports_fifos(),
         diff_limit: probe.diff_basis_max_bytes,
+        policies: policies_for(
+            caps.sandbox_modes,
+            probe.fs.sandbox_mode(),
+            reference.is_some() || agent.is_some(),
+        ),
     };
     drop(probe);
 
@@ -338,15 +357,19 @@ pub(crate) fn run_sequences_watched(
             } else {
                 opening(&opening_config)
             };
-            plan.prop_map(GenState::with_plan).boxed()
+            let c = opening_config.clone();
+            plan.prop_map(move |p| GenState::with_plan(let_through(&c, p)))
+                .boxed()
         },
         |_: &GenState, _: &Step| true,
         move |state: &GenState| -> BoxedStrategy<Step> {
-            if agent_mode {
+            let policies = gen_config.policies;
+            let step = if agent_mode {
                 agent_step_strategy(&gen_config, state)
             } else {
                 step_strategy(&gen_config, state)
-            }
+            };
+            step.prop_map(move |s| let_through_one(policies, s)).boxed()
         },
         apply_hint,
     );

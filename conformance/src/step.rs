@@ -4,7 +4,7 @@
 //! (`{root}/d/a`) that is replaced by the root's display path when the step runs, so a trace
 //! replays against any provider in any directory.
 
-use seam::CancelPoint;
+use seam::{CancelPoint, SandboxMode};
 use seam_model::{Competitor, WorldOp};
 use serde::{Deserialize, Serialize};
 
@@ -235,6 +235,27 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// The per-call sandbox policy of a mutation step (read by a fencing backend, ignored by any
+/// other): a mode and the workspace root, spelled like a step's path (`{root}/d`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallSandbox {
+    /// The call's mode.
+    pub mode: SandboxMode,
+    /// The call's workspace root.
+    pub workspace: String,
+}
+
+impl CallSandbox {
+    /// `workspace-write` on the test root: what a property about mutation mechanics asks for,
+    /// so that a read-only deployment's fence does not hide them.
+    pub fn case_root() -> Self {
+        CallSandbox {
+            mode: SandboxMode::WorkspaceWrite,
+            workspace: ROOT_TOKEN.to_string(),
+        }
+    }
+}
+
 /// One step: an operation and what interferes with it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {
@@ -249,6 +270,9 @@ pub struct Step {
     /// under it. (With no earlier resolution of the spelling, it is resolved now.)
     #[serde(default, skip_serializing_if = "is_false")]
     pub reuse: bool,
+    /// The per-call sandbox policy of a mutation (`None`: the deployment's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<CallSandbox>,
 }
 
 impl Step {
@@ -258,7 +282,14 @@ impl Step {
             op,
             interfere: Interfere::None,
             reuse: false,
+            sandbox: None,
         }
+    }
+
+    /// The same step, under a per-call sandbox policy.
+    pub fn fenced(mut self, sandbox: CallSandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
     }
 
     /// The same step, on a target resolved earlier.
@@ -336,6 +367,10 @@ pub fn describe(step: &Step) -> String {
     } else {
         op
     };
+    let op = match &step.sandbox {
+        Some(s) => format!("{op} under {} on {:?}", s.mode.as_str(), s.workspace),
+        None => op,
+    };
     match &step.interfere {
         Interfere::None => op,
         other => format!("{op} [{other:?}]"),
@@ -395,6 +430,7 @@ mod tests {
             },
             interfere: Interfere::CancelAt(CancelPoint::Staged),
             reuse: true,
+            sandbox: None,
         };
         let json = serde_json::to_string(&step).expect("json");
         assert_eq!(
@@ -409,5 +445,23 @@ mod tests {
             r#"{"op":"stat","path":"a"}"#
         );
         assert_eq!(render_path("{root}/a", "/tmp/x"), "/tmp/x/a");
+        let fenced = Step::plain(Op::Edit {
+            path: "d/a".into(),
+            old: "a".into(),
+            new: "b".into(),
+            replace_all: false,
+            guard: None,
+        })
+        .fenced(CallSandbox {
+            mode: SandboxMode::WorkspaceWrite,
+            workspace: "{root}/d".into(),
+        });
+        let json = serde_json::to_string(&fenced).expect("json");
+        assert!(
+            json.ends_with(r#""sandbox":{"mode":"workspace-write","workspace":"{root}/d"}}"#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<Step>(&json).expect("parse"), fenced);
+        assert!(describe(&fenced).ends_with(r#"under workspace-write on "{root}/d""#));
     }
 }

@@ -244,6 +244,7 @@ pub fn run_suite(
         caps,
         fifos,
         diff_limit,
+        policies: crate::generate::Policies::None,
     };
     let skipped: Vec<Skipped> = if sequences_ran {
         skipped_steps(&gen_config)

@@ -19,8 +19,12 @@
 //! * the write guard matrix and the edit rules, including byte-faithful replacement;
 //! * versions: a fresh number on every change of a file, link or other object; directories carry
 //!   two counters (entries changed / touched by a mutation) because backends may legitimately
-//!   differ on whether an in-place rewrite of a child touches the directory.
+//!   differ on whether an in-place rewrite of a child touches the directory;
+//! * the sandbox fence of a backend that claims sandbox modes: the call's policy over the
+//!   deployment default, the writable root by its real path, and containment decided by a walk
+//!   beneath the root that may not leave it (`..` above it, a link that leads out).
 
+mod beneath;
 mod edit;
 mod model;
 mod observation;
@@ -32,8 +36,8 @@ mod world;
 
 pub use edit::{EditError, EditResult, apply_literal_edit};
 pub use model::{
-    EditOutcomeModel, Entry, Guard, Info, Interference, Model, ModelConfig, ModelError,
-    MutationResult, PathInfo, Resolved, Version, WriteResult,
+    CallFence, EditOutcomeModel, Entry, FenceCase, FenceVerdict, Guard, Info, Interference, Model,
+    ModelConfig, ModelError, MutationResult, PathInfo, Resolved, Version, WriteResult,
 };
 pub use observation::{Observations, Seen};
 pub use path::Key;

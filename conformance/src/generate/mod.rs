@@ -5,6 +5,7 @@
 
 mod agent;
 mod alphabet;
+mod fence;
 mod hints;
 mod openings;
 
@@ -13,6 +14,8 @@ pub use alphabet::text_corpus;
 pub(crate) use alphabet::{
     binary_corpus, diff_limit_generated, edge_texts, late_invalid, longest_name,
 };
+pub use fence::Policies;
+pub(crate) use fence::{let_through, let_through_one};
 pub use hints::{GenState, Hints, apply_hint};
 pub(crate) use openings::opening;
 
@@ -32,6 +35,8 @@ pub struct GenConfig {
     pub fifos: bool,
     /// The backend's diff-basis limit.
     pub diff_limit: u64,
+    /// The per-call sandbox policies mutations carry.
+    pub policies: Policies,
 }
 
 const OLD_STRINGS: &[&str] = &[
@@ -354,6 +359,7 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
                 reuse: reuse && op.takes_target(),
                 op,
                 interfere,
+                sandbox: None,
             })
             .boxed()
     };
@@ -386,8 +392,15 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
         ));
     }
     let write_path = proptest::strategy::Union::new_weighted(write_paths);
-    let write = (write_path, content(config), write_guard, reuse())
-        .prop_flat_map(move |(path, content, guard, reuse)| {
+    let policies = config.policies;
+    let write = (
+        write_path,
+        content(config),
+        write_guard,
+        reuse(),
+        fence::call_sandbox(policies),
+    )
+        .prop_flat_map(move |(path, content, guard, reuse, sandbox)| {
             // A competitor only matters where nothing was there to replace.
             let competitors = !matches!(guard, WriteGuard::ReplaceIfVersion(_));
             mutation_interference(caps, competitors).prop_map(move |interfere| Step {
@@ -398,6 +411,7 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
                 },
                 interfere,
                 reuse,
+                sandbox: sandbox.clone(),
             })
         })
         .boxed();
@@ -410,9 +424,10 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
         prop::option::weighted(0.25, version_ref()),
         mutation_interference(caps, false),
         reuse(),
+        fence::call_sandbox(policies),
     )
         .prop_map(
-            |(path, old, new, replace_all, guard, interfere, reuse)| Step {
+            |(path, old, new, replace_all, guard, interfere, reuse, sandbox)| Step {
                 op: Op::Edit {
                     path,
                     old,
@@ -422,6 +437,7 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
                 },
                 interfere,
                 reuse,
+                sandbox,
             },
         )
         .boxed();

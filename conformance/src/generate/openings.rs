@@ -429,5 +429,9 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                 .boxed(),
         ));
     }
+    if let super::Policies::Drawn(_) = config.policies {
+        // A fencing backend: the fence's attack layout.
+        recipes.push((4, super::fence::attack()));
+    }
     proptest::strategy::Union::new_weighted(recipes).boxed()
 }

@@ -44,6 +44,7 @@ impl Harness {
                 let Some((t, _)) = self.target_of(step, &path, rec).await? else {
                     return Ok(());
                 };
+                let policy = self.policy_of(step);
                 match op {
                     Op::Stat { .. } => (
                         Verb::Stat,
@@ -88,7 +89,7 @@ impl Harness {
                         Verb::Write,
                         Rule::CancelWrite,
                         self.fs
-                            .write_text(&t, content, None, None, &cancelled)
+                            .write_text(&t, content, None, policy.as_ref(), &cancelled)
                             .await
                             .map(|_| ()),
                     ),
@@ -107,7 +108,7 @@ impl Harness {
                             Verb::Edit,
                             Rule::CancelEdit,
                             self.fs
-                                .edit_text(&t, &request, None, None, &cancelled)
+                                .edit_text(&t, &request, None, policy.as_ref(), &cancelled)
                                 .await
                                 .map(|_| ()),
                         )

@@ -14,6 +14,7 @@ mod agent_ops;
 mod cancel;
 mod classify;
 mod facts;
+mod fence;
 mod laws;
 mod mutations;
 mod ops;
@@ -214,6 +215,7 @@ impl Harness {
         let model = Model::new(ModelConfig {
             root: root.clone(),
             diff_basis_max_bytes: subject.diff_basis_max_bytes,
+            fence: subject.fs.sandbox_mode(),
         });
         Self {
             fs: subject.fs,

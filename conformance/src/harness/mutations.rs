@@ -8,7 +8,7 @@ use crate::failure::{Check, FailureKind, fail};
 use crate::rules::Rule;
 use crate::step::{Step, WriteGuard};
 use seam::{EditRequest, FsTarget, FsVersion, Signal, WriteIntent};
-use seam_model::Guard;
+use seam_model::{Guard, MutationResult};
 
 impl Harness {
     pub(super) async fn write_step(
@@ -38,13 +38,21 @@ impl Harness {
         };
         let interference = interference(&step.interfere);
         let before = self.write_situation(&r, content);
-        let result = self
-            .model
-            .write_target(&r, content, model_guard, &interference);
+        let (policy, fence) = self.fence_of(step, &r);
+        let result = match &fence.denial {
+            // Denied before anything else: no competitor is placed, no point is reached.
+            Some(denied) => MutationResult {
+                outcome: Err(denied.clone()),
+                competitor: None,
+            },
+            None => self
+                .model
+                .write_target(&r, content, model_guard, &interference),
+        };
         let (signal, log) = self.probe(&step.interfere, result.competitor.clone());
         let actual = self
             .fs
-            .write_text(&t, content, intent.as_ref(), None, &signal)
+            .write_text(&t, content, intent.as_ref(), policy.as_ref(), &signal)
             .await;
         self.epoch += 1;
         self.stats.op_committed(actual.is_ok());
@@ -78,7 +86,10 @@ impl Harness {
         if let Ok(out) = &actual {
             self.fresh_stat(&t, &out.version).await?;
         }
-        self.classify_write(&before, guard, &step.interfere, &result);
+        self.classify_fence(&r, step, &fence);
+        if fence.denial.is_none() {
+            self.classify_write(&before, guard, &step.interfere, &result);
+        }
         let real = self.real(&r);
         self.outcome(&result.outcome, &actual, |h, m, a| {
             same(
@@ -118,18 +129,28 @@ impl Harness {
         };
         let interference = interference(&step.interfere);
         let before = self.edit_situation(&r, request, model_guard);
-        let expected = self.model.edit_target(
-            &r,
-            &request.old_string,
-            &request.new_string,
-            request.replace_all,
-            model_guard,
-            &interference,
-        );
+        let (policy, fence) = self.fence_of(step, &r);
+        let expected = match &fence.denial {
+            Some(denied) => Err(denied.clone()),
+            None => self.model.edit_target(
+                &r,
+                &request.old_string,
+                &request.new_string,
+                request.replace_all,
+                model_guard,
+                &interference,
+            ),
+        };
         let (signal, log) = self.probe(&step.interfere, None);
         let actual = self
             .fs
-            .edit_text(&t, request, expected_version.as_ref(), None, &signal)
+            .edit_text(
+                &t,
+                request,
+                expected_version.as_ref(),
+                policy.as_ref(),
+                &signal,
+            )
             .await;
         self.epoch += 1;
         self.stats.op_committed(actual.is_ok());
@@ -156,7 +177,10 @@ impl Harness {
         if let Ok(out) = &actual {
             self.fresh_stat(&t, &out.version).await?;
         }
-        self.classify_edit(&before, &step.interfere, &expected);
+        self.classify_fence(&r, step, &fence);
+        if fence.denial.is_none() {
+            self.classify_edit(&before, &step.interfere, &expected);
+        }
         let real = self.real(&r);
         self.outcome(&expected, &actual, |h, m, a| {
             same(FailureKind::Outcome, "before", &m.1, &a.before)?;

@@ -101,6 +101,7 @@ impl Property for Claims {
         stats.rule(Rule::ClaimReadBytes);
 
         // Checkpoints: shown in order when claimed, never when not; staging paths likewise.
+        let through = super::let_through(fs.as_ref(), &root);
         for (path, edit) in [("new", false), ("old", true)] {
             let shown: Shown = Arc::default();
             let record = shown.clone();
@@ -129,9 +130,11 @@ impl Property for Claims {
                         new_string: "two".into(),
                         replace_all: false,
                     };
-                    fs.edit_text(&t, &e, None, None, &signal).await.map(|_| ())
+                    fs.edit_text(&t, &e, None, through.as_ref(), &signal)
+                        .await
+                        .map(|_| ())
                 } else {
-                    fs.write_text(&t, "content\n", None, None, &signal)
+                    fs.write_text(&t, "content\n", None, through.as_ref(), &signal)
                         .await
                         .map(|_| ())
                 }

@@ -90,6 +90,8 @@ pub async fn run_cases(
     let mut out = Vec::with_capacity(cases.len());
     let opts = ResolveOptions { cwd: Some(root) };
     let none = Signal::none();
+    let through = super::let_through(fs, root);
+    let through = through.as_ref();
     for case in cases {
         let result: Result<(), seam::FsError> = async {
             if case.op == PermissionOp::Lstat {
@@ -109,14 +111,17 @@ pub async fn run_cases(
                 }
                 PermissionOp::ReadBytes => fs.read_bytes(&t, 1 << 20, &none).await.map(|_| ()),
                 PermissionOp::ListDir => fs.list_dir(&t, &none).await.map(|_| ()),
-                PermissionOp::Write => fs.write_text(&t, "x", None, None, &none).await.map(|_| ()),
+                PermissionOp::Write => fs
+                    .write_text(&t, "x", None, through, &none)
+                    .await
+                    .map(|_| ()),
                 PermissionOp::Edit => {
                     let e = EditRequest {
                         old_string: "s".into(),
                         new_string: "t".into(),
                         replace_all: false,
                     };
-                    fs.edit_text(&t, &e, None, None, &none).await.map(|_| ())
+                    fs.edit_text(&t, &e, None, through, &none).await.map(|_| ())
                 }
             }
         }

@@ -66,6 +66,7 @@ fn round(
             .map_err(setup)?;
     }
     let opts = ResolveOptions { cwd: Some(&root) };
+    let through = super::let_through(fs.as_ref(), &root);
     let target = rt
         .block_on(fs.resolve("a", opts, &Signal::none()))
         .map_err(|e| fail(FailureKind::Outcome, e.message()))?;
@@ -84,6 +85,7 @@ fn round(
                 let target = target.clone();
                 let version = version.clone();
                 let barrier = barrier.clone();
+                let through = through.clone();
                 s.spawn(move || {
                     let rt = tokio::runtime::Builder::new_current_thread()
                         .build()
@@ -97,7 +99,7 @@ fn round(
                                     &target,
                                     &content,
                                     Some(&WriteIntent::CreateIfAbsent),
-                                    None,
+                                    through.as_ref(),
                                     &Signal::none(),
                                 )
                                 .await
@@ -107,7 +109,7 @@ fn round(
                                     &target,
                                     &content,
                                     Some(&WriteIntent::ReplaceIfVersion { version: v.clone() }),
-                                    None,
+                                    through.as_ref(),
                                     &Signal::none(),
                                 )
                                 .await
@@ -118,9 +120,15 @@ fn round(
                                     new_string: format!("racer {i}"),
                                     replace_all: false,
                                 };
-                                fs.edit_text(&target, &e, Some(v), None, &Signal::none())
-                                    .await
-                                    .map(|_| content.clone())
+                                fs.edit_text(
+                                    &target,
+                                    &e,
+                                    Some(v),
+                                    through.as_ref(),
+                                    &Signal::none(),
+                                )
+                                .await
+                                .map(|_| content.clone())
                             }
                         }
                     })

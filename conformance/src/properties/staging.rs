@@ -163,6 +163,7 @@ fn private(cx: &Context, out: &mut Run) -> Result<(), Failure> {
         })
         .map_err(setup)?;
     let opts = ResolveOptions { cwd: Some(&root) };
+    let through = super::let_through(fs.as_ref(), &root);
     for (path, edit) in [
         ("old", true),
         ("old", false),
@@ -178,9 +179,11 @@ fn private(cx: &Context, out: &mut Run) -> Result<(), Failure> {
                     new_string: "two".into(),
                     replace_all: false,
                 };
-                fs.edit_text(&t, &e, None, None, &signal).await.map(|_| ())
+                fs.edit_text(&t, &e, None, through.as_ref(), &signal)
+                    .await
+                    .map(|_| ())
             } else {
-                fs.write_text(&t, "content\n", None, None, &signal)
+                fs.write_text(&t, "content\n", None, through.as_ref(), &signal)
                     .await
                     .map(|_| ())
             }
@@ -237,9 +240,10 @@ fn staged_paths(rt: &Runtime, subject: &Subject) -> (Vec<String>, Result<(), sea
     let (signal, seen) = recording_signal(&root);
     let fs: Arc<dyn FileSystem> = subject.fs.clone();
     let opts = ResolveOptions { cwd: Some(&root) };
+    let through = super::let_through(fs.as_ref(), &root);
     let outcome = rt.block_on(async {
         let t = fs.resolve("a", opts, &Signal::none()).await?;
-        fs.write_text(&t, "mine\n", None, None, &signal)
+        fs.write_text(&t, "mine\n", None, through.as_ref(), &signal)
             .await
             .map(|_| ())
     });

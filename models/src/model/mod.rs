@@ -1,12 +1,13 @@
 //! The model's operations: what every call of the contract must return, and how the world
 //! changes. One file per job: path resolution and metadata (`resolve`), reads and listings
-//! (`read`), writes (`write`), edits (`edit_op`).
+//! (`read`), writes (`write`), edits (`edit_op`), the sandbox fence (`fence`).
 //!
 //! Every operation comes in two shapes: on a path (resolve, then the operation) and on a
 //! [`Resolved`] target obtained earlier — the contract says a target stays usable after the world
 //! changed under it, and the operation sees whatever is at its key *now*.
 
 mod edit_op;
+mod fence;
 mod read;
 mod resolve;
 mod write;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub use edit_op::EditOutcomeModel;
+pub use fence::{CallFence, FenceCase, FenceVerdict};
 
 /// How the model is set up for one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,14 +29,18 @@ pub struct ModelConfig {
     pub root: String,
     /// The provider's exclusive byte limit on each side of an overwrite's diff basis.
     pub diff_basis_max_bytes: u64,
+    /// The deployment's default sandbox mode, for a backend that fences (its workspace is the
+    /// test root, and no other writable root lies inside it); `None` for one that does not.
+    pub fence: Option<seam::SandboxMode>,
 }
 
 impl ModelConfig {
-    /// A configuration with the seed's default diff-basis limit.
+    /// A configuration with the seed's default diff-basis limit, unfenced.
     pub fn new(root: impl Into<String>) -> Self {
         Self {
             root: root.into(),
             diff_basis_max_bytes: crate::text::DIFF_BASIS_DEFAULT,
+            fence: None,
         }
     }
 }

@@ -1,0 +1,189 @@
+//! Per-call sandbox policies for a fencing backend, and the layouts that attack its fence.
+//!
+//! A mutation of a generated sequence carries a policy now and then: the call's mode (narrower
+//! or wider than the deployment's), and a workspace that is the test root, a directory in it, a
+//! link to one, or nothing at all. A workspace below the test root makes everything beside it
+//! the outside, so the links the generator already makes (`../a`, `/d`, chains, dangling ones,
+//! `/` itself) become ways out, and every file beside the workspace is a canary: the harness
+//! compares the whole world with the model after every step, and a denied mutation changes
+//! nothing anywhere.
+//!
+//! The attack opening lines the rarest of these up at once: a workspace `d` with links out of
+//! every kind, a canary beside it, and a directory swapped for a link to outside after a target
+//! beneath it was resolved.
+
+use super::{GenConfig, name, pick};
+use crate::step::{CallSandbox, Op, ROOT_TOKEN, Step, WriteGuard};
+use proptest::prelude::*;
+use proptest::strategy::BoxedStrategy;
+use seam::SandboxMode;
+use seam_model::WorldOp;
+
+/// Which per-call policies the mutations of a run carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policies {
+    /// None: the backend does not fence (or the run compares it with a reference that does
+    /// not, under a deployment that lets the test root through).
+    None,
+    /// Drawn at random, around a deployment in this default mode.
+    Drawn(SandboxMode),
+    /// `workspace-write` on the test root on every mutation: a run under a read-only deployment
+    /// that is about something else (a comparison with a reference, the agent surface).
+    CaseRoot,
+}
+
+/// Workspaces a call may name: the test root, directories the generator makes, a name that is
+/// often a link to one, and one that never exists.
+const WORKSPACES: &[&str] = &["", "/d", "/d", "/dd", "/e", "/l", "/d/d", "/nowhere"];
+
+fn workspace(rel: &str) -> String {
+    format!("{ROOT_TOKEN}{rel}")
+}
+
+/// The policy of one generated mutation.
+pub(crate) fn call_sandbox(policies: Policies) -> BoxedStrategy<Option<CallSandbox>> {
+    let deployment = match policies {
+        Policies::None => return Just(None).boxed(),
+        Policies::CaseRoot => return Just(Some(CallSandbox::case_root())).boxed(),
+        Policies::Drawn(mode) => mode,
+    };
+    // Under a read-only deployment most calls widen, or nothing but denials would be checked.
+    let default_weight = if deployment == SandboxMode::ReadOnly {
+        1
+    } else {
+        4
+    };
+    let ws = pick(WORKSPACES.to_vec()).prop_map(|w| {
+        Some(CallSandbox {
+            mode: SandboxMode::WorkspaceWrite,
+            workspace: workspace(w),
+        })
+    });
+    let other = pick(vec![SandboxMode::ReadOnly, SandboxMode::DangerFullAccess]).prop_map(|m| {
+        Some(CallSandbox {
+            mode: m,
+            workspace: workspace(""),
+        })
+    });
+    prop_oneof![
+        default_weight => Just(None),
+        5 => ws,
+        2 => other,
+    ]
+    .boxed()
+}
+
+/// Stamps `workspace-write` on the test root on every mutation that has no policy, when the
+/// deployment would refuse the recipes (read-only) or the run wants every call let through.
+pub(crate) fn let_through(config: &GenConfig, plan: Vec<Step>) -> Vec<Step> {
+    plan.into_iter()
+        .map(|s| let_through_one(config.policies, s))
+        .collect()
+}
+
+/// [`let_through`] for one step.
+pub(crate) fn let_through_one(policies: Policies, step: Step) -> Step {
+    let stamp = matches!(
+        policies,
+        Policies::CaseRoot | Policies::Drawn(SandboxMode::ReadOnly)
+    );
+    if stamp && step.op.is_mutation() && step.sandbox.is_none() {
+        step.fenced(CallSandbox::case_root())
+    } else {
+        step
+    }
+}
+
+fn world(op: WorldOp) -> Step {
+    Step::plain(Op::World(op))
+}
+
+fn link(path: &str, target: &str) -> Step {
+    world(WorldOp::Symlink {
+        path: path.into(),
+        target: target.into(),
+    })
+}
+
+/// The attack opening: workspace `d`, a canary `a` beside it, a directory `e` outside, and links
+/// in `d` that lead out (relative, absolute, chained, dangling, to the test root) or stay in;
+/// then mutations through each under `workspace-write` on `d`, and a directory of `d` swapped
+/// for a link to outside under a target resolved before the swap.
+pub(crate) fn attack() -> BoxedStrategy<Vec<Step>> {
+    let ways = vec![
+        "up", "abs", "out", "chain", "dangling", "top", "inside", "sub/x",
+    ];
+    (
+        proptest::sample::subsequence(ways, 2..=5),
+        name(),
+        any::<bool>(),
+    )
+        .prop_map(|(ways, n, edit)| {
+            let on_d = CallSandbox {
+                mode: SandboxMode::WorkspaceWrite,
+                workspace: workspace("/d"),
+            };
+            let mut steps = vec![
+                world(WorldOp::Mkdir { path: "d".into() }),
+                world(WorldOp::Mkdir {
+                    path: "d/sub".into(),
+                }),
+                world(WorldOp::Mkdir { path: "e".into() }),
+                world(WorldOp::Write {
+                    path: "a".into(),
+                    bytes: b"canary\n".to_vec(),
+                    mode: 0o644,
+                }),
+                link("d/up", "../a"),
+                link("d/abs", "/a"),
+                link("d/out", "../e"),
+                link("d/chain", "up"),
+                link("d/dangling", "../nowhere"),
+                link("d/top", "/"),
+                link("d/inside", "sub"),
+            ];
+            for way in ways {
+                let path = match way {
+                    "out" | "top" | "inside" => format!("d/{way}/{n}"),
+                    other => format!("d/{other}"),
+                };
+                let op = if edit && way != "dangling" {
+                    Op::Edit {
+                        path,
+                        old: "canary".into(),
+                        new: "pwned".into(),
+                        replace_all: false,
+                        guard: None,
+                    }
+                } else {
+                    Op::Write {
+                        path,
+                        content: "pwned\n".into(),
+                        guard: WriteGuard::None,
+                    }
+                };
+                steps.push(Step::plain(op).fenced(on_d.clone()));
+            }
+            // The swap: resolved while `d/sub` is a directory, written after it became a link
+            // to outside.
+            let swapped = format!("d/sub/{n}");
+            steps.push(Step::plain(Op::Resolve {
+                path: swapped.clone(),
+            }));
+            steps.push(world(WorldOp::Remove {
+                path: "d/sub".into(),
+            }));
+            steps.push(link("d/sub", "../e"));
+            steps.push(
+                Step::plain(Op::Write {
+                    path: swapped,
+                    content: "pwned\n".into(),
+                    guard: WriteGuard::None,
+                })
+                .reusing()
+                .fenced(on_d),
+            );
+            steps
+        })
+        .boxed()
+}
