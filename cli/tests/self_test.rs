@@ -273,3 +273,71 @@ fn the_swap_race_passes_the_sandbox_and_catches_a_check_then_open_fence() {
     });
     assert!(caught, "the swap race never caught a check-then-open fence");
 }
+
+/// The generated side of the fence: at each seed the sandbox in every mode passes `sequences`
+/// (per-call policies drawn around its deployment, the attack layout, a canary beside the
+/// workspace checked after every step) reaching every `fence.*` rule; and each broken fence is
+/// caught by the same generated sequences, at a mutation under a `workspace-write` call policy,
+/// with a shrunk trace.
+#[test]
+fn every_sandbox_mode_passes_the_generated_fence_and_the_broken_fences_are_caught() {
+    let only = || vec!["sequences".to_string()];
+    for seed in SEEDS {
+        for mode in seam::SandboxMode::ALL {
+            let report = run_suite(
+                Arc::new(SandboxFactory(mode)),
+                &config(seed, only()),
+                &mut |_| {},
+            )
+            .expect("runs");
+            assert_eq!(
+                property(&report, "sequences").status,
+                Status::Passed,
+                "{} at seed {seed}:\n{}",
+                mode.as_str(),
+                report.render()
+            );
+            let fence: Vec<_> = report
+                .rules
+                .iter()
+                .filter(|r| r.id.starts_with("fence."))
+                .collect();
+            assert_eq!(fence.len(), 5);
+            for r in fence {
+                assert!(
+                    r.steps > 0,
+                    "{} unreached under {} at seed {seed}",
+                    r.id,
+                    mode.as_str()
+                );
+            }
+        }
+        for fault in [
+            Fault::FencePrefixWithoutSeparator,
+            Fault::FenceChecksKeyThenOpensByName,
+            Fault::FenceNewFileParentOnly,
+        ] {
+            let broken = Arc::new(FaultyFactory::new(
+                Arc::new(SandboxFactory(seam::SandboxMode::WorkspaceWrite)),
+                fault,
+            ));
+            let report = run_suite(broken, &config(seed, only()), &mut |_| {}).expect("runs");
+            let p = property(&report, "sequences");
+            println!("== {} at seed {seed}: {:?}", fault.name(), p.failure);
+            assert_eq!(p.status, Status::Failed, "{} at seed {seed}", fault.name());
+            let trace = p.trace.as_ref().expect("a counterexample");
+            assert!(p.shrunk_from.is_some() && trace.steps.len() <= MAX_TRACE);
+            let failure = trace.failure.as_ref().expect("the failing step");
+            let step = &trace.steps[failure.step];
+            assert!(
+                step.op.is_mutation()
+                    && step
+                        .sandbox
+                        .as_ref()
+                        .is_some_and(|s| s.mode == seam::SandboxMode::WorkspaceWrite),
+                "{} was caught outside the fence at seed {seed}: {step:?}",
+                fault.name()
+            );
+        }
+    }
+}

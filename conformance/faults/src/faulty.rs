@@ -40,18 +40,42 @@ impl Faulty {
     /// A broken sandbox fence, for the fence faults under `workspace-write`: `None` when the
     /// fault does not apply (the call goes on as asked); otherwise the fault's own decision — a
     /// denial, or the target to mutate with the fence opened (`danger-full-access`).
+    ///
+    /// Everything but the fault's own mistake is as the sandbox does it: an already-cancelled
+    /// signal first, then the workspace by its real path (one that does not exist, or is not a
+    /// directory, matches nothing).
     async fn broken_fence(
         &self,
         target: &FsTarget,
         sandbox: Option<&SandboxPolicy>,
+        verb: Verb,
+        signal: &Signal,
     ) -> Option<Result<(FsTarget, Option<SandboxPolicy>), FsError>> {
         let policy = sandbox.filter(|p| p.mode == SandboxMode::WorkspaceWrite)?;
-        let ws = policy.workspace_root.trim_end_matches('/');
+        if !matches!(
+            self.fault,
+            Fault::FencePrefixWithoutSeparator
+                | Fault::FenceChecksKeyThenOpensByName
+                | Fault::FenceNewFileParentOnly
+        ) {
+            return None;
+        }
+        if let Err(e) = signal.check(verb) {
+            return Some(Err(e));
+        }
         let open = Some(SandboxPolicy {
             mode: SandboxMode::DangerFullAccess,
             workspace_root: policy.workspace_root.clone(),
         });
         let denied = || FsError::sandbox_denied(&target.display_path, SandboxMode::WorkspaceWrite);
+        let Some(real) = std::fs::canonicalize(&policy.workspace_root)
+            .ok()
+            .filter(|p| p.is_dir())
+            .and_then(|p| p.to_str().map(str::to_string))
+        else {
+            return Some(Err(denied()));
+        };
+        let ws = real.as_str();
         let key = target.key.as_str();
         match self.fault {
             Fault::FencePrefixWithoutSeparator => Some(if key.starts_with(ws) {
@@ -430,7 +454,10 @@ impl FileSystem for Faulty {
             }
             _ => {}
         }
-        let (target, sandbox) = match self.broken_fence(target, sandbox).await {
+        let (target, sandbox) = match self
+            .broken_fence(target, sandbox, Verb::Write, &signal)
+            .await
+        {
             Some(Ok(opened)) => opened,
             Some(Err(denied)) => return Err(denied),
             None => (target.clone(), sandbox.cloned()),
@@ -463,7 +490,10 @@ impl FileSystem for Faulty {
         }
         let signal = self.loosened(signal);
         let guard = self.guard(target, expected).await;
-        let (opened, sandbox) = match self.broken_fence(target, sandbox).await {
+        let (opened, sandbox) = match self
+            .broken_fence(target, sandbox, Verb::Edit, &signal)
+            .await
+        {
             Some(Ok(opened)) => opened,
             Some(Err(denied)) => return Err(denied),
             None => (target.clone(), sandbox.cloned()),
