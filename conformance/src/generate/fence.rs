@@ -105,7 +105,8 @@ fn link(path: &str, target: &str) -> Step {
     })
 }
 
-/// The attack opening: workspace `d`, a canary `a` beside it, a directory `e` outside, and links
+/// The attack opening: workspace `d`, a canary `a` beside it, directories `e` and `dd` outside
+/// (`dd` extends the workspace's name, for a fence that compares prefixes as text), and links
 /// in `d` that lead out (relative, absolute, chained, dangling, to the test root) or stay in;
 /// then mutations through each under `workspace-write` on `d`, and a directory of `d` swapped
 /// for a link to outside under a target resolved before the swap.
@@ -129,6 +130,7 @@ pub(crate) fn attack() -> BoxedStrategy<Vec<Step>> {
                     path: "d/sub".into(),
                 }),
                 world(WorldOp::Mkdir { path: "e".into() }),
+                world(WorldOp::Mkdir { path: "dd".into() }),
                 world(WorldOp::Write {
                     path: "a".into(),
                     bytes: b"canary\n".to_vec(),
@@ -144,6 +146,8 @@ pub(crate) fn attack() -> BoxedStrategy<Vec<Step>> {
             ];
             for way in ways {
                 let path = match way {
+                    // A sibling whose name extends the workspace's: outside, by whole components.
+                    "sibling" => format!("dd/{n}"),
                     "out" | "top" | "inside" => format!("d/{way}/{n}"),
                     other => format!("d/{other}"),
                 };

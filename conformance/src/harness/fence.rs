@@ -2,10 +2,11 @@
 //! given, the model's verdict, and the rules a verdict exercises.
 
 use super::Harness;
+use crate::failure::{Failure, FailureKind};
 use crate::rules::Rule;
 use crate::step::{Step, render_path};
 use seam::SandboxPolicy;
-use seam_model::{CallFence, FenceCase, FenceVerdict, Resolved};
+use seam_model::{CallFence, FenceCase, FenceVerdict, Key, Resolved};
 
 impl Harness {
     /// The policy a step's mutation carries, as the provider is given it.
@@ -45,5 +46,47 @@ impl Harness {
             FenceCase::Beneath { case_root: false } => self.hit(Rule::FenceBeneathAllowed),
             _ => {}
         }
+    }
+
+    /// After a mutation the model says the fence denies failed: whether it changed anything on
+    /// disk outside the writable root of its call (anywhere, when there was none). Such a change
+    /// is an escape, and is reported as one, naming what changed.
+    pub(super) fn escape(&self, root: Option<&Key>, failure: &Failure) -> Option<Failure> {
+        let now = self.world.snapshot().ok()?;
+        let outside = |path: &str| match root {
+            None => true,
+            Some(k) if k.0.is_empty() => false,
+            Some(k) => {
+                let ws = k.0.join("/");
+                !(path == ws || path.starts_with(&format!("{ws}/")))
+            }
+        };
+        let mut changed: Vec<&str> = now
+            .iter()
+            .filter(|(p, e)| self.before.get(*p) != Some(*e))
+            .map(|(p, _)| p.as_str())
+            .chain(
+                self.before
+                    .keys()
+                    .filter(|p| !now.contains_key(*p))
+                    .map(String::as_str),
+            )
+            .filter(|p| outside(p))
+            .collect();
+        if changed.is_empty() {
+            return None;
+        }
+        changed.sort_unstable();
+        let ws = match root {
+            Some(k) => format!("{{root}}/{}", k.0.join("/")),
+            None => "none".into(),
+        };
+        Some(Failure::new(
+            FailureKind::Sandbox,
+            format!(
+                "an escape: a mutation the fence must deny changed {changed:?} outside its writable root ({ws}); {}",
+                failure.message
+            ),
+        ))
     }
 }

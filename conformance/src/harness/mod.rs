@@ -148,6 +148,9 @@ pub struct Harness {
     tracks: HashMap<(u8, Key), agent_ops::Track>,
     /// Counts of what ran.
     pub stats: Stats,
+    /// Set by a mutation the model's fence denies: the writable root of its call (`None`: no
+    /// root at all), so that a change outside it is reported as an escape.
+    denied_root: Option<Option<Key>>,
 }
 
 fn show_err(e: &FsError) -> String {
@@ -243,6 +246,7 @@ impl Harness {
             observations: Observations::default(),
             tracks: HashMap::new(),
             stats: Stats::default(),
+            denied_root: None,
         }
     }
 
@@ -398,6 +402,7 @@ impl Harness {
         self.last_expected_code = None;
         self.pending.clear();
         self.pending_laws.clear();
+        self.denied_root = None;
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
             rt.block_on(self.run(step, &mut record))
                 .and_then(|()| self.verify_world())
@@ -423,7 +428,13 @@ impl Harness {
                     self.stats.rule(rule);
                 }
             }
-            Err(e) => record.failure = Some(e),
+            Err(e) => {
+                let escape = self
+                    .denied_root
+                    .take()
+                    .and_then(|root| self.escape(root.as_ref(), &e));
+                record.failure = Some(escape.unwrap_or(e));
+            }
         }
         record
     }

@@ -39,6 +39,9 @@ impl Harness {
         let interference = interference(&step.interfere);
         let before = self.write_situation(&r, content);
         let (policy, fence) = self.fence_of(step, &r);
+        if fence.denial.is_some() {
+            self.denied_root = Some(fence.root.clone());
+        }
         let result = match &fence.denial {
             // Denied before anything else: no competitor is placed, no point is reached.
             Some(denied) => MutationResult {
@@ -130,6 +133,9 @@ impl Harness {
         let interference = interference(&step.interfere);
         let before = self.edit_situation(&r, request, model_guard);
         let (policy, fence) = self.fence_of(step, &r);
+        if fence.denial.is_some() {
+            self.denied_root = Some(fence.root.clone());
+        }
         let expected = match &fence.denial {
             Some(denied) => Err(denied.clone()),
             None => self.model.edit_target(

@@ -19,6 +19,7 @@
 
 use super::{Model, ModelError, Resolved, err};
 use crate::beneath::mutation_leaves;
+use crate::path::Key;
 use crate::path::lexical;
 use crate::tree::Node;
 use crate::walk::realpath;
@@ -81,6 +82,9 @@ pub struct FenceVerdict {
     pub default_mode: Option<SandboxMode>,
     /// The expected denial, when denied.
     pub denial: Option<ModelError>,
+    /// The writable root the decision was about (its real path), when there was one: under a
+    /// denial, a change anywhere else is an escape.
+    pub root: Option<Key>,
 }
 
 impl Model {
@@ -94,13 +98,14 @@ impl Model {
                 mode: None,
                 default_mode: None,
                 denial: None,
+                root: None,
             };
         };
         let (mode, workspace) = match call {
             Some(c) => (c.mode, Some(c.workspace.as_str())),
             None => (default_mode, None),
         };
-        let case = self.fence_case(r, mode, workspace);
+        let (case, root) = self.fence_case(r, mode, workspace);
         FenceVerdict {
             case,
             mode: Some(mode),
@@ -108,36 +113,43 @@ impl Model {
             denial: case
                 .denied()
                 .then(|| err(FsError::sandbox_denied(&r.display, mode))),
+            root: root.map(Key),
         }
     }
 
-    fn fence_case(&self, r: &Resolved, mode: SandboxMode, workspace: Option<&str>) -> FenceCase {
+    fn fence_case(
+        &self,
+        r: &Resolved,
+        mode: SandboxMode,
+        workspace: Option<&str>,
+    ) -> (FenceCase, Option<Vec<String>>) {
         match mode {
-            SandboxMode::ReadOnly => return FenceCase::DeniedReadOnly,
-            SandboxMode::DangerFullAccess => return FenceCase::Anywhere,
+            SandboxMode::ReadOnly => return (FenceCase::DeniedReadOnly, None),
+            SandboxMode::DangerFullAccess => return (FenceCase::Anywhere, None),
             SandboxMode::WorkspaceWrite => {}
         }
         let spelled = match workspace {
             None => Vec::new(),
             Some(w) => match lexical(&self.config.root, w) {
                 Ok(c) => c,
-                Err(_) => return FenceCase::DeniedNoRoot,
+                Err(_) => return (FenceCase::DeniedNoRoot, None),
             },
         };
         let Ok(root) = realpath(&self.tree, &spelled) else {
-            return FenceCase::DeniedNoRoot;
+            return (FenceCase::DeniedNoRoot, None);
         };
         if !matches!(self.tree.get(&root), Some(Node::Dir { .. })) {
-            return FenceCase::DeniedNoRoot;
+            return (FenceCase::DeniedNoRoot, None);
         }
-        if !r.key.0.starts_with(&root) {
-            return FenceCase::DeniedOutside;
-        }
-        if mutation_leaves(&self.tree, &root, &r.key.0) {
-            return FenceCase::DeniedLeaves;
-        }
-        FenceCase::Beneath {
-            case_root: root.is_empty(),
-        }
+        let case = if !r.key.0.starts_with(&root) {
+            FenceCase::DeniedOutside
+        } else if mutation_leaves(&self.tree, &root, &r.key.0) {
+            FenceCase::DeniedLeaves
+        } else {
+            FenceCase::Beneath {
+                case_root: root.is_empty(),
+            }
+        };
+        (case, Some(root))
     }
 }
