@@ -121,12 +121,28 @@ fn the_default_check_passes_on_every_shipped_provider() {
         seam_cli::providers::SHIPPED.len(),
         "{stdout}"
     );
-    // The sandbox claims its modes, and they are checked.
+    // The sandbox claims its modes, and they are checked in each of the three; its generated
+    // sequences met denials (the fence is in the model), local's none.
     assert_eq!(
         stdout.matches("sandbox-modes          passed").count(),
-        2,
+        3,
         "{stdout}"
     );
+    for report in stdout.split("seam check — provider ").skip(1) {
+        let denials = report
+            .lines()
+            .find(|l| l.starts_with("error codes:"))
+            .and_then(|l| l.split("FS_SANDBOX_DENIED ").nth(1))
+            .and_then(|rest| rest.split([',', '\n']).next())
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .expect("a count of denials");
+        assert_eq!(
+            denials == 0,
+            report.starts_with("local "),
+            "{}",
+            &report[..report.len().min(200)]
+        );
+    }
 }
 
 #[test]
