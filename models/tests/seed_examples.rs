@@ -512,3 +512,32 @@ fn directory_versions_separate_entry_changes_from_touches() {
     };
     assert_ne!(e1, e2);
 }
+
+#[test]
+fn a_parent_swapped_for_a_link_after_resolution_is_followed_and_a_dangling_one_refused() {
+    let mut m = model();
+    world(&mut m, WorldOp::Mkdir { path: "d".into() });
+    world(&mut m, WorldOp::Mkdir { path: "d/sub".into() });
+    world(&mut m, WorldOp::Mkdir { path: "e".into() });
+    let stale = m.resolve("d/sub/x").expect("resolves");
+    world(&mut m, WorldOp::Remove { path: "d/sub".into() });
+    link(&mut m, "d/sub", "../e");
+    let w = m.write_target(&stale, "through\n", None, &none());
+    assert!(w.outcome.is_ok(), "{:?}", w.outcome);
+    match m.snapshot().get("e/x") {
+        Some(SnapEntry::File { bytes, .. }) => assert_eq!(bytes, b"through\n"),
+        other => panic!("e/x is {other:?}"),
+    }
+    assert!(matches!(
+        m.snapshot().get("d/sub"),
+        Some(SnapEntry::Symlink { .. })
+    ));
+    // A dangling link on the way is never created through.
+    let deeper = m.resolve("d/gone/y").expect("resolves");
+    link(&mut m, "d/gone", "nowhere");
+    assert_eq!(
+        code(m.write_target(&deeper, "x", None, &none()).outcome),
+        FsErrorCode::NotFound
+    );
+    assert!(!m.snapshot().contains_key("d/nowhere"));
+}

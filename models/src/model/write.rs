@@ -6,23 +6,55 @@ use super::{
 };
 use crate::text::{diff_basis, lf_normalize};
 use crate::tree::Node;
-use crate::walk::lstat;
+use crate::walk::{WalkError, lstat, realpath};
 use crate::world::WorldEffect;
 use seam::{CancelPoint, FsError, Verb, WriteOperation};
 
 impl Model {
-    /// Fails when a parent of `key` exists but is not a directory (a file, or a dangling link
-    /// that a write must not create through).
-    fn check_parents(&self, key: &[String], display: &str) -> Result<(), ModelError> {
-        let parent = &key[..key.len().saturating_sub(1)];
-        for i in 1..=parent.len() {
-            match self.tree.get(&parent[..i]) {
-                Some(Node::Dir { .. }) => {}
-                None => return Ok(()),
-                Some(_) => return Err(err(FsError::parent_not_directory(Verb::Write, display))),
+    /// Where a write of `key` lands now: the parent as a walk finds it today (a parent swapped
+    /// for a link to a directory after resolution is followed, as a path would be), then the
+    /// name. Missing parents are made beneath the deepest one that exists; one that exists but
+    /// is not a directory — a file, or a link, dangling or not, that the write would have to
+    /// create through — fails.
+    pub(crate) fn landing(&self, key: &[String], display: &str) -> Result<Vec<String>, ModelError> {
+        let not_dir = || err(FsError::parent_not_directory(Verb::Write, display));
+        let Some((name, parent)) = key.split_last() else {
+            return Ok(Vec::new());
+        };
+        let is_dir = |comps: &[String]| matches!(self.tree.get(comps), Some(Node::Dir { .. }));
+        let mut base = match realpath(&self.tree, parent) {
+            Ok(real) if is_dir(&real) => {
+                let mut out = real;
+                out.push(name.clone());
+                return Ok(out);
+            }
+            Ok(_) | Err(WalkError::NotDir) => return Err(not_dir()),
+            Err(WalkError::Loop) => return Err(Self::loop_error(Verb::Write, display)),
+            Err(WalkError::NotFound) => None,
+        };
+        for i in (0..parent.len()).rev() {
+            match realpath(&self.tree, &parent[..i]) {
+                Ok(real) if is_dir(&real) => {
+                    base = Some((real, i));
+                    break;
+                }
+                Ok(_) | Err(WalkError::NotDir) => return Err(not_dir()),
+                Err(WalkError::Loop) => return Err(Self::loop_error(Verb::Write, display)),
+                Err(WalkError::NotFound) => continue,
             }
         }
-        Ok(())
+        let Some((mut at, start)) = base else {
+            return Err(not_dir());
+        };
+        for comp in &parent[start..] {
+            at.push(comp.clone());
+            match self.tree.get(&at) {
+                None | Some(Node::Dir { .. }) => {}
+                Some(_) => return Err(not_dir()),
+            }
+        }
+        at.push(name.clone());
+        Ok(at)
     }
 
     /// Makes the missing parents of `key` (mode unspecified). Returns how many it made.
@@ -54,8 +86,10 @@ impl Model {
 
     /// How many parent directories a write of `r` would have to create now.
     pub fn missing_parents(&self, r: &Resolved) -> usize {
-        let key = &r.key.0;
-        let parent = &key[..key.len().saturating_sub(1)];
+        let Ok(landing) = self.landing(&r.key.0, &r.display) else {
+            return 0;
+        };
+        let parent = &landing[..landing.len().saturating_sub(1)];
         (1..=parent.len())
             .filter(|i| self.tree.get(&parent[..*i]).is_none())
             .count()
@@ -138,11 +172,13 @@ impl Model {
                 return Err(err(FsError::aborted(Verb::Write)));
             }
             Interference::Competitor(c) if existing.is_none() => {
-                *competitor_effect = self.tree.apply_competitor(&key, c);
+                if let Ok(at) = self.landing(&key, d) {
+                    *competitor_effect = self.tree.apply_competitor(&at, c);
+                }
             }
             _ => {}
         }
-        self.check_parents(&key, d)?;
+        let key = self.landing(&key, d)?;
         if let Interference::Cancel(CancelPoint::Staged) = interference {
             // Any parents it made are gone again, and so is its staging: the directories on the
             // way may have been touched, none gained or lost an entry.
