@@ -517,10 +517,20 @@ fn directory_versions_separate_entry_changes_from_touches() {
 fn a_parent_swapped_for_a_link_after_resolution_is_followed_and_a_dangling_one_refused() {
     let mut m = model();
     world(&mut m, WorldOp::Mkdir { path: "d".into() });
-    world(&mut m, WorldOp::Mkdir { path: "d/sub".into() });
+    world(
+        &mut m,
+        WorldOp::Mkdir {
+            path: "d/sub".into(),
+        },
+    );
     world(&mut m, WorldOp::Mkdir { path: "e".into() });
     let stale = m.resolve("d/sub/x").expect("resolves");
-    world(&mut m, WorldOp::Remove { path: "d/sub".into() });
+    world(
+        &mut m,
+        WorldOp::Remove {
+            path: "d/sub".into(),
+        },
+    );
     link(&mut m, "d/sub", "../e");
     let w = m.write_target(&stale, "through\n", None, &none());
     assert!(w.outcome.is_ok(), "{:?}", w.outcome);

@@ -1,6 +1,6 @@
 //! # seam-tools — the file tools a model calls
 //!
-//! `read`, `write`, `edit` and `read_image`: what a model actually touches. They are built on
+//! `read`, `write`, `edit`, `read_image`, `glob` and `grep`: what a model actually touches. They are built on
 //! the contract alone — a [`seam::FileSystem`] to act on and a [`seam::Gate`] to ask for guards
 //! — and contain no filesystem code and no policy. The tools validate arguments, resolve paths
 //! against the session's cwd, fire the gate hooks (write-intent, edit-intent, observed), call
@@ -37,6 +37,8 @@ pub mod config;
 pub mod diff;
 mod edit;
 mod exec;
+mod glob;
+mod grep;
 pub mod image_format;
 mod output;
 mod paths;
@@ -45,6 +47,7 @@ pub mod read_image;
 pub mod read_render;
 pub mod remedy;
 pub mod sandbox;
+mod search;
 mod tool;
 mod toolset;
 pub mod window;
@@ -53,11 +56,14 @@ mod write;
 pub use config::ReadConfig;
 pub use edit::{EDIT_PROMPT, EditTool};
 pub use exec::Exec;
+pub use glob::{GLOB_MAX_RESULTS, GLOB_PROMPT, GlobTool};
+pub use grep::{GREP_MAX_LINE_BYTES, GREP_MAX_MATCHES, GREP_PROMPT, GrepTool};
 pub use image_format::ImageType;
 pub use output::{ContentBlock, ErrorCode, ToolError, ToolOutput, ToolResult};
 pub use read::{READ_PROMPT, ReadTool};
 pub use read_image::{ImageSink, ReadImageTool};
 pub use sandbox::{Approval, Approver, EscalationRequest};
+pub use search::SpillStore;
 pub use tool::{PromptSection, Tool};
 pub use toolset::{Toolset, ToolsetBuilder};
 pub use write::{WRITE_PROMPT, WriteTool};

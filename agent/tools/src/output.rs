@@ -32,6 +32,14 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
+    /// Text for the model, with structured facts for a UI.
+    pub fn with_text(text: String, metadata: Value) -> Self {
+        Self {
+            content: vec![ContentBlock::Text(text)],
+            metadata,
+        }
+    }
+
     /// The text blocks, joined: what the model reads.
     pub fn text(&self) -> String {
         let mut out = String::new();
@@ -54,15 +62,22 @@ pub enum ErrorCode {
     ImageTypeMismatch,
     /// `read_image`: the bytes start like the declared format but its header is unreadable.
     ImageMalformed,
+    /// `glob` / `grep`: the pattern does not compile.
+    SearchInvalidPattern,
+    /// `glob` / `grep`: the search could not run (the backend offers none).
+    SearchFailed,
 }
 
 impl ErrorCode {
-    /// The stable name: `FS_*` for filesystem codes, `IMAGE_*` for image checks.
+    /// The stable name: `FS_*` for filesystem codes, `IMAGE_*` for image checks, `SEARCH_*`
+    /// for search failures.
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::Fs(code) => code.as_str(),
             ErrorCode::ImageTypeMismatch => "IMAGE_TYPE_MISMATCH",
             ErrorCode::ImageMalformed => "IMAGE_MALFORMED",
+            ErrorCode::SearchInvalidPattern => "SEARCH_INVALID_PATTERN",
+            ErrorCode::SearchFailed => "SEARCH_FAILED",
         }
     }
 }
@@ -83,6 +98,15 @@ impl ToolError {
         Self {
             name: "ArgumentError",
             code: None,
+            message: message.into(),
+        }
+    }
+
+    /// A search that could not run or whose pattern does not compile (`SearchError`).
+    pub fn search(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            name: "SearchError",
+            code: Some(code),
             message: message.into(),
         }
     }
@@ -114,7 +138,8 @@ impl ToolError {
         }
     }
 
-    /// The kind of failure: `FsError`, `ArgumentError`, `EscalationError` or `ImageError`.
+    /// The kind of failure: `FsError`, `ArgumentError`, `EscalationError`, `ImageError` or
+    /// `SearchError`.
     pub fn name(&self) -> &'static str {
         self.name
     }

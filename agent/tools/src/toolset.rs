@@ -2,14 +2,18 @@
 //! schemas, and the system prompt that goes with them.
 //!
 //! Whether `write` and `edit` offer sandbox escalation depends on the provider (only a
-//! confining one), and whether `read_image` exists depends on the composition (only with an
-//! image sink) — so the toolset is built from those facts, once, and serves every session.
+//! confining one), whether `read_image` exists depends on the composition (only with an image
+//! sink), and whether `glob` and `grep` exist depends on the provider (only one that offers
+//! [`seam::Search`]) — so the toolset is built from those facts, once, and serves every session.
 
 use crate::config::ReadConfig;
 use crate::edit::EditTool;
+use crate::glob::GlobTool;
+use crate::grep::GrepTool;
 use crate::read::ReadTool;
 use crate::read_image::{ImageSink, ReadImageTool};
 use crate::sandbox::Approver;
+use crate::search::SpillStore;
 use crate::tool::{PromptSection, Tool};
 use crate::write::WriteTool;
 use seam::FileSystem;
@@ -33,6 +37,8 @@ pub struct ToolsetBuilder {
     read: ReadConfig,
     approver: Option<Arc<dyn Approver>>,
     image_sink: Option<Arc<dyn ImageSink>>,
+    searchable: bool,
+    spill: Option<Arc<dyn SpillStore>>,
 }
 
 impl Toolset {
@@ -43,6 +49,8 @@ impl Toolset {
             read: ReadConfig::default(),
             approver: None,
             image_sink: None,
+            searchable: fs.search().is_some(),
+            spill: None,
         }
     }
 
@@ -51,7 +59,8 @@ impl Toolset {
         self.tools.iter().find(|t| t.name() == name)
     }
 
-    /// Every tool, in registration order (read, write, edit, then read_image if present).
+    /// Every tool, in registration order (read, write, edit, then read_image, glob and grep if
+    /// present).
     pub fn tools(&self) -> &[Arc<dyn Tool>] {
         &self.tools
     }
@@ -101,6 +110,12 @@ impl ToolsetBuilder {
         self
     }
 
+    /// Where `glob` and `grep` save the complete result of an over-cap search.
+    pub fn spill_store(mut self, store: Arc<dyn SpillStore>) -> Self {
+        self.spill = Some(store);
+        self
+    }
+
     /// The toolset.
     pub fn build(self) -> Toolset {
         let mut tools: Vec<Arc<dyn Tool>> = vec![
@@ -110,6 +125,10 @@ impl ToolsetBuilder {
         ];
         if let Some(sink) = self.image_sink {
             tools.push(Arc::new(ReadImageTool::new(sink)));
+        }
+        if self.searchable {
+            tools.push(Arc::new(GlobTool::new(self.spill.clone())));
+            tools.push(Arc::new(GrepTool::new(self.spill)));
         }
         Toolset { tools }
     }

@@ -4,17 +4,17 @@
 mod support;
 
 use insta::assert_snapshot;
-use seam_tools::{EDIT_PROMPT, READ_PROMPT, WRITE_PROMPT};
+use seam_tools::{EDIT_PROMPT, GLOB_PROMPT, GREP_PROMPT, READ_PROMPT, WRITE_PROMPT};
 use support::Harness;
 
 #[test]
-fn registers_read_write_and_edit() {
+fn registers_read_write_edit_and_the_provider_s_search() {
     let h = Harness::bare();
-    assert_eq!(h.tools.names(), ["read", "write", "edit"]);
+    assert_eq!(h.tools.names(), ["read", "write", "edit", "glob", "grep"]);
 }
 
 #[test]
-fn read_is_parallel_safe_while_write_and_edit_are_exclusive() {
+fn reads_and_searches_are_parallel_safe_while_write_and_edit_are_exclusive() {
     let h = Harness::bare();
     let safe: Vec<_> = h
         .tools
@@ -22,7 +22,16 @@ fn read_is_parallel_safe_while_write_and_edit_are_exclusive() {
         .iter()
         .map(|t| (t.name(), t.parallel_safe()))
         .collect();
-    assert_eq!(safe, [("read", true), ("write", false), ("edit", false)]);
+    assert_eq!(
+        safe,
+        [
+            ("read", true),
+            ("write", false),
+            ("edit", false),
+            ("glob", true),
+            ("grep", true)
+        ]
+    );
 }
 
 #[test]
@@ -40,6 +49,8 @@ fn prompt_sections_per_tool_with_the_seed_texts() {
             ("tool:read", 100, READ_PROMPT),
             ("tool:write", 101, WRITE_PROMPT),
             ("tool:edit", 102, EDIT_PROMPT),
+            ("tool:glob", 103, GLOB_PROMPT),
+            ("tool:grep", 104, GREP_PROMPT),
         ]
     );
     assert_snapshot!("system_prompt", h.tools.system_prompt());

@@ -67,6 +67,13 @@ pub trait FileSystem: Send + Sync {
         None
     }
 
+    /// In-process search beneath a target (the `glob` and `grep` tools), for a backend that
+    /// owns its tree; `None` (the default) for one that does not offer it. The rules are in
+    /// [`crate::search`]: the walk never leaves its root, one ignore policy, files only.
+    fn search(&self) -> Option<&dyn crate::Search> {
+        None
+    }
+
     /// Resolves a caller's spelling to a target.
     ///
     /// The display path is lexical ([`crate::paths::display_path`]). The key is the backend's

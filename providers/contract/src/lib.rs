@@ -126,6 +126,7 @@ mod gate;
 mod messages;
 pub mod paths;
 mod sandbox;
+pub mod search;
 pub mod signal;
 pub mod text;
 mod types;
@@ -137,6 +138,7 @@ pub use filesystem::{FileSystem, ResolveOptions, TextStream};
 pub use gate::{Actor, BareGate, Gate, check_event_target, check_observation};
 pub use messages::LOOP_DETAIL;
 pub use sandbox::{SandboxMode, SandboxPolicy};
+pub use search::{Search, SearchError};
 pub use signal::{CancelPoint, Checkpoint, Signal};
 pub use types::{
     EditOutcome, EditRequest, FsDirEntry, FsInfo, FsKind, FsObservation, FsPathInfo, FsPathKind,

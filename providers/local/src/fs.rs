@@ -67,6 +67,10 @@ impl FileSystem for LocalFileSystem {
             .with(Capability::StagingProbe)
     }
 
+    fn search(&self) -> Option<&dyn seam::Search> {
+        Some(self)
+    }
+
     async fn resolve(
         &self,
         path: &str,

@@ -40,6 +40,7 @@ mod paths;
 mod publish;
 mod read;
 mod root;
+mod search;
 mod stage;
 mod stream;
 mod sweep;

@@ -76,6 +76,12 @@ impl FileSystem for SandboxFileSystem {
         Some(self.config.mode)
     }
 
+    /// Search reads, and reads are never fenced: the local provider's, whose walk never
+    /// leaves the root it is given.
+    fn search(&self) -> Option<&dyn seam::Search> {
+        self.local.search()
+    }
+
     async fn resolve(
         &self,
         path: &str,

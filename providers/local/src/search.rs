@@ -1,0 +1,262 @@
+//! [`seam::Search`] on the disk, in process with ripgrep's own crates: `ignore` walks the tree
+//! (links never followed, ignore files honoured, VCS metadata and — unless asked — hidden names
+//! skipped), `globset` matches names, `grep-regex` and `grep-searcher` match lines.
+//!
+//! The walk yields paths; a path is only a name. Each file `grep` reads is opened beneath a held
+//! handle of the search root, one component at a time without following a link (the same walk
+//! that confines the sandbox's mutations), so a directory swapped for a link after the walk saw
+//! it cannot make the search read a file outside the root. The whole search runs on tokio's
+//! blocking pool: a large tree is seconds of I/O.
+
+use crate::fs::LocalFileSystem;
+use crate::offload::offload;
+use crate::read::read_flags;
+use crate::root::Root;
+use globset::{GlobBuilder, GlobMatcher};
+use grep_regex::RegexMatcher;
+use grep_searcher::sinks::Bytes;
+use grep_searcher::{BinaryDetection, SearcherBuilder};
+use ignore::{DirEntry, WalkBuilder};
+use seam::search::{
+    FoundFile, GlobQuery, GrepFound, GrepMatch, GrepQuery, Search, SearchError, VCS_DIRS,
+};
+use seam::{FsError, FsTarget, Signal, Verb};
+use std::fs::File;
+use std::path::Path;
+
+/// A compiled glob and whether it matches names (no `/`) or relative paths.
+struct Pattern {
+    matcher: GlobMatcher,
+    by_name: bool,
+}
+
+impl Pattern {
+    fn new(glob: &str) -> Result<Self, SearchError> {
+        let matcher = GlobBuilder::new(glob)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| SearchError::InvalidPattern(e.to_string()))?
+            .compile_matcher();
+        Ok(Self {
+            matcher,
+            by_name: !glob.contains('/'),
+        })
+    }
+
+    fn matches(&self, rel: &str) -> bool {
+        if self.by_name {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            self.matcher.is_match(name)
+        } else {
+            self.matcher.is_match(rel)
+        }
+    }
+}
+
+fn is_vcs(name: &str) -> bool {
+    VCS_DIRS.contains(&name)
+}
+
+/// The walk of `dir`: no link followed, ignore files inside the tree honoured (in a git
+/// repository or not, none read above it), VCS metadata never entered, hidden names only when
+/// asked, entries in name order.
+fn walk(dir: &Path, hidden: bool) -> ignore::Walk {
+    WalkBuilder::new(dir)
+        .follow_links(false)
+        .hidden(!hidden)
+        .parents(false)
+        .ignore(true)
+        .git_ignore(true)
+        .git_exclude(false)
+        .git_global(false)
+        .require_git(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|e| !(e.depth() > 0 && e.file_name().to_str().is_some_and(is_vcs)))
+        .build()
+}
+
+/// The entry's path relative to the walk's root, if it is a regular file (links are skipped).
+fn file_rel(root: &Path, entry: &DirEntry) -> Option<String> {
+    if !entry.file_type().is_some_and(|t| t.is_file()) {
+        return None;
+    }
+    let rel = entry.path().strip_prefix(root).ok()?;
+    rel.to_str().map(str::to_string)
+}
+
+/// Whether `key` lies inside version-control metadata (then nothing beneath it is listed).
+fn inside_vcs(key: &str) -> bool {
+    key.split('/').any(is_vcs)
+}
+
+fn modified_ns(entry: &DirEntry) -> i128 {
+    entry
+        .metadata()
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+fn check(signal: &Signal) -> Result<(), SearchError> {
+    signal.check(Verb::Read).map_err(SearchError::from)
+}
+
+fn glob_blocking(
+    key: &str,
+    display: &str,
+    query: &GlobQuery,
+    signal: &Signal,
+) -> Result<Vec<FoundFile>, SearchError> {
+    let pattern = Pattern::new(&query.pattern)?;
+    let root = Path::new(key);
+    match std::fs::symlink_metadata(root) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(FsError::not_a_directory(display).into()),
+        Err(_) => return Err(FsError::not_found(Verb::List, display).into()),
+    }
+    if inside_vcs(key) {
+        return Ok(Vec::new());
+    }
+    let mut found = Vec::new();
+    for entry in walk(root, query.hidden).flatten() {
+        check(signal)?;
+        if let Some(rel) = file_rel(root, &entry)
+            && pattern.matches(&rel)
+        {
+            found.push(FoundFile {
+                modified_ns: modified_ns(&entry),
+                path: rel,
+            });
+        }
+    }
+    found.sort_by(|a, b| {
+        b.modified_ns
+            .cmp(&a.modified_ns)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    Ok(found)
+}
+
+/// Greps one file opened beneath `within` (`rel` empty: `within` names the file's directory and
+/// `name` the file).
+fn grep_file(
+    within: &Root,
+    key: &str,
+    rel: &str,
+    matcher: &RegexMatcher,
+    out: &mut GrepFound,
+    limit: usize,
+) {
+    let Ok(fd) = within.open(key, read_flags(false)) else {
+        return;
+    };
+    let file = File::from(fd);
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(b'\0'))
+        .build();
+    let _ = searcher.search_file(
+        matcher,
+        &file,
+        Bytes(|line, bytes| {
+            if out.matches.len() >= limit {
+                out.complete = false;
+                return Ok(false);
+            }
+            let text = bytes
+                .strip_suffix(b"\n")
+                .map(|b| b.strip_suffix(b"\r").unwrap_or(b))
+                .unwrap_or(bytes);
+            out.matches.push(GrepMatch {
+                path: rel.to_string(),
+                line,
+                text: text.to_vec(),
+            });
+            Ok(true)
+        }),
+    );
+}
+
+fn grep_blocking(
+    key: &str,
+    display: &str,
+    query: &GrepQuery,
+    signal: &Signal,
+) -> Result<GrepFound, SearchError> {
+    let matcher = RegexMatcher::new(&query.pattern)
+        .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
+    let include = query.include.as_deref().map(Pattern::new).transpose()?;
+    let root = Path::new(key);
+    let meta = std::fs::symlink_metadata(root)
+        .map_err(|_| SearchError::from(FsError::not_found(Verb::Read, display)))?;
+    let mut out = GrepFound {
+        matches: Vec::new(),
+        complete: true,
+    };
+    if inside_vcs(key) {
+        return Ok(out);
+    }
+    if meta.is_file() {
+        let parent = root.parent().and_then(Path::to_str).unwrap_or("/");
+        let within = Root::confined(parent)
+            .map_err(|_| SearchError::from(FsError::not_found(Verb::Read, display)))?;
+        check(signal)?;
+        grep_file(&within, key, "", &matcher, &mut out, query.limit);
+        return Ok(out);
+    }
+    if !meta.is_dir() {
+        return Err(FsError::not_regular_file(Verb::Read, display).into());
+    }
+    let within = Root::confined(key)
+        .map_err(|_| SearchError::from(FsError::not_found(Verb::Read, display)))?;
+    for entry in walk(root, query.hidden).flatten() {
+        check(signal)?;
+        let Some(rel) = file_rel(root, &entry) else {
+            continue;
+        };
+        if include.as_ref().is_some_and(|p| !p.matches(&rel)) {
+            continue;
+        }
+        let file_key = format!("{}/{rel}", key.trim_end_matches('/'));
+        grep_file(&within, &file_key, &rel, &matcher, &mut out, query.limit);
+        if !out.complete {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+#[async_trait::async_trait]
+impl Search for LocalFileSystem {
+    async fn glob(
+        &self,
+        root: &FsTarget,
+        query: &GlobQuery,
+        signal: &Signal,
+    ) -> Result<Vec<FoundFile>, SearchError> {
+        check(signal)?;
+        let (key, display) = (root.key.as_str().to_string(), root.display_path.clone());
+        let (query, signal) = (query.clone(), signal.clone());
+        offload(Verb::List, &root.display_path, move || {
+            Ok(glob_blocking(&key, &display, &query, &signal))
+        })
+        .await?
+    }
+
+    async fn grep(
+        &self,
+        root: &FsTarget,
+        query: &GrepQuery,
+        signal: &Signal,
+    ) -> Result<GrepFound, SearchError> {
+        check(signal)?;
+        let (key, display) = (root.key.as_str().to_string(), root.display_path.clone());
+        let (query, signal) = (query.clone(), signal.clone());
+        offload(Verb::Read, &root.display_path, move || {
+            Ok(grep_blocking(&key, &display, &query, &signal))
+        })
+        .await?
+    }
+}
