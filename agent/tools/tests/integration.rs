@@ -21,6 +21,7 @@ fn counted(policy: bool) -> (Harness, Arc<Counts>) {
             inner: Arc::new(support::local(root)),
             counts: c,
             hide_sizes: false,
+            hide_search: false,
         })
     });
     (h, counts)

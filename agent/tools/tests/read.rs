@@ -21,6 +21,7 @@ fn counted(hide_sizes: bool) -> (Harness, Arc<Counts>) {
             inner: Arc::new(support::local(root)),
             counts: c,
             hide_sizes,
+            hide_search: false,
         })
     });
     (h, counts)

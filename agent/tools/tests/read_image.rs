@@ -36,6 +36,7 @@ fn with_sink(max: u64, only: Option<ImageType>) -> (Harness, Arc<Counts>) {
             inner: Arc::new(support::local(root)),
             counts: c,
             hide_sizes: false,
+            hide_search: false,
         })
     });
     h.tools = Toolset::builder(h.fs.as_ref())

@@ -5,7 +5,7 @@
 mod support;
 
 use seam::FileSystem;
-use seam_tools::{Exec, SpillStore, ToolResult, Toolset};
+use seam_tools::{Exec, SpillStore, Tool, ToolResult, Toolset};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -344,5 +344,30 @@ async fn the_sandbox_offers_the_same_search() {
     assert_eq!(
         text(&h.call("grep", json!({"pattern": "fn main"})).await),
         "Found 1 match\n\nsrc/a.rs\nLine 1: fn main() {}"
+    );
+}
+
+#[tokio::test]
+async fn a_backend_without_search_gets_no_search_tools_and_a_coded_error() {
+    let h = Harness::bare();
+    let fs: Arc<dyn FileSystem> = Arc::new(support::counting::Counting {
+        inner: h.fs.clone(),
+        counts: Arc::default(),
+        hide_sizes: false,
+        hide_search: true,
+    });
+    assert_eq!(
+        Toolset::builder(fs.as_ref()).build().names(),
+        ["read", "write", "edit"]
+    );
+    // A composition that registers the tool anyway is told why it cannot run.
+    let exec = Exec::new(fs).with_cwd(h.root.clone());
+    let r = seam_tools::GlobTool::new(None)
+        .execute(&json!({"pattern": "*"}), &exec)
+        .await;
+    assert_eq!(code(&r), "SEARCH_FAILED");
+    assert_eq!(
+        message(&r),
+        "glob is not available: this filesystem backend offers no search"
     );
 }

@@ -1,6 +1,7 @@
 //! A spy around a real provider: it forwards every call unchanged and counts the ones the
 //! tools' budgets are about (stat, read_text, stream_text). Optionally it hides file sizes, as a
-//! backend that cannot tell them would (the read tool must then stream).
+//! backend that cannot tell them would (the read tool must then stream), or its search, as a
+//! backend that offers none would.
 
 use seam::{
     Capabilities, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo, FsPathInfo,
@@ -39,6 +40,7 @@ pub struct Counting {
     pub inner: Arc<dyn FileSystem>,
     pub counts: Arc<Counts>,
     pub hide_sizes: bool,
+    pub hide_search: bool,
 }
 
 #[async_trait::async_trait]
@@ -48,6 +50,13 @@ impl FileSystem for Counting {
     }
     fn sandbox_mode(&self) -> Option<SandboxMode> {
         self.inner.sandbox_mode()
+    }
+    fn search(&self) -> Option<&dyn seam::Search> {
+        if self.hide_search {
+            None
+        } else {
+            self.inner.search()
+        }
     }
     async fn resolve(
         &self,
