@@ -53,7 +53,10 @@ fn image_tool() -> (Harness, Arc<Counts>) {
 async fn is_registered_only_with_an_image_sink() {
     assert!(Harness::bare().tools.get("read_image").is_none());
     let (h, _) = image_tool();
-    assert_eq!(h.tools.names(), ["read", "write", "edit", "read_image"]);
+    assert_eq!(
+        h.tools.names(),
+        ["read", "write", "edit", "read_image", "glob", "grep"]
+    );
     assert!(
         h.tools
             .get("read_image")
