@@ -22,6 +22,8 @@ const PAIRS: &[(&str, &str)] = &[
     ("tool/read", "local/read_text"),
     ("tool/read+policy", "local/read_text"),
     ("local/resolve+stat+read_text", "local/read_text"),
+    ("local/glob", "raw/rg --files"),
+    ("local/grep", "raw/rg -n"),
 ];
 
 struct Bench {
