@@ -2,10 +2,11 @@
 //! (links never followed, ignore files honoured, VCS metadata and — unless asked — hidden names
 //! skipped), `globset` matches names, `grep-regex` and `grep-searcher` match lines.
 //!
-//! The walk yields paths; a path is only a name. Each file `grep` reads is opened beneath a held
-//! handle of the search root, one component at a time without following a link (the same walk
-//! that confines the sandbox's mutations), so a directory swapped for a link after the walk saw
-//! it cannot make the search read a file outside the root. The whole search runs on tokio's
+//! The walk yields paths; a path is only a name. The directory of each file `grep` reads is
+//! opened beneath a held handle of the search root by the confined walk that confines the
+//! sandbox's mutations (no link can lead it out), held while the walk stays in it, and the file
+//! is opened from it with `O_NOFOLLOW`: a directory swapped for a link after the walk saw it
+//! cannot make the search read a file outside the root. The whole search runs on tokio's
 //! blocking pool: a large tree is seconds of I/O.
 
 use crate::fs::LocalFileSystem;
@@ -15,14 +16,18 @@ use crate::root::Root;
 use globset::{GlobBuilder, GlobMatcher};
 use grep_regex::RegexMatcher;
 use grep_searcher::sinks::Bytes;
-use grep_searcher::{BinaryDetection, SearcherBuilder};
-use ignore::{DirEntry, WalkBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use ignore::{DirEntry, WalkBuilder, WalkState};
+use rustix::fd::OwnedFd;
+use rustix::fs::Mode;
 use seam::search::{
     FoundFile, GlobQuery, GrepFound, GrepMatch, GrepQuery, Search, SearchError, VCS_DIRS,
 };
 use seam::{FsError, FsTarget, Signal, Verb};
 use std::fs::File;
 use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// A compiled glob and whether it matches names (no `/`) or relative paths.
 struct Pattern {
@@ -60,10 +65,10 @@ fn is_vcs(name: &str) -> bool {
 
 /// The walk of `dir`: no link followed, ignore files inside the tree honoured (in a git
 /// repository or not, none read above it), VCS metadata never entered, hidden names only when
-/// asked, entries in name order.
-fn walk(dir: &Path, hidden: bool) -> ignore::Walk {
-    WalkBuilder::new(dir)
-        .follow_links(false)
+/// asked.
+fn walker(dir: &Path, hidden: bool) -> WalkBuilder {
+    let mut b = WalkBuilder::new(dir);
+    b.follow_links(false)
         .hidden(!hidden)
         .parents(false)
         .ignore(true)
@@ -71,9 +76,8 @@ fn walk(dir: &Path, hidden: bool) -> ignore::Walk {
         .git_exclude(false)
         .git_global(false)
         .require_git(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| !(e.depth() > 0 && e.file_name().to_str().is_some_and(is_vcs)))
-        .build()
+        .filter_entry(|e| !(e.depth() > 0 && e.file_name().to_str().is_some_and(is_vcs)));
+    b
 }
 
 /// The entry's path relative to the walk's root, if it is a regular file (links are skipped).
@@ -119,18 +123,33 @@ fn glob_blocking(
     if inside_vcs(key) {
         return Ok(Vec::new());
     }
-    let mut found = Vec::new();
-    for entry in walk(root, query.hidden).flatten() {
+    // On as many threads as the machine has; put in order afterwards.
+    let found: Mutex<Vec<FoundFile>> = Mutex::new(Vec::new());
+    let cancelled = AtomicBool::new(false);
+    walker(root, query.hidden).build_parallel().run(|| {
+        let (found, cancelled, pattern) = (&found, &cancelled, &pattern);
+        Box::new(move |entry| {
+            if signal.is_cancelled() {
+                cancelled.store(true, Ordering::Relaxed);
+                return WalkState::Quit;
+            }
+            if let Ok(entry) = entry
+                && let Some(rel) = file_rel(root, &entry)
+                && pattern.matches(&rel)
+            {
+                let file = FoundFile {
+                    modified_ns: modified_ns(&entry),
+                    path: rel,
+                };
+                found.lock().unwrap_or_else(|p| p.into_inner()).push(file);
+            }
+            WalkState::Continue
+        })
+    });
+    if cancelled.load(Ordering::Relaxed) {
         check(signal)?;
-        if let Some(rel) = file_rel(root, &entry)
-            && pattern.matches(&rel)
-        {
-            found.push(FoundFile {
-                modified_ns: modified_ns(&entry),
-                path: rel,
-            });
-        }
     }
+    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     found.sort_by(|a, b| {
         b.modified_ns
             .cmp(&a.modified_ns)
@@ -139,27 +158,18 @@ fn glob_blocking(
     Ok(found)
 }
 
-/// Greps one file opened beneath `within` (`rel` empty: `within` names the file's directory and
-/// `name` the file).
+/// Greps one open file.
 fn grep_file(
-    within: &Root,
-    key: &str,
+    searcher: &mut Searcher,
+    file: &File,
     rel: &str,
     matcher: &RegexMatcher,
     out: &mut GrepFound,
     limit: usize,
 ) {
-    let Ok(fd) = within.open(key, read_flags(false)) else {
-        return;
-    };
-    let file = File::from(fd);
-    let mut searcher = SearcherBuilder::new()
-        .line_number(true)
-        .binary_detection(BinaryDetection::quit(b'\0'))
-        .build();
     let _ = searcher.search_file(
         matcher,
-        &file,
+        file,
         Bytes(|line, bytes| {
             if out.matches.len() >= limit {
                 out.complete = false;
@@ -177,6 +187,20 @@ fn grep_file(
             Ok(true)
         }),
     );
+}
+
+fn new_searcher() -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(b'\0'))
+        .build()
+}
+
+/// The directory a file is opened from: held open (through the confined walk) for as long as
+/// the walk stays in it, so each file costs one `openat` with `O_NOFOLLOW`.
+struct HeldDir {
+    key: String,
+    fd: OwnedFd,
 }
 
 fn grep_blocking(
@@ -198,12 +222,22 @@ fn grep_blocking(
     if inside_vcs(key) {
         return Ok(out);
     }
+    let mut searcher = new_searcher();
     if meta.is_file() {
         let parent = root.parent().and_then(Path::to_str).unwrap_or("/");
         let within = Root::confined(parent)
             .map_err(|_| SearchError::from(FsError::not_found(Verb::Read, display)))?;
         check(signal)?;
-        grep_file(&within, key, "", &matcher, &mut out, query.limit);
+        if let Ok(fd) = within.open(key, read_flags(false)) {
+            grep_file(
+                &mut searcher,
+                &File::from(fd),
+                "",
+                &matcher,
+                &mut out,
+                query.limit,
+            );
+        }
         return Ok(out);
     }
     if !meta.is_dir() {
@@ -211,18 +245,84 @@ fn grep_blocking(
     }
     let within = Root::confined(key)
         .map_err(|_| SearchError::from(FsError::not_found(Verb::Read, display)))?;
-    for entry in walk(root, query.hidden).flatten() {
+    let base = key.trim_end_matches('/');
+    // Files are searched on as many threads as the machine has, each holding the directory it
+    // is in; the answer is put in order (path, then line) afterwards.
+    let per_file: Mutex<Vec<(String, Vec<GrepMatch>)>> = Mutex::new(Vec::new());
+    let total = AtomicUsize::new(0);
+    let cancelled = AtomicBool::new(false);
+    walker(root, query.hidden).build_parallel().run(|| {
+        let mut searcher = new_searcher();
+        let mut held: Option<HeldDir> = None;
+        let (within, matcher, include) = (&within, &matcher, &include);
+        let (per_file, total, cancelled) = (&per_file, &total, &cancelled);
+        Box::new(move |entry| {
+            if signal.is_cancelled() {
+                cancelled.store(true, Ordering::Relaxed);
+                return WalkState::Quit;
+            }
+            if total.load(Ordering::Relaxed) > query.limit {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            let Some(rel) = file_rel(root, &entry) else {
+                return WalkState::Continue;
+            };
+            if include.as_ref().is_some_and(|p| !p.matches(&rel)) {
+                return WalkState::Continue;
+            }
+            let (dir_key, name) = match rel.rsplit_once('/') {
+                Some((d, n)) => (format!("{base}/{d}"), n),
+                None => (base.to_string(), rel.as_str()),
+            };
+            if held.as_ref().is_none_or(|h| h.key != dir_key) {
+                held = within
+                    .open_dir(&dir_key)
+                    .ok()
+                    .map(|fd| HeldDir { key: dir_key, fd });
+            }
+            let Some(dir) = &held else {
+                return WalkState::Continue;
+            };
+            let Ok(fd) = rustix::fs::openat(&dir.fd, name, read_flags(false), Mode::empty()) else {
+                return WalkState::Continue;
+            };
+            let mut found = GrepFound {
+                matches: Vec::new(),
+                complete: true,
+            };
+            grep_file(
+                &mut searcher,
+                &File::from(fd),
+                &rel,
+                matcher,
+                &mut found,
+                query.limit + 1,
+            );
+            if !found.matches.is_empty() {
+                total.fetch_add(found.matches.len(), Ordering::Relaxed);
+                per_file
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((rel, found.matches));
+            }
+            WalkState::Continue
+        })
+    });
+    if cancelled.load(Ordering::Relaxed) {
         check(signal)?;
-        let Some(rel) = file_rel(root, &entry) else {
-            continue;
-        };
-        if include.as_ref().is_some_and(|p| !p.matches(&rel)) {
-            continue;
-        }
-        let file_key = format!("{}/{rel}", key.trim_end_matches('/'));
-        grep_file(&within, &file_key, &rel, &matcher, &mut out, query.limit);
-        if !out.complete {
-            break;
+    }
+    let mut per_file = per_file.into_inner().unwrap_or_else(|p| p.into_inner());
+    per_file.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, matches) in per_file {
+        for m in matches {
+            if out.matches.len() >= query.limit {
+                out.complete = false;
+                break;
+            }
+            out.matches.push(m);
         }
     }
     Ok(out)
