@@ -75,9 +75,10 @@ fn case_root(options: &CaseOptions) -> Result<(tempfile::TempDir, DiskWorld, Loc
     Ok((dir, world, config))
 }
 
-/// The sandbox provider in one mode, its workspace the case's directory and no other writable
-/// root (so that "outside" means outside the case, and the model's one writable root is the
-/// only one).
+/// The sandbox provider in one mode, its default workspace the suite's `d` in the case's
+/// directory ([`seam_conformance::DEPLOYMENT_WORKSPACE`]; relative paths still resolve against
+/// the case's directory) and no other writable root, so that the rest of the case is the
+/// deployment's outside.
 #[derive(Clone, Copy, Debug)]
 pub struct SandboxFactory(pub SandboxMode);
 
@@ -92,7 +93,12 @@ impl Factory for SandboxFactory {
 
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
         let (dir, world, local) = case_root(options)?;
-        let config = SandboxConfig::new(world.root_display(), self.0)
+        let workspace = format!(
+            "{}/{}",
+            world.root_display(),
+            seam_conformance::DEPLOYMENT_WORKSPACE
+        );
+        let config = SandboxConfig::new(workspace, self.0)
             .with_local(local)
             .with_temp_roots(Vec::new());
         Ok(Subject {

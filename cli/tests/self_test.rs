@@ -91,7 +91,7 @@ fn catch(fault: Fault) {
     let (name, kinds) = fault.caught_as();
     for seed in SEEDS {
         // A broken fence wraps the sandbox (its fence is what the fault replaces).
-        let base: Arc<dyn seam_conformance::Factory> = if name == "containment" {
+        let base: Arc<dyn seam_conformance::Factory> = if fault.name().starts_with("fence-") {
             Arc::new(SandboxFactory(seam::SandboxMode::WorkspaceWrite))
         } else {
             Arc::new(LocalFactory)
@@ -182,6 +182,7 @@ caught! {
     catches_a_fence_that_compares_prefixes => FencePrefixWithoutSeparator,
     catches_a_fence_that_checks_the_key_then_opens_by_name => FenceChecksKeyThenOpensByName,
     catches_a_fence_that_only_checks_a_new_files_parent => FenceNewFileParentOnly,
+    catches_a_fence_that_ignores_its_default => FenceIgnoresItsDefault,
     catches_a_panicking_backend => PanicsInEdit,
     catches_a_backend_hanging_in_stat => HangsInStat,
     catches_a_backend_hanging_in_a_stream => HangsInStream,
@@ -303,7 +304,7 @@ fn every_sandbox_mode_passes_the_generated_fence_and_the_broken_fences_are_caugh
                 .iter()
                 .filter(|r| r.id.starts_with("fence."))
                 .collect();
-            assert_eq!(fence.len(), 5);
+            assert_eq!(fence.len(), 6);
             for r in fence {
                 assert!(
                     r.steps > 0,

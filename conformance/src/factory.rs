@@ -50,6 +50,13 @@ pub struct Subject {
     pub keep_alive: Box<dyn Send + Sync>,
 }
 
+/// The default workspace a fencing backend's factory deploys it with, relative to the case's
+/// directory (`{root}/d`; it need not exist yet — a workspace that does not exist matches
+/// nothing). Narrower than the case, so that a deployment's own `workspace-write` fence has an
+/// outside the suite can see: a backend that ignored its default would write there. No other
+/// writable root may lie inside the case.
+pub const DEPLOYMENT_WORKSPACE: &str = "d";
+
 /// The name of the configuration a factory has when it declares none.
 pub const DEFAULT_CONFIGURATION: &str = "default";
 

@@ -62,7 +62,9 @@ mod watch;
 mod world;
 
 pub use agent::{Agent, AgentError, AgentFactory};
-pub use factory::{CaseDurability, CaseOptions, DEFAULT_CONFIGURATION, Factory, Subject};
+pub use factory::{
+    CaseDurability, CaseOptions, DEFAULT_CONFIGURATION, DEPLOYMENT_WORKSPACE, Factory, Subject,
+};
 pub use failure::{Failure, FailureKind};
 pub use generate::text_corpus;
 pub use harness::{Harness, HarnessConfig, MessageCheck, NEVER_ISSUED, StepRecord};

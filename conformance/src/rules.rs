@@ -165,6 +165,7 @@ rules! {
     SandboxSwappedLinkDenied = "sandbox.swapped-link-denied", SANDBOX, "a directory swapped for a link to outside after the target was resolved is not followed out";
     SandboxSwapRace = "sandbox.swap-race", SANDBOX, "writes and edits racing a directory swapped for a link to outside and back never change anything outside";
     SandboxContainedLands = "sandbox.contained-lands", SANDBOX, "a mutation that stays inside the workspace (through links and `..` that stay in) lands where it leads";
+    FenceDefaultDecides = "fence.default-decides", SANDBOX, "a mutation without a call policy outside the deployment's workspace is decided by the deployment's mode: denied under read-only and workspace-write, let through under danger-full-access";
     FenceCallOverrides = "fence.call-overrides", SANDBOX, "a call's own policy decides over the deployment's default: it denies what the default lets through, or lets through what the default denies";
     FenceOutsideDenied = "fence.outside-denied", SANDBOX, "under workspace-write a target whose real path is outside the call's workspace is FS_SANDBOX_DENIED and changes nothing anywhere";
     FenceLeavesDenied = "fence.leaves-denied", SANDBOX, "a target beneath the workspace whose path leads out when the mutation looks at it (a dangling link pointing out, a directory swapped for a link to outside after resolution) is FS_SANDBOX_DENIED, never followed out";

@@ -199,11 +199,13 @@ pub(crate) fn run_watched(
 
 /// The per-call policies a run's mutations carry: drawn for a fencing backend, except in a run
 /// about something else (a comparison with a reference that does not fence, the agent surface),
-/// where only a read-only deployment needs every call let through on the test root.
+/// where a deployment that refuses part of the case (read-only; workspace-write on `d`) gets
+/// every call let through on the test root, and `danger-full-access` none.
 fn policies_for(fences: bool, deployment: Option<SandboxMode>, about_else: bool) -> Policies {
     match (fences, deployment) {
-        (true, Some(SandboxMode::ReadOnly)) if about_else => Policies::CaseRoot,
         (true, Some(mode)) if !about_else => Policies::Drawn(mode),
+        (true, Some(SandboxMode::DangerFullAccess)) => Policies::None,
+        (true, Some(_)) => Policies::CaseRoot,
         _ => Policies::None,
     }
 }
@@ -369,7 +371,13 @@ pub(crate) fn run_sequences_watched(
             } else {
                 step_strategy(&gen_config, state)
             };
-            step.prop_map(move |s| let_through_one(policies, s)).boxed()
+            // Free steps keep the policy they drew (or none: the deployment's default decides),
+            // unless the run is about something else.
+            if policies == Policies::CaseRoot {
+                step.prop_map(move |s| let_through_one(policies, s)).boxed()
+            } else {
+                step
+            }
         },
         apply_hint,
     );

@@ -33,6 +33,10 @@ fn fenced(mode: SandboxMode) -> Model {
             path: "l".into(),
             target: "d".into(),
         },
+        WorldOp::Symlink {
+            path: "dd/deep".into(),
+            target: "../d/sub".into(),
+        },
     ] {
         assert!(m.world(&op).is_some(), "{op:?}");
     }
@@ -148,4 +152,25 @@ fn an_unfenced_backend_ignores_the_call() {
     let v = m.fence(&r, Some(&call(SandboxMode::ReadOnly, "/r")));
     assert_eq!(v.case, FenceCase::Unfenced);
     assert!(v.denial.is_none());
+}
+
+#[test]
+fn a_workspace_is_absolute_and_its_dotdot_is_physical() {
+    let m = fenced(SandboxMode::WorkspaceWrite);
+    let on = |ws: &str| call(SandboxMode::WorkspaceWrite, ws);
+    // `dd/deep -> ../d/sub`: `dd/deep/..` is `d` (the real parent of `d/sub`), not `dd` as
+    // it would be lexically.
+    assert_eq!(
+        case(&m, "d/x", Some(&on("/r/dd/deep/.."))),
+        FenceCase::Beneath { case_root: false }
+    );
+    assert_eq!(
+        case(&m, "dd/x", Some(&on("/r/dd/deep/.."))),
+        FenceCase::DeniedOutside
+    );
+    assert_eq!(
+        case(&m, "d/x", Some(&on("d"))),
+        FenceCase::DeniedNoRoot,
+        "a relative workspace matches nothing"
+    );
 }

@@ -332,6 +332,7 @@ fn the_diff_basis_is_gated_on_both_sides() {
         root: ROOT.into(),
         diff_basis_max_bytes: 8,
         fence: None,
+        fence_workspace: String::new(),
     });
     file(&mut m, "a", b"1234567");
     let w = m.write_text("a", "abc", None, &none()).outcome.expect("ok");

@@ -51,6 +51,18 @@ impl Faulty {
         verb: Verb,
         signal: &Signal,
     ) -> Option<Result<(FsTarget, Option<SandboxPolicy>), FsError>> {
+        if self.fault == Fault::FenceIgnoresItsDefault
+            && sandbox.is_none()
+            && self.inner.sandbox_mode() == Some(SandboxMode::WorkspaceWrite)
+        {
+            return Some(Ok((
+                target.clone(),
+                Some(SandboxPolicy {
+                    mode: SandboxMode::DangerFullAccess,
+                    workspace_root: "/".into(),
+                }),
+            )));
+        }
         let policy = sandbox.filter(|p| p.mode == SandboxMode::WorkspaceWrite)?;
         if !matches!(
             self.fault,

@@ -83,6 +83,9 @@ pub enum Fault {
     /// Under `workspace-write`, a path with nothing behind it is a "new file": only its parent is
     /// checked, and the write follows a dangling link to wherever it points (CVE-2025-53109).
     FenceNewFileParentOnly,
+    /// Under a `workspace-write` deployment, a call without its own policy runs unfenced: the
+    /// deployment's default is never applied (the per-call fence alone is right).
+    FenceIgnoresItsDefault,
     /// `edit_text` panics.
     PanicsInEdit,
     /// `stat` never returns (it blocks its thread).
@@ -93,7 +96,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 26] = [
+    pub const ALL: [Fault; 27] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -117,6 +120,7 @@ impl Fault {
         Fault::FencePrefixWithoutSeparator,
         Fault::FenceChecksKeyThenOpensByName,
         Fault::FenceNewFileParentOnly,
+        Fault::FenceIgnoresItsDefault,
         Fault::PanicsInEdit,
         Fault::HangsInStat,
         Fault::HangsInStream,
@@ -148,6 +152,7 @@ impl Fault {
             Fault::FencePrefixWithoutSeparator => "fence-prefix-without-separator",
             Fault::FenceChecksKeyThenOpensByName => "fence-checks-key-then-opens-by-name",
             Fault::FenceNewFileParentOnly => "fence-new-file-parent-only",
+            Fault::FenceIgnoresItsDefault => "fence-ignores-its-default",
             Fault::PanicsInEdit => "panics-in-edit",
             Fault::HangsInStat => "hangs-in-stat",
             Fault::HangsInStream => "hangs-in-stream",
@@ -198,6 +203,7 @@ impl Fault {
             Fault::FencePrefixWithoutSeparator => &["ws2"],
             Fault::FenceChecksKeyThenOpensByName => &["swapped for a link"],
             Fault::FenceNewFileParentOnly => &["ws/dang"],
+            Fault::FenceIgnoresItsDefault => &["an escape"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -231,6 +237,7 @@ impl Fault {
             Fault::FencePrefixWithoutSeparator
             | Fault::FenceChecksKeyThenOpensByName
             | Fault::FenceNewFileParentOnly => ("containment", &K::Sandbox),
+            Fault::FenceIgnoresItsDefault => ("sequences", &K::Sandbox),
             Fault::PanicsInEdit => ("sequences", &K::Panic),
             Fault::HangsInStat => ("sequences", &K::Timeout),
             Fault::HangsInStream => ("sequences", &K::Timeout),

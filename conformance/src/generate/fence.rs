@@ -33,11 +33,19 @@ pub enum Policies {
 }
 
 /// Workspaces a call may name: the test root, directories the generator makes, a name that is
-/// often a link to one, and one that never exists.
-const WORKSPACES: &[&str] = &["", "/d", "/d", "/dd", "/e", "/l", "/d/d", "/nowhere"];
+/// often a link to one, one that never exists, `..` after a link and after a directory, and a
+/// relative spelling.
+/// (`..` after a link: the real parent of where it leads; a relative spelling: never a root.)
+const WORKSPACES: &[&str] = &[
+    "", "/d", "/d", "/dd", "/e", "/l", "/d/d", "/nowhere", "/l/..", "/d/../e", "d",
+];
 
-fn workspace(rel: &str) -> String {
-    format!("{ROOT_TOKEN}{rel}")
+fn workspace(spelled: &str) -> String {
+    if spelled.is_empty() || spelled.starts_with('/') {
+        format!("{ROOT_TOKEN}{spelled}")
+    } else {
+        spelled.to_string()
+    }
 }
 
 /// The policy of one generated mutation.
@@ -51,7 +59,7 @@ pub(crate) fn call_sandbox(policies: Policies) -> BoxedStrategy<Option<CallSandb
     let default_weight = if deployment == SandboxMode::ReadOnly {
         1
     } else {
-        4
+        3
     };
     let ws = pick(WORKSPACES.to_vec()).prop_map(|w| {
         Some(CallSandbox {
@@ -74,7 +82,8 @@ pub(crate) fn call_sandbox(policies: Policies) -> BoxedStrategy<Option<CallSandb
 }
 
 /// Stamps `workspace-write` on the test root on every mutation that has no policy, when the
-/// deployment would refuse the recipes (read-only) or the run wants every call let through.
+/// deployment would refuse the recipes (read-only, or workspace-write on its workspace `d`) or
+/// the run wants every call let through. (Free steps keep their drawn policy, or none.)
 pub(crate) fn let_through(config: &GenConfig, plan: Vec<Step>) -> Vec<Step> {
     plan.into_iter()
         .map(|s| let_through_one(config.policies, s))
@@ -83,9 +92,11 @@ pub(crate) fn let_through(config: &GenConfig, plan: Vec<Step>) -> Vec<Step> {
 
 /// [`let_through`] for one step.
 pub(crate) fn let_through_one(policies: Policies, step: Step) -> Step {
+    // The deployment's default refuses most of the case (read-only: all of it; workspace-write:
+    // everything outside its workspace `d`), which would starve the recipes.
     let stamp = matches!(
         policies,
-        Policies::CaseRoot | Policies::Drawn(SandboxMode::ReadOnly)
+        Policies::CaseRoot | Policies::Drawn(SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite)
     );
     if stamp && step.op.is_mutation() && step.sandbox.is_none() {
         step.fenced(CallSandbox::case_root())
@@ -112,7 +123,7 @@ fn link(path: &str, target: &str) -> Step {
 /// for a link to outside under a target resolved before the swap.
 pub(crate) fn attack() -> BoxedStrategy<Vec<Step>> {
     let ways = vec![
-        "up", "abs", "out", "chain", "dangling", "top", "inside", "sub/x",
+        "sibling", "up", "abs", "out", "chain", "dangling", "top", "inside", "sub/x",
     ];
     (
         proptest::sample::subsequence(ways, 2..=5),

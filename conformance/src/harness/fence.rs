@@ -39,6 +39,14 @@ impl Harness {
                 self.hit(Rule::FenceCallOverrides);
             }
         }
+        // Outside the deployment's workspace (`d`): where a deployment that ignored its own
+        // default would act differently.
+        if step.sandbox.is_none()
+            && verdict.case != FenceCase::Unfenced
+            && r.key.0.first().map(String::as_str) != Some(crate::factory::DEPLOYMENT_WORKSPACE)
+        {
+            self.hit(Rule::FenceDefaultDecides);
+        }
         match verdict.case {
             FenceCase::DeniedOutside => self.hit(Rule::FenceOutsideDenied),
             FenceCase::DeniedLeaves => self.hit(Rule::FenceLeavesDenied),

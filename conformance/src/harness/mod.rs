@@ -219,6 +219,7 @@ impl Harness {
             root: root.clone(),
             diff_basis_max_bytes: subject.diff_basis_max_bytes,
             fence: subject.fs.sandbox_mode(),
+            fence_workspace: crate::factory::DEPLOYMENT_WORKSPACE.to_string(),
         });
         Self {
             fs: subject.fs,

@@ -4,23 +4,24 @@
 //! The rules, in the order a fencing backend applies them (after an already-cancelled signal,
 //! before anything else the mutation does):
 //!
-//! 1. the call's policy wins over the deployment default (`ModelConfig::fence`, whose workspace
-//!    is the test root);
+//! 1. the call's policy wins over the deployment default (`ModelConfig::fence` and
+//!    `ModelConfig::fence_workspace`);
 //! 2. `read-only` denies; `danger-full-access` lets the mutation through unfenced;
-//! 3. `workspace-write`: the workspace's real path is the writable root (one that does not
-//!    exist, or is not a directory, matches nothing); a key that is not beneath it is denied;
+//! 3. `workspace-write`: the workspace's real path is the writable root — an absolute path,
+//!    `..` applied to the real directory reached, as `realpath(3)` does (a relative path, or one
+//!    that does not exist or is not a directory, matches nothing); a key that is not beneath it
+//!    is denied;
 //! 4. the mutation then looks at its key beneath the root ([`crate::beneath`]): a walk that
 //!    would leave it — `..` above it, a link whose text leads out, a dangling link at the key
 //!    that points out — is denied; nothing is followed out.
 //!
 //! Every denial is the contract's `FS_SANDBOX_DENIED` text with the mode that decided it, and
-//! changes nothing. The model knows one writable root: a suite factory configures no other
-//! writable root inside the test root (`/tmp` roots would hold it all).
+//! changes nothing. The model knows one writable root per call: a suite factory configures no
+//! other writable root inside the test root (`/tmp` roots would hold it all).
 
 use super::{Model, ModelError, Resolved, err};
 use crate::beneath::mutation_leaves;
 use crate::path::Key;
-use crate::path::lexical;
 use crate::tree::Node;
 use crate::walk::realpath;
 use seam::{FsError, SandboxMode};
@@ -88,6 +89,27 @@ pub struct FenceVerdict {
 }
 
 impl Model {
+    /// A workspace root's components beneath the test root, `..` kept so the walk applies it
+    /// to the real directory reached (as `realpath` does); `None` for a relative path (a
+    /// workspace root is absolute) or one outside the test root.
+    fn workspace_components(&self, w: &str) -> Option<Vec<String>> {
+        if !w.starts_with('/') {
+            return None;
+        }
+        let root = self.config.root.trim_end_matches('/');
+        let rest = if w == root {
+            ""
+        } else {
+            w.strip_prefix(root)?.strip_prefix('/')?
+        };
+        Some(
+            rest.split('/')
+                .filter(|c| !c.is_empty() && *c != ".")
+                .map(str::to_string)
+                .collect(),
+        )
+    }
+
     /// The fence's verdict on a mutation of `r` under `call` (or the deployment default). A
     /// backend that does not fence (`ModelConfig::fence` is `None`) lets everything through
     /// and ignores the call's policy.
@@ -129,10 +151,16 @@ impl Model {
             SandboxMode::WorkspaceWrite => {}
         }
         let spelled = match workspace {
-            None => Vec::new(),
-            Some(w) => match lexical(&self.config.root, w) {
-                Ok(c) => c,
-                Err(_) => return (FenceCase::DeniedNoRoot, None),
+            None => self
+                .config
+                .fence_workspace
+                .split('/')
+                .filter(|c| !c.is_empty() && *c != ".")
+                .map(str::to_string)
+                .collect(),
+            Some(w) => match self.workspace_components(w) {
+                Some(c) => c,
+                None => return (FenceCase::DeniedNoRoot, None),
             },
         };
         let Ok(root) = realpath(&self.tree, &spelled) else {

@@ -29,9 +29,12 @@ pub struct ModelConfig {
     pub root: String,
     /// The provider's exclusive byte limit on each side of an overwrite's diff basis.
     pub diff_basis_max_bytes: u64,
-    /// The deployment's default sandbox mode, for a backend that fences (its workspace is the
-    /// test root, and no other writable root lies inside it); `None` for one that does not.
+    /// The deployment's default sandbox mode, for a backend that fences; `None` for one that
+    /// does not.
     pub fence: Option<seam::SandboxMode>,
+    /// The deployment's default workspace, relative to the test root (empty: the test root);
+    /// no other writable root lies inside the test root.
+    pub fence_workspace: String,
 }
 
 impl ModelConfig {
@@ -41,6 +44,7 @@ impl ModelConfig {
             root: root.into(),
             diff_basis_max_bytes: crate::text::DIFF_BASIS_DEFAULT,
             fence: None,
+            fence_workspace: String::new(),
         }
     }
 }

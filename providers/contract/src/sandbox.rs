@@ -49,6 +49,8 @@ impl SandboxMode {
 pub struct SandboxPolicy {
     /// The mode for this call.
     pub mode: SandboxMode,
-    /// The workspace root (a path in the provider's world).
+    /// The workspace root: an absolute path in the provider's world, taken by its real path
+    /// (links followed, `..` applied to the real directory reached, as `realpath(3)` does). A
+    /// relative path, or one that does not exist, matches nothing.
     pub workspace_root: String,
 }

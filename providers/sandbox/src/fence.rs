@@ -13,10 +13,14 @@ pub(crate) enum Decision {
     Beneath(String),
 }
 
-/// The real path of each root, once; a root that does not resolve matches nothing.
+/// The real path of each root, once; a root that is relative or does not resolve matches
+/// nothing (a relative one would otherwise mean whatever the process's working directory is).
 pub(crate) fn writable_roots(workspace: &str, temp: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for root in std::iter::once(workspace).chain(temp.iter().map(String::as_str)) {
+        if !root.starts_with('/') {
+            continue;
+        }
         let Ok(real) = std::fs::canonicalize(root) else {
             continue;
         };
