@@ -139,10 +139,10 @@ pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
 
 /// The provider a shipped one must answer exactly like, step by step (the `differential`
 /// property): the sandbox, in every mode, against the local provider it wraps. The comparison
-/// draws no per-call policies: everything it generates stays beneath the case's directory, so
-/// under `workspace-write` and `danger-full-access` the fence never refuses, and under a
-/// read-only deployment every mutation carries `workspace-write` on the case's directory (the
-/// fence itself is judged against the model by `sequences`).
+/// draws no per-call policies: under `danger-full-access` the fence never refuses, and under
+/// `read-only` and `workspace-write` (whose workspace `d` leaves most of the case outside) every
+/// mutation carries `workspace-write` on the case's directory, where nothing the suite
+/// generates leads out. The fence itself is judged against the model by `sequences`.
 pub fn reference(name: &str) -> Option<Arc<dyn Factory>> {
     name.starts_with("sandbox:")
         .then(|| Arc::new(LocalFactory) as Arc<dyn Factory>)

@@ -71,7 +71,7 @@ impl Tool for GlobTool {
     }
 
     fn description(&self) -> &str {
-        "Find files by glob pattern, newest first. Ignore files are honoured, version-control metadata is never listed, hidden files only with hidden: true; links are not followed."
+        "Find files by glob pattern, newest first. Ignore files inside the searched directory are honoured, version-control metadata is never listed, hidden files only with hidden: true; links inside it are not followed."
     }
 
     fn schema(&self) -> &Value {

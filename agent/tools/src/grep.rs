@@ -144,7 +144,7 @@ impl Tool for GrepTool {
     }
 
     fn description(&self) -> &str {
-        "Search file contents with a regular expression; matches grouped by file, by path then line. Ignore files are honoured, version-control metadata and binary files are skipped, hidden files only with hidden: true; links are not followed."
+        "Search file contents with a regular expression; matches grouped by file, by path then line. Ignore files inside the searched directory are honoured, version-control metadata and binary files are skipped, hidden files only with hidden: true (a file named as path is searched as given); links inside it are not followed."
     }
 
     fn schema(&self) -> &Value {

@@ -371,3 +371,91 @@ async fn a_backend_without_search_gets_no_search_tools_and_a_coded_error() {
         "glob is not available: this filesystem backend offers no search"
     );
 }
+
+#[tokio::test]
+async fn crlf_lines_end_before_the_cr_and_dot_slash_globs_are_relative() {
+    let h = Harness::bare();
+    h.put("w.txt", "needle two\r\nneedle three\n");
+    h.put("src/a.rs", "");
+    assert_eq!(
+        text(&call(&h, "grep", json!({"pattern": "two$"})).await),
+        "Found 1 match\n\nw.txt\nLine 1: needle two"
+    );
+    assert_eq!(
+        text(&call(&h, "glob", json!({"pattern": "./src/*.rs"})).await),
+        "src/a.rs"
+    );
+}
+
+/// Searches racing a directory that another thread keeps swapping for a link to outside and
+/// back: the walker may be led out, but nothing outside is listed (`glob` confirms each file's
+/// directory) or read (`grep` opens through the confined walk). Fails if either confirmation is
+/// removed (the walker alone listed thousands of outside names in the review's probe).
+#[test]
+fn a_directory_swapped_for_a_link_mid_search_lists_and_reads_nothing_outside() {
+    let h = Harness::bare();
+    for i in 0..40 {
+        h.put(&format!("outside/o{i:02}.txt"), "SECRET\n");
+        h.put(&format!("ws/swap/f{i:02}.txt"), "plain\n");
+    }
+    let (swap, outside) = (h.path("ws/swap"), h.path("outside"));
+    let parked = h.path("ws-parked");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swaps = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let swapper = {
+        let (stop, swaps) = (stop.clone(), swaps.clone());
+        let (swap, parked, outside) = (swap.clone(), parked.clone(), outside.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if std::fs::rename(&swap, &parked).is_ok() {
+                    let _ = std::os::unix::fs::symlink(&outside, &swap);
+                    std::thread::yield_now();
+                    let _ = std::fs::remove_file(&swap);
+                    let _ = std::fs::rename(&parked, &swap);
+                    swaps.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("runtime");
+    let exec = Exec::new(h.fs.clone()).with_cwd(h.display("ws"));
+    let (mut listed, mut escaped) = (0usize, Vec::new());
+    for _ in 0..150 {
+        for (tool, args) in [
+            ("glob", json!({"pattern": "*.txt"})),
+            ("grep", json!({"pattern": "SECRET|plain"})),
+        ] {
+            let Ok(out) = rt.block_on(h.call_with(tool, args, &exec)) else {
+                continue;
+            };
+            let said = out.text();
+            assert!(!said.contains("SECRET"), "{tool} read outside: {said}");
+            for line in said.lines() {
+                if line.contains(".txt") && !line.starts_with("Line ") {
+                    listed += 1;
+                    let name = line.rsplit('/').next().unwrap_or(line);
+                    if name.starts_with('o') {
+                        escaped.push(line.to_string());
+                    }
+                }
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = swapper.join();
+    let swaps = swaps.load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "{swaps} swaps; {listed} paths listed; {} outside",
+        escaped.len()
+    );
+    assert!(swaps > 50, "the swapper barely ran ({swaps} swaps)");
+    assert!(listed > 0);
+    assert!(
+        escaped.is_empty(),
+        "listed outside: {:?}",
+        &escaped[..escaped.len().min(5)]
+    );
+}

@@ -9,14 +9,21 @@
 //!
 //! The rules every [`Search`] keeps, for `glob` and `grep` alike:
 //!
-//! * **The walk never leaves the root.** Links are not followed at all — not to directories, not
-//!   to files — so no link, however it is spelled, takes the walk outside; a file is opened
-//!   beneath the root without following a link on the way, so a directory swapped for a link
-//!   while the walk runs cannot redirect a read outside either.
-//! * **One ignore policy.** Ignore files in the tree (`.gitignore`, `.ignore`) are honoured,
-//!   inside a git repository or not; ignore files above the root are not read. Version-control
-//!   metadata ([`VCS_DIRS`]) is never listed or searched, even when the root is inside it.
-//!   Hidden files and directories (a name starting with `.`) are included only on request.
+//! * **Nothing outside the root is listed or read.** The walk never follows a link — not to a
+//!   directory, not to a file — so no link, however it is spelled, widens a search. A walker
+//!   goes by path name, so a directory swapped for a link *while* it runs could be walked where
+//!   the link leads; a backend therefore confirms what it answers: `glob` lists a file only if
+//!   its directory is still beneath the root by a walk that cannot leave it, and `grep` opens
+//!   every file it reads through such a walk (`O_NOFOLLOW` at the end). (The local provider
+//!   reads ignore files by path: a `.gitignore` that is a link is honoured — it can only hide
+//!   files, never show or read one.) The root itself is the caller's target: the path a tool is
+//!   given is resolved like any other, links in it followed.
+//! * **One ignore policy.** Ignore files inside the root (`.gitignore`, `.ignore`) are
+//!   honoured, inside a git repository or not; ignore files above the root are not read (so a
+//!   narrower root no longer sees a repository-level `.gitignore`). Version-control metadata
+//!   ([`VCS_DIRS`]) is never listed or searched, even when the root is inside it. Hidden files and
+//!   directories (a name starting with `.`) are included only on request; a file given as the
+//!   root of a `grep` is searched as given.
 //! * **Files only**, named by their path relative to the root, `/`-separated.
 //! * **Patterns**: a glob without `/` matches a file's name at any depth (`*.rs`); one with `/`
 //!   matches the whole relative path (`src/**/*.rs`; `**/` also matches nothing, so `**/*.rs`
@@ -24,8 +31,11 @@
 //!   matched per line); a pattern that starts with `-` is a pattern. An invalid pattern is
 //!   [`SearchError::InvalidPattern`], never a crash.
 //! * **Order**: `glob` newest first (modification time, then path); `grep` by path, then line —
-//!   the same answer every time for the same tree.
-//! * **Binary files** (a NUL byte) are skipped by `grep`.
+//!   the same answer every time for the same tree (past [`GrepQuery::limit`], which files'
+//!   matches were kept may vary: the search stops early).
+//! * **Lines and binary files**: `grep` matches line by line, `$` before a `\r\n` too; it stops
+//!   reading a file at its first NUL byte, as ripgrep does (a NUL near the start means no
+//!   matches; matches before a late one are kept).
 
 use crate::{FsError, FsTarget, Signal};
 

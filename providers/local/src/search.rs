@@ -14,7 +14,8 @@ use crate::offload::offload;
 use crate::read::read_flags;
 use crate::root::Root;
 use globset::{GlobBuilder, GlobMatcher};
-use grep_regex::RegexMatcher;
+use grep_matcher::LineTerminator;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Bytes;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::{DirEntry, WalkBuilder, WalkState};
@@ -37,6 +38,11 @@ struct Pattern {
 
 impl Pattern {
     fn new(glob: &str) -> Result<Self, SearchError> {
+        // `./src/*.rs` means `src/*.rs`: paths are relative to the root.
+        let mut glob = glob;
+        while let Some(rest) = glob.strip_prefix("./") {
+            glob = rest;
+        }
         let matcher = GlobBuilder::new(glob)
             .literal_separator(true)
             .backslash_escape(true)
@@ -103,6 +109,16 @@ fn modified_ns(entry: &DirEntry) -> i128 {
         .map_or(0, |d| d.as_nanos() as i128)
 }
 
+/// Why the root itself cannot be searched, by its real cause (entries inside the tree that
+/// cannot be read are skipped instead).
+fn root_error(e: &std::io::Error, verb: Verb, display: &str) -> SearchError {
+    SearchError::Fs(match e.kind() {
+        std::io::ErrorKind::NotFound => FsError::not_found(verb, display),
+        std::io::ErrorKind::PermissionDenied => FsError::permission_denied(verb, display),
+        _ => FsError::io(verb, display, &e.to_string()),
+    })
+}
+
 fn check(signal: &Signal) -> Result<(), SearchError> {
     signal.check(Verb::Read).map_err(SearchError::from)
 }
@@ -118,8 +134,9 @@ fn glob_blocking(
     match std::fs::symlink_metadata(root) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(FsError::not_a_directory(display).into()),
-        Err(_) => return Err(FsError::not_found(Verb::List, display).into()),
+        Err(e) => return Err(root_error(&e, Verb::List, display)),
     }
+    let within = Root::confined(key).map_err(|e| root_error(&e.into(), Verb::List, display))?;
     if inside_vcs(key) {
         return Ok(Vec::new());
     }
@@ -150,6 +167,20 @@ fn glob_blocking(
         check(signal)?;
     }
     let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    // The walk goes by path name: a directory swapped for a link while it runs would be walked
+    // where the link leads. Every listed file's directory is confirmed, by the confined walk,
+    // to lie beneath the root now; what does not is dropped.
+    let base = key.trim_end_matches('/');
+    let mut confirmed: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+    found.retain(|f| {
+        let dir = f
+            .path
+            .rsplit_once('/')
+            .map_or_else(|| base.to_string(), |(d, _)| format!("{base}/{d}"));
+        *confirmed
+            .entry(dir)
+            .or_insert_with_key(|d| within.open_dir(d).is_ok())
+    });
     found.sort_by(|a, b| {
         b.modified_ns
             .cmp(&a.modified_ns)
@@ -191,6 +222,7 @@ fn grep_file(
 
 fn new_searcher() -> Searcher {
     SearcherBuilder::new()
+        .line_terminator(LineTerminator::crlf())
         .line_number(true)
         .binary_detection(BinaryDetection::quit(b'\0'))
         .build()
@@ -209,12 +241,14 @@ fn grep_blocking(
     query: &GrepQuery,
     signal: &Signal,
 ) -> Result<GrepFound, SearchError> {
-    let matcher = RegexMatcher::new(&query.pattern)
+    // CRLF-aware, so `$` matches before a `\r\n` as a model expects.
+    let matcher = RegexMatcherBuilder::new()
+        .crlf(true)
+        .build(&query.pattern)
         .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
     let include = query.include.as_deref().map(Pattern::new).transpose()?;
     let root = Path::new(key);
-    let meta = std::fs::symlink_metadata(root)
-        .map_err(|_| SearchError::from(FsError::not_found(Verb::Read, display)))?;
+    let meta = std::fs::symlink_metadata(root).map_err(|e| root_error(&e, Verb::Read, display))?;
     let mut out = GrepFound {
         matches: Vec::new(),
         complete: true,
@@ -243,8 +277,7 @@ fn grep_blocking(
     if !meta.is_dir() {
         return Err(FsError::not_regular_file(Verb::Read, display).into());
     }
-    let within = Root::confined(key)
-        .map_err(|_| SearchError::from(FsError::not_found(Verb::Read, display)))?;
+    let within = Root::confined(key).map_err(|e| root_error(&e.into(), Verb::Read, display))?;
     let base = key.trim_end_matches('/');
     // Files are searched on as many threads as the machine has, each holding the directory it
     // is in; the answer is put in order (path, then line) afterwards.
