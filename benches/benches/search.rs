@@ -105,6 +105,7 @@ fn search(c: &mut Criterion) {
         include: None,
         hidden: false,
         limit: 100_000,
+        max_line_bytes: 2000,
     };
     g.bench_function(BenchmarkId::new("local", "grep"), |b| {
         b.iter(

@@ -174,3 +174,32 @@ fn a_workspace_is_absolute_and_its_dotdot_is_physical() {
         "a relative workspace matches nothing"
     );
 }
+
+#[test]
+fn a_call_without_a_policy_is_decided_by_the_deployment_s_workspace() {
+    let mut config = ModelConfig::new(ROOT);
+    config.fence = Some(SandboxMode::WorkspaceWrite);
+    config.fence_workspace = "d".into();
+    let mut m = Model::new(config);
+    let r = m.resolve("d/x").expect("resolves");
+    assert_eq!(
+        m.fence(&r, None).case,
+        FenceCase::DeniedNoRoot,
+        "the deployment's workspace does not exist yet: it matches nothing"
+    );
+    assert!(m.world(&WorldOp::Mkdir { path: "d".into() }).is_some());
+    assert_eq!(
+        m.fence(&r, None).case,
+        FenceCase::Beneath { case_root: false }
+    );
+    let outside = m.resolve("a").expect("resolves");
+    let v = m.fence(&outside, None);
+    assert_eq!(v.case, FenceCase::DeniedOutside);
+    assert_eq!(v.root.expect("a root").0, vec!["d".to_string()]);
+    // The call's own policy still wins.
+    let ws = call(SandboxMode::WorkspaceWrite, "/r");
+    assert_eq!(
+        m.fence(&outside, Some(&ws)).case,
+        FenceCase::Beneath { case_root: true }
+    );
+}

@@ -104,13 +104,18 @@ fn include_of<'a>(args: &Args<'a>) -> Result<Option<&'a str>, ToolError> {
     Ok(Some(glob))
 }
 
-/// A line as the model sees it: cut at the byte cap on a UTF-8 boundary.
-pub(crate) fn preview(text: &[u8]) -> String {
+/// A line as the model sees it: cut at the byte cap on a UTF-8 boundary (`cut`: the provider
+/// already kept only its beginning).
+pub(crate) fn preview(text: &[u8], cut: bool) -> String {
     let Ok(line) = std::str::from_utf8(text) else {
         return "(line is not valid UTF-8)".to_string();
     };
     if line.len() <= GREP_MAX_LINE_BYTES {
-        return line.to_string();
+        return if cut {
+            format!("{line} (line truncated)")
+        } else {
+            line.to_string()
+        };
     }
     let mut cut = GREP_MAX_LINE_BYTES;
     while !line.is_char_boundary(cut) {
@@ -132,7 +137,7 @@ fn groups(matches: &[GrepMatch], name: impl Fn(&str) -> String) -> String {
             out.push_str(&name(&m.path));
             current = Some(m.path.as_str());
         }
-        out.push_str(&format!("\nLine {}: {}", m.line, preview(&m.text)));
+        out.push_str(&format!("\nLine {}: {}", m.line, preview(&m.text, m.cut)));
     }
     out
 }
@@ -180,6 +185,7 @@ impl Tool for GrepTool {
             include: include.map(str::to_string),
             hidden,
             limit: GREP_SEARCH_LIMIT,
+            max_line_bytes: GREP_MAX_LINE_BYTES,
         };
         let found = search
             .grep(&root, &query, &exec.signal)
@@ -229,13 +235,14 @@ mod tests {
     #[test]
     fn previews_cut_on_a_character_boundary() {
         let long = "aé".repeat(1000); // 3,000 bytes
-        let p = preview(long.as_bytes());
+        let p = preview(long.as_bytes(), false);
         assert!(p.ends_with(" (line truncated)"));
         let kept = p.trim_end_matches(" (line truncated)");
         assert!(kept.len() <= GREP_MAX_LINE_BYTES && kept.len() >= GREP_MAX_LINE_BYTES - 1);
         assert!(long.starts_with(kept));
-        assert_eq!(preview(b"short"), "short");
-        assert_eq!(preview(b"\xff\xfe"), "(line is not valid UTF-8)");
+        assert_eq!(preview(b"short", false), "short");
+        assert_eq!(preview(b"short", true), "short (line truncated)");
+        assert_eq!(preview(b"\xff\xfe", false), "(line is not valid UTF-8)");
     }
 
     #[test]

@@ -459,3 +459,17 @@ fn a_directory_swapped_for_a_link_mid_search_lists_and_reads_nothing_outside() {
         &escaped[..escaped.len().min(5)]
     );
 }
+
+#[tokio::test]
+async fn a_long_line_is_kept_and_shown_cut_on_a_character_boundary() {
+    let h = Harness::bare();
+    let line = format!("needle {}", "é".repeat(5_000)); // 10,007 bytes
+    h.put("long.txt", format!("{line}\n"));
+    let out = text(&call(&h, "grep", json!({"pattern": "needle"})).await);
+    let shown = out
+        .strip_prefix("Found 1 match\n\nlong.txt\nLine 1: ")
+        .expect("one match");
+    let kept = shown.strip_suffix(" (line truncated)").expect("cut");
+    assert!(kept.len() <= 2000 && kept.len() >= 1999, "{}", kept.len());
+    assert!(line.starts_with(kept));
+}

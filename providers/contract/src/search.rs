@@ -71,6 +71,9 @@ pub struct GrepQuery {
     pub hidden: bool,
     /// Stop after this many matches (the answer then says it is incomplete).
     pub limit: usize,
+    /// Keep at most this many bytes of each matching line (cut before a UTF-8 continuation
+    /// byte), so a tree of minified one-line files cannot fill memory.
+    pub max_line_bytes: usize,
 }
 
 /// One matching line.
@@ -80,8 +83,11 @@ pub struct GrepMatch {
     pub path: String,
     /// The 1-based line number.
     pub line: u64,
-    /// The line's bytes, without its terminator (`\n` or `\r\n`).
+    /// The line's bytes, without its terminator (`\n` or `\r\n`), at most
+    /// [`GrepQuery::max_line_bytes`] of them.
     pub text: Vec<u8>,
+    /// Whether the line was longer and `text` is its beginning.
+    pub cut: bool,
 }
 
 /// What `grep` found.

@@ -196,7 +196,7 @@ fn grep_file(
     rel: &str,
     matcher: &RegexMatcher,
     out: &mut GrepFound,
-    limit: usize,
+    (limit, max_line): (usize, usize),
 ) {
     let _ = searcher.search_file(
         matcher,
@@ -210,10 +210,16 @@ fn grep_file(
                 .strip_suffix(b"\n")
                 .map(|b| b.strip_suffix(b"\r").unwrap_or(b))
                 .unwrap_or(bytes);
+            let mut end = text.len().min(max_line);
+            // Never keep half a character.
+            while end > 0 && end < text.len() && (text[end] & 0xC0) == 0x80 {
+                end -= 1;
+            }
             out.matches.push(GrepMatch {
                 path: rel.to_string(),
                 line,
-                text: text.to_vec(),
+                text: text[..end].to_vec(),
+                cut: end < text.len(),
             });
             Ok(true)
         }),
@@ -269,7 +275,7 @@ fn grep_blocking(
                 "",
                 &matcher,
                 &mut out,
-                query.limit,
+                (query.limit, query.max_line_bytes),
             );
         }
         return Ok(out);
@@ -332,7 +338,7 @@ fn grep_blocking(
                 &rel,
                 matcher,
                 &mut found,
-                query.limit + 1,
+                (query.limit + 1, query.max_line_bytes),
             );
             if !found.matches.is_empty() {
                 total.fetch_add(found.matches.len(), Ordering::Relaxed);
