@@ -398,6 +398,8 @@ fn a_directory_swapped_for_a_link_mid_search_lists_and_reads_nothing_outside() {
         h.put(&format!("outside/o{i:02}.txt"), "SECRET\n");
         h.put(&format!("ws/swap/f{i:02}.txt"), "plain\n");
     }
+    // Beside the swapped directory: every answer must still find it.
+    h.put("ws/stable.txt", "plain\n");
     let (swap, outside) = (h.path("ws/swap"), h.path("outside"));
     let parked = h.path("ws-parked");
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -433,6 +435,10 @@ fn a_directory_swapped_for_a_link_mid_search_lists_and_reads_nothing_outside() {
             };
             let said = out.text();
             assert!(!said.contains("SECRET"), "{tool} read outside: {said}");
+            assert!(
+                said.contains("stable.txt"),
+                "{tool} lost a stable file: {said}"
+            );
             for line in said.lines() {
                 if line.contains(".txt") && !line.starts_with("Line ") {
                     listed += 1;
