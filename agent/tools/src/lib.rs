@@ -36,6 +36,7 @@ mod args;
 pub mod config;
 pub mod diff;
 mod edit;
+mod editor;
 mod exec;
 mod glob;
 mod grep;
@@ -55,6 +56,7 @@ mod write;
 
 pub use config::ReadConfig;
 pub use edit::{EDIT_PROMPT, EditTool};
+pub use editor::{CLIPPED, EDITOR_MAX_OUTPUT_CHARS, StrReplaceEditorTool};
 pub use exec::Exec;
 pub use glob::{GLOB_MAX_RESULTS, GLOB_PROMPT, GlobTool};
 pub use grep::{GREP_MAX_LINE_BYTES, GREP_MAX_MATCHES, GREP_PROMPT, GrepTool};

@@ -8,6 +8,7 @@
 
 use crate::config::ReadConfig;
 use crate::edit::EditTool;
+use crate::editor::StrReplaceEditorTool;
 use crate::glob::GlobTool;
 use crate::grep::GrepTool;
 use crate::read::ReadTool;
@@ -39,6 +40,7 @@ pub struct ToolsetBuilder {
     image_sink: Option<Arc<dyn ImageSink>>,
     searchable: bool,
     spill: Option<Arc<dyn SpillStore>>,
+    editor: bool,
 }
 
 impl Toolset {
@@ -51,6 +53,7 @@ impl Toolset {
             image_sink: None,
             searchable: fs.search().is_some(),
             spill: None,
+            editor: false,
         }
     }
 
@@ -116,6 +119,12 @@ impl ToolsetBuilder {
         self
     }
 
+    /// Also registers `str_replace_editor` (after the others).
+    pub fn str_replace_editor(mut self) -> Self {
+        self.editor = true;
+        self
+    }
+
     /// The toolset.
     pub fn build(self) -> Toolset {
         let mut tools: Vec<Arc<dyn Tool>> = vec![
@@ -129,6 +138,9 @@ impl ToolsetBuilder {
         if self.searchable {
             tools.push(Arc::new(GlobTool::new(self.spill.clone())));
             tools.push(Arc::new(GrepTool::new(self.spill)));
+        }
+        if self.editor {
+            tools.push(Arc::new(StrReplaceEditorTool::new()));
         }
         Toolset { tools }
     }
