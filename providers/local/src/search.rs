@@ -20,7 +20,7 @@ use grep_searcher::sinks::Bytes;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::{DirEntry, WalkBuilder, WalkState};
 use rustix::fd::OwnedFd;
-use rustix::fs::Mode;
+use rustix::fs::{AtFlags, FileType, Mode};
 use seam::search::{
     FoundFile, GlobQuery, GrepFound, GrepMatch, GrepQuery, Search, SearchError, VCS_DIRS,
 };
@@ -100,15 +100,6 @@ fn inside_vcs(key: &str) -> bool {
     key.split('/').any(is_vcs)
 }
 
-fn modified_ns(entry: &DirEntry) -> i128 {
-    entry
-        .metadata()
-        .ok()
-        .and_then(|m| m.modified().ok())
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i128)
-}
-
 /// Why the root itself cannot be searched, by its real cause (entries inside the tree that
 /// cannot be read are skipped instead).
 fn root_error(e: &std::io::Error, verb: Verb, display: &str) -> SearchError {
@@ -140,26 +131,57 @@ fn glob_blocking(
     if inside_vcs(key) {
         return Ok(Vec::new());
     }
-    // On as many threads as the machine has; put in order afterwards.
+    // On as many threads as the machine has; put in order afterwards. The walk goes by path
+    // name, so a directory swapped for a link while it runs would be walked where the link
+    // leads: each thread holds the directory of the files it lists, opened by the confined walk
+    // (no link can lead it out), and takes each file's facts from that handle without following
+    // a link — a name that is not a regular file beneath the root *there* is not listed.
     let found: Mutex<Vec<FoundFile>> = Mutex::new(Vec::new());
     let cancelled = AtomicBool::new(false);
+    let base = key.trim_end_matches('/');
     walker(root, query.hidden).build_parallel().run(|| {
-        let (found, cancelled, pattern) = (&found, &cancelled, &pattern);
+        let (found, cancelled, pattern, within) = (&found, &cancelled, &pattern, &within);
+        let mut held: Option<(String, Option<OwnedFd>)> = None;
         Box::new(move |entry| {
             if signal.is_cancelled() {
                 cancelled.store(true, Ordering::Relaxed);
                 return WalkState::Quit;
             }
-            if let Ok(entry) = entry
-                && let Some(rel) = file_rel(root, &entry)
-                && pattern.matches(&rel)
-            {
-                let file = FoundFile {
-                    modified_ns: modified_ns(&entry),
-                    path: rel,
-                };
-                found.lock().unwrap_or_else(|p| p.into_inner()).push(file);
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            let Some(rel) = file_rel(root, &entry) else {
+                return WalkState::Continue;
+            };
+            if !pattern.matches(&rel) {
+                return WalkState::Continue;
             }
+            let (dir_key, name) = match rel.rsplit_once('/') {
+                Some((d, n)) => (format!("{base}/{d}"), n),
+                None => (base.to_string(), rel.as_str()),
+            };
+            if held.as_ref().is_none_or(|(k, _)| *k != dir_key) {
+                let fd = within.open_dir(&dir_key).ok();
+                held = Some((dir_key, fd));
+            }
+            let Some((_, Some(dir))) = &held else {
+                return WalkState::Continue;
+            };
+            let Ok(st) = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) else {
+                return WalkState::Continue;
+            };
+            if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+                return WalkState::Continue;
+            }
+            let modified_ns =
+                i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec);
+            found
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(FoundFile {
+                    modified_ns,
+                    path: rel,
+                });
             WalkState::Continue
         })
     });
@@ -167,20 +189,6 @@ fn glob_blocking(
         check(signal)?;
     }
     let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
-    // The walk goes by path name: a directory swapped for a link while it runs would be walked
-    // where the link leads. Every listed file's directory is confirmed, by the confined walk,
-    // to lie beneath the root now; what does not is dropped.
-    let base = key.trim_end_matches('/');
-    let mut confirmed: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
-    found.retain(|f| {
-        let dir = f
-            .path
-            .rsplit_once('/')
-            .map_or_else(|| base.to_string(), |(d, _)| format!("{base}/{d}"));
-        *confirmed
-            .entry(dir)
-            .or_insert_with_key(|d| within.open_dir(d).is_ok())
-    });
     found.sort_by(|a, b| {
         b.modified_ns
             .cmp(&a.modified_ns)
