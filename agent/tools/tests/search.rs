@@ -479,3 +479,20 @@ async fn a_long_line_is_kept_and_shown_cut_on_a_character_boundary() {
     assert!(kept.len() <= 2000 && kept.len() >= 1999, "{}", kept.len());
     assert!(line.starts_with(kept));
 }
+
+#[tokio::test]
+async fn a_cancelled_search_is_aborted() {
+    let h = Harness::bare();
+    h.put("a.txt", "alpha\n");
+    let signal = seam::Signal::new();
+    signal.cancel();
+    let exec = h.exec().with_signal(signal);
+    for (tool, args) in [
+        ("glob", json!({"pattern": "*"})),
+        ("grep", json!({"pattern": "alpha"})),
+        ("grep", json!({"pattern": "alpha", "path": "a.txt"})),
+    ] {
+        let r = h.call_with(tool, args, &exec).await;
+        assert_eq!(code(&r), "FS_ABORTED", "{tool}");
+    }
+}

@@ -197,18 +197,36 @@ fn glob_blocking(
     Ok(found)
 }
 
-/// Greps one open file.
+/// A file read that stops when the signal is cancelled, so a cancelled search does not read a
+/// multi-gigabyte file to its end.
+struct Cancellable<'a> {
+    file: &'a File,
+    signal: &'a Signal,
+}
+
+impl std::io::Read for Cancellable<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.signal.is_cancelled() {
+            return Err(std::io::Error::other("search cancelled"));
+        }
+        let mut file = self.file;
+        file.read(buf)
+    }
+}
+
+/// Greps one open file (stopping, with what it found so far, if the signal is cancelled: the
+/// caller then reports the cancellation).
 fn grep_file(
     searcher: &mut Searcher,
-    file: &File,
+    (file, signal): (&File, &Signal),
     rel: &str,
     matcher: &RegexMatcher,
     out: &mut GrepFound,
     (limit, max_line): (usize, usize),
 ) {
-    let _ = searcher.search_file(
+    let _ = searcher.search_reader(
         matcher,
-        file,
+        Cancellable { file, signal },
         Bytes(|line, bytes| {
             if out.matches.len() >= limit {
                 out.complete = false;
@@ -279,13 +297,14 @@ fn grep_blocking(
         if let Ok(fd) = within.open(key, read_flags(false)) {
             grep_file(
                 &mut searcher,
-                &File::from(fd),
+                (&File::from(fd), signal),
                 "",
                 &matcher,
                 &mut out,
                 (query.limit, query.max_line_bytes),
             );
         }
+        check(signal)?;
         return Ok(out);
     }
     if !meta.is_dir() {
@@ -342,7 +361,7 @@ fn grep_blocking(
             };
             grep_file(
                 &mut searcher,
-                &File::from(fd),
+                (&File::from(fd), signal),
                 &rel,
                 matcher,
                 &mut found,
@@ -358,7 +377,8 @@ fn grep_blocking(
             WalkState::Continue
         })
     });
-    if cancelled.load(Ordering::Relaxed) {
+    // A search cancelled mid-file stops reading it; either way the answer is the cancellation.
+    if cancelled.load(Ordering::Relaxed) || signal.is_cancelled() {
         check(signal)?;
     }
     let mut per_file = per_file.into_inner().unwrap_or_else(|p| p.into_inner());
