@@ -33,6 +33,15 @@ fn aged(h: &Harness, rel: &str, bytes: &str, age_s: u64) {
         .expect("set mtime");
 }
 
+/// `tool` from a toolset whose over-cap results are spilled into `dir`: the text it answered.
+async fn spilling(h: &Harness, dir: &Path, tool: &str, args: Value) -> String {
+    let tools = Toolset::builder(h.fs.as_ref())
+        .spill_store(Arc::new(DirSpill(dir.to_path_buf())))
+        .build();
+    let t = tools.get(tool).unwrap_or_else(|| panic!("no {tool}"));
+    text(&t.execute(&args, &h.exec()).await)
+}
+
 async fn call(h: &Harness, tool: &str, args: Value) -> ToolResult {
     h.call(tool, args).await
 }
@@ -96,16 +105,7 @@ async fn glob_over_the_cap_shows_a_page_and_spills_the_complete_list_to_disk() {
         aged(&h, &format!("f{i:03}.txt"), "", 1000 - i);
     }
     let spill_dir = tempfile::tempdir().expect("spill dir");
-    let tools = Toolset::builder(h.fs.as_ref())
-        .spill_store(Arc::new(DirSpill(spill_dir.path().to_path_buf())))
-        .build();
-    let out = text(
-        &tools
-            .get("glob")
-            .expect("glob")
-            .execute(&json!({"pattern": "*.txt"}), &h.exec())
-            .await,
-    );
+    let out = spilling(&h, spill_dir.path(), "glob", json!({"pattern": "*.txt"})).await;
     let (page, footer) = out.split_once("\n\n").expect("a footer");
     let shown: Vec<&str> = page.lines().collect();
     assert_eq!(shown.len(), 100);
@@ -176,16 +176,7 @@ async fn grep_over_the_cap_shows_250_and_spills_every_match() {
     let body: String = (0..300).map(|i| format!("hit {i}\n")).collect();
     h.put("many.txt", &body);
     let spill_dir = tempfile::tempdir().expect("spill dir");
-    let tools = Toolset::builder(h.fs.as_ref())
-        .spill_store(Arc::new(DirSpill(spill_dir.path().to_path_buf())))
-        .build();
-    let out = text(
-        &tools
-            .get("grep")
-            .expect("grep")
-            .execute(&json!({"pattern": "hit"}), &h.exec())
-            .await,
-    );
+    let out = spilling(&h, spill_dir.path(), "grep", json!({"pattern": "hit"})).await;
     assert!(out.starts_with("Found 250 of 300 matches\n\nmany.txt\nLine 1: hit 0\n"));
     assert!(out.contains("\nLine 250: hit 249\n\n(Full grep result stored at: "));
     assert!(!out.contains("Line 251:"));
