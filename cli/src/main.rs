@@ -3,6 +3,7 @@
 //! the unprivileged child the permission property needs when run as root.
 
 mod check;
+mod mcp;
 mod progress;
 mod replay;
 mod select;
@@ -34,6 +35,26 @@ impl From<Messages> for MessageCheck {
         match m {
             Messages::Exact => MessageCheck::Exact,
             Messages::CodeOnly => MessageCheck::CodeOnly,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Mode {
+    /// Nothing may change.
+    ReadOnly,
+    /// Only beneath the root may change.
+    WorkspaceWrite,
+    /// No fence.
+    DangerFullAccess,
+}
+
+impl From<Mode> for seam::SandboxMode {
+    fn from(m: Mode) -> Self {
+        match m {
+            Mode::ReadOnly => seam::SandboxMode::ReadOnly,
+            Mode::WorkspaceWrite => seam::SandboxMode::WorkspaceWrite,
+            Mode::DangerFullAccess => seam::SandboxMode::DangerFullAccess,
         }
     }
 }
@@ -98,6 +119,20 @@ enum Command {
         /// How strictly error messages are compared.
         #[arg(long, value_enum, default_value_t = Messages::Exact)]
         messages: Messages,
+    },
+    /// Serve the tools (read, write, edit, read_image, glob, grep, str_replace_editor) to an MCP
+    /// client on stdio, with read-before-write, compare-and-swap edits and containment in DIR.
+    Mcp {
+        /// The workspace: relative paths resolve against it; the only writable root under
+        /// workspace-write.
+        #[arg(long, value_name = "DIR")]
+        root: PathBuf,
+        /// The sandbox mode of the deployment.
+        #[arg(long, value_enum, default_value_t = Mode::WorkspaceWrite)]
+        mode: Mode,
+        /// The backend.
+        #[arg(long, value_name = "NAME", default_value = "local")]
+        provider: String,
     },
     /// Internal: run permission cases as the current (unprivileged) user.
     #[command(name = "__unprivileged", hide = true)]
@@ -216,6 +251,18 @@ fn main() -> ExitCode {
                 Err(Usage(e)) => usage(&e),
             }
         }
+        Command::Mcp {
+            root,
+            mode,
+            provider,
+        } => match mcp::run(mcp::McpArgs {
+            root,
+            mode: mode.into(),
+            provider,
+        }) {
+            Ok(code) => code,
+            Err(e) => usage(&e),
+        },
         Command::Unprivileged { provider, root } => match unprivileged::child(&provider, &root) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -11,7 +11,7 @@ use crate::output::{ContentBlock, ToolError, ToolOutput, ToolResult};
 use crate::paths::resolve;
 use crate::remedy::with_remedy;
 use crate::sandbox::{self, Approver};
-use crate::tool::{PromptSection, Tool};
+use crate::tool::{PromptSection, Tool, ToolEffects};
 use seam::{EditOutcome, EditRequest, FsError, FsObservation, FsTarget};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -88,6 +88,15 @@ impl Tool for EditTool {
 
     fn parallel_safe(&self) -> bool {
         false
+    }
+
+    fn effects(&self) -> ToolEffects {
+        ToolEffects {
+            read_only: false,
+            destructive: true,
+            // A replacement whose new text contains the old one applies again.
+            idempotent: false,
+        }
     }
 
     fn prompt_section(&self) -> Option<PromptSection> {

@@ -13,7 +13,7 @@
 use crate::args::Args;
 use crate::exec::Exec;
 use crate::output::{ToolError, ToolOutput, ToolResult};
-use crate::tool::{PromptSection, Tool};
+use crate::tool::{PromptSection, Tool, ToolEffects};
 use seam::{
     FsError, FsErrorCode, FsKind, FsObservation, FsTarget, FsVersion, ResolveOptions, WriteIntent,
 };
@@ -311,6 +311,15 @@ impl Tool for StrReplaceEditorTool {
 
     fn parallel_safe(&self) -> bool {
         false
+    }
+
+    fn effects(&self) -> ToolEffects {
+        ToolEffects {
+            read_only: false,
+            destructive: true,
+            // `insert` and some replacements apply again.
+            idempotent: false,
+        }
     }
 
     fn prompt_section(&self) -> Option<PromptSection> {

@@ -11,7 +11,7 @@ use crate::args::Args;
 use crate::exec::Exec;
 use crate::output::{ToolOutput, ToolResult};
 use crate::search::{SpillStore, optional_path, root_of, search_error, search_of, shown, spill};
-use crate::tool::{PromptSection, Tool};
+use crate::tool::{PromptSection, Tool, ToolEffects};
 use seam::search::GlobQuery;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -82,6 +82,10 @@ impl Tool for GlobTool {
         true
     }
 
+    fn effects(&self) -> ToolEffects {
+        ToolEffects::READ_ONLY
+    }
+
     fn prompt_section(&self) -> Option<PromptSection> {
         Some(PromptSection {
             id: "tool:glob",
@@ -115,10 +119,11 @@ impl Tool for GlobTool {
             let recovery = spill(
                 self.spill.as_deref(),
                 "glob-results.txt",
-                &paths.join("\n"),
+                paths.join("\n"),
                 "Full sorted result stored at:",
                 "The complete result could not be saved; narrow pattern or path to see more.",
-            );
+            )
+            .await;
             format!(
                 "{}\n\n(Showing {GLOB_MAX_RESULTS} of {} paths. {recovery})",
                 paths[..GLOB_MAX_RESULTS].join("\n"),

@@ -10,7 +10,7 @@ use crate::args::Args;
 use crate::exec::Exec;
 use crate::output::{ToolError, ToolOutput, ToolResult};
 use crate::search::{SpillStore, optional_path, root_of, search_error, search_of, shown, spill};
-use crate::tool::{PromptSection, Tool};
+use crate::tool::{PromptSection, Tool, ToolEffects};
 use seam::search::{GrepMatch, GrepQuery};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -160,6 +160,10 @@ impl Tool for GrepTool {
         true
     }
 
+    fn effects(&self) -> ToolEffects {
+        ToolEffects::READ_ONLY
+    }
+
     fn prompt_section(&self) -> Option<PromptSection> {
         Some(PromptSection {
             id: "tool:grep",
@@ -212,10 +216,11 @@ impl Tool for GrepTool {
             let recovery = spill(
                 self.spill.as_deref(),
                 "grep-results.txt",
-                &groups(&found.matches, name),
+                groups(&found.matches, name),
                 "Full grep result stored at:",
                 "The complete result could not be saved; narrow pattern, path, or include to see more.",
-            );
+            )
+            .await;
             format!(
                 "Found {kept} of {seen_text} matches\n\n{}\n\n({recovery})",
                 groups(&found.matches[..kept], name)

@@ -66,6 +66,6 @@ pub use read::{READ_PROMPT, ReadTool};
 pub use read_image::{ImageSink, ReadImageTool};
 pub use sandbox::{Approval, Approver, EscalationRequest};
 pub use search::SpillStore;
-pub use tool::{PromptSection, Tool};
+pub use tool::{PromptSection, Tool, ToolEffects};
 pub use toolset::{Toolset, ToolsetBuilder};
 pub use write::{WRITE_PROMPT, WriteTool};

@@ -14,7 +14,7 @@ use crate::exec::Exec;
 use crate::output::{ContentBlock, ToolError, ToolOutput, ToolResult};
 use crate::paths::{resolve, stat_regular};
 use crate::read_render::render_read;
-use crate::tool::{PromptSection, Tool};
+use crate::tool::{PromptSection, Tool, ToolEffects};
 use crate::window::{WindowSpec, Windower};
 use seam::{FsError, FsErrorCode, FsObservation, TextStream};
 use serde_json::{Value, json};
@@ -75,6 +75,10 @@ impl Tool for ReadTool {
 
     fn parallel_safe(&self) -> bool {
         true
+    }
+
+    fn effects(&self) -> ToolEffects {
+        ToolEffects::READ_ONLY
     }
 
     fn prompt_section(&self) -> Option<PromptSection> {

@@ -11,7 +11,7 @@ use crate::exec::Exec;
 use crate::image_format::{ImageType, extension};
 use crate::output::{ContentBlock, ErrorCode, ToolError, ToolOutput, ToolResult};
 use crate::paths::{resolve, stat_regular};
-use crate::tool::{PromptSection, Tool};
+use crate::tool::{PromptSection, Tool, ToolEffects};
 use base64::Engine as _;
 use seam::{FsError, FsErrorCode, FsObservation};
 use serde_json::{Value, json};
@@ -85,6 +85,10 @@ impl Tool for ReadImageTool {
 
     fn parallel_safe(&self) -> bool {
         true
+    }
+
+    fn effects(&self) -> ToolEffects {
+        ToolEffects::READ_ONLY
     }
 
     fn prompt_section(&self) -> Option<PromptSection> {

@@ -14,10 +14,14 @@ use seam::{FsTarget, Search, SearchError};
 /// Where the complete result of an over-cap search is saved, so the model can be told where
 /// to find it. Supplied by the composition (a harness's spill directory); without one an
 /// over-cap result says it could not be saved.
+///
+/// It is async so that a store on disk writes off the executor's threads (a spilled result can
+/// be megabytes).
+#[async_trait::async_trait]
 pub trait SpillStore: Send + Sync {
     /// Saves `text` under a name like `suggested` and returns where it is (a path the model
     /// can read), or why it could not.
-    fn save(&self, suggested: &str, text: &str) -> Result<String, String>;
+    async fn save(&self, suggested: &str, text: String) -> Result<String, String>;
 }
 
 /// The backend's search, or the error a backend without one gets.
@@ -80,16 +84,19 @@ pub(crate) fn shown(cwd: Option<&str>, root: &FsTarget, rel: &str) -> String {
 }
 
 /// Saves `text` and says where, or says it could not.
-pub(crate) fn spill(
+pub(crate) async fn spill(
     store: Option<&dyn SpillStore>,
     suggested: &str,
-    text: &str,
+    text: String,
     saved: &str,
     unsaved: &str,
 ) -> String {
-    match store.map(|s| s.save(suggested, text)) {
-        Some(Ok(at)) => format!("{saved} {at}."),
-        _ => unsaved.to_string(),
+    let Some(store) = store else {
+        return unsaved.to_string();
+    };
+    match store.save(suggested, text).await {
+        Ok(at) => format!("{saved} {at}."),
+        Err(_) => unsaved.to_string(),
     }
 }
 

@@ -16,6 +16,29 @@ pub struct PromptSection {
     pub text: &'static str,
 }
 
+/// What a call can do to the world, for a harness to show its user or to decide on
+/// confirmation (MCP's tool annotations carry exactly these). Facts about the tool, not
+/// guarantees a client should trust from an unknown server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolEffects {
+    /// It never changes the filesystem (it may still record what the session has seen).
+    pub read_only: bool,
+    /// It can replace or remove existing content (only meaningful when not read-only).
+    pub destructive: bool,
+    /// Calling it again with the same arguments changes nothing more (only meaningful when not
+    /// read-only).
+    pub idempotent: bool,
+}
+
+impl ToolEffects {
+    /// A tool that only looks.
+    pub const READ_ONLY: ToolEffects = ToolEffects {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    };
+}
+
 /// A model-facing tool.
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
@@ -31,6 +54,9 @@ pub trait Tool: Send + Sync {
     /// Whether calls may run concurrently with other calls (reads) or must run alone
     /// (mutations).
     fn parallel_safe(&self) -> bool;
+
+    /// What a call can do to the world.
+    fn effects(&self) -> ToolEffects;
 
     /// Its section of the system prompt, if it has one.
     fn prompt_section(&self) -> Option<PromptSection>;

@@ -68,6 +68,13 @@ impl Toolset {
         &self.tools
     }
 
+    /// The same toolset with only the tools `keep` accepts (a read-only deployment, say, that
+    /// lists only the tools whose [`effects`](Tool::effects) are read-only).
+    pub fn retain(mut self, keep: impl Fn(&dyn Tool) -> bool) -> Self {
+        self.tools.retain(|t| keep(t.as_ref()));
+        self
+    }
+
     /// The tools' names.
     pub fn names(&self) -> Vec<&'static str> {
         self.tools.iter().map(|t| t.name()).collect()

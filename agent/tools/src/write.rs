@@ -11,7 +11,7 @@ use crate::output::{ContentBlock, ToolError, ToolOutput, ToolResult};
 use crate::paths::resolve;
 use crate::remedy::with_remedy;
 use crate::sandbox::{self, Approver};
-use crate::tool::{PromptSection, Tool};
+use crate::tool::{PromptSection, Tool, ToolEffects};
 use seam::{FsError, FsObservation, FsTarget, WriteOperation, WriteOutcome};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -89,6 +89,15 @@ impl Tool for WriteTool {
 
     fn parallel_safe(&self) -> bool {
         false
+    }
+
+    fn effects(&self) -> ToolEffects {
+        ToolEffects {
+            read_only: false,
+            destructive: true,
+            // The same content again leaves the same file.
+            idempotent: true,
+        }
     }
 
     fn prompt_section(&self) -> Option<PromptSection> {

@@ -35,6 +35,41 @@ fn reads_and_searches_are_parallel_safe_while_write_and_edit_are_exclusive() {
 }
 
 #[test]
+fn effects_say_which_tools_only_look_and_which_replace_content() {
+    let h = Harness::bare();
+    let tools = seam_tools::Toolset::builder(h.fs.as_ref())
+        .str_replace_editor()
+        .build();
+    let effects: Vec<_> = tools
+        .tools()
+        .iter()
+        .map(|t| {
+            let e = t.effects();
+            (t.name(), e.read_only, e.destructive, e.idempotent)
+        })
+        .collect();
+    assert_eq!(
+        effects,
+        [
+            ("read", true, false, true),
+            ("write", false, true, true),
+            ("edit", false, true, false),
+            ("glob", true, false, true),
+            ("grep", true, false, true),
+            ("str_replace_editor", false, true, false),
+        ]
+    );
+    for t in tools.tools() {
+        assert_eq!(
+            t.effects().read_only,
+            t.parallel_safe(),
+            "{}: a tool that only looks runs beside others, one that changes runs alone",
+            t.name()
+        );
+    }
+}
+
+#[test]
 fn prompt_sections_per_tool_with_the_seed_texts() {
     let h = Harness::bare();
     let sections: Vec<_> = h

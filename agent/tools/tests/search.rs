@@ -15,8 +15,9 @@ use support::{Harness, code, message, text};
 /// A spill directory on disk (the composition's job; a test's real one here).
 struct DirSpill(PathBuf);
 
+#[async_trait::async_trait]
 impl SpillStore for DirSpill {
-    fn save(&self, suggested: &str, text: &str) -> Result<String, String> {
+    async fn save(&self, suggested: &str, text: String) -> Result<String, String> {
         let at = self.0.join(suggested);
         std::fs::write(&at, text).map_err(|e| e.to_string())?;
         Ok(at.to_string_lossy().into_owned())

@@ -1,0 +1,179 @@
+//! The MCP server: lists the toolset, runs calls in the session's context, maps cancellation
+//! onto the contract's signal and keeps mutations exclusive.
+
+use crate::convert::{call_result, listed};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use seam::Signal;
+use seam_tools::{Exec, Tool, Toolset};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::sync::RwLock;
+
+/// Why the server stopped serving.
+pub type McpError = rmcp::ErrorData;
+
+/// One MCP session over a toolset: every call runs in (a clone of) the same [`Exec`], so under
+/// the observation policy the session is one owner.
+pub struct SeamMcp {
+    tools: Toolset,
+    listed: Vec<rmcp::model::Tool>,
+    exec: Exec,
+    /// Readers share it, mutations hold it alone.
+    turns: Arc<RwLock<()>>,
+}
+
+impl std::fmt::Debug for SeamMcp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeamMcp")
+            .field("tools", &self.tools)
+            .field("exec", &self.exec)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SeamMcp {
+    /// A session serving `tools`, each call run in `exec` (with the call's own cancellation
+    /// signal).
+    pub fn new(tools: Toolset, exec: Exec) -> Self {
+        let listed = tools.tools().iter().map(|t| listed(t.as_ref())).collect();
+        Self {
+            tools,
+            listed,
+            exec,
+            turns: Arc::new(RwLock::new(())),
+        }
+    }
+
+    /// The tools as a client lists them.
+    pub fn listed_tools(&self) -> &[rmcp::model::Tool] {
+        &self.listed
+    }
+
+    /// Serves one session on this process's stdin and stdout until the client closes it.
+    pub async fn serve_stdio(self) -> Result<(), McpError> {
+        let running = self.serve(rmcp::transport::stdio()).await.map_err(|e| {
+            McpError::internal_error(format!("MCP initialisation failed: {e}"), None)
+        })?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| McpError::internal_error(format!("MCP session failed: {e}"), None))?;
+        Ok(())
+    }
+
+    /// Runs `tool` with the call's signal, cancelled when the client cancels the request; the
+    /// call is awaited to its end either way (the provider stops at its next cancel point), so
+    /// no mutation is abandoned half-way.
+    async fn run(
+        &self,
+        tool: &Arc<dyn Tool>,
+        args: Value,
+        cancelled: impl std::future::Future<Output = ()>,
+    ) -> seam_tools::ToolResult {
+        let signal = Signal::new();
+        let exec = self.exec.clone().with_signal(signal.clone());
+        let call = tool.execute(&args, &exec);
+        tokio::pin!(call);
+        tokio::select! {
+            // A request cancelled before its call began never starts it.
+            biased;
+            () = cancelled => {
+                signal.cancel();
+                call.await
+            }
+            result = &mut call => result,
+        }
+    }
+}
+
+impl ServerHandler for SeamMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("seam", env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.tools.system_prompt())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.listed.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.listed.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(tool) = self.tools.get(&request.name) else {
+            return Err(McpError::invalid_params(
+                format!(
+                    "unknown tool {:?} (this server has: {})",
+                    request.name,
+                    self.tools.names().join(", ")
+                ),
+                None,
+            ));
+        };
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let ct = context.ct.clone();
+        let result = if tool.parallel_safe() {
+            let _turn = self.turns.read().await;
+            self.run(tool, args, ct.cancelled()).await
+        } else {
+            let _turn = self.turns.write().await;
+            self.run(tool, args, ct.cancelled()).await
+        };
+        Ok(call_result(result).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seam::FileSystem;
+    use serde_json::json;
+
+    fn session(root: &std::path::Path) -> SeamMcp {
+        let root = root.to_string_lossy().into_owned();
+        let fs: Arc<dyn FileSystem> = Arc::new(seam_local::LocalFileSystem::new(
+            seam_local::LocalConfig::new(root.clone()),
+        ));
+        let tools = Toolset::builder(fs.as_ref()).build();
+        SeamMcp::new(tools, Exec::new(fs).with_cwd(root))
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_request_reaches_the_provider_as_fs_aborted_and_writes_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server = session(dir.path());
+        let write = server.tools.get("write").expect("write").clone();
+        let args = json!({"file_path": "new.txt", "content": "x"});
+        let result = server
+            .run(&write, args.clone(), std::future::ready(()))
+            .await;
+        let err = result.expect_err("cancelled");
+        assert_eq!(err.fs_code(), Some(seam::FsErrorCode::Aborted), "{err}");
+        assert!(!dir.path().join("new.txt").exists());
+
+        // The same call, never cancelled, lands.
+        server
+            .run(&write, args, std::future::pending())
+            .await
+            .expect("written");
+        assert_eq!(
+            std::fs::read(dir.path().join("new.txt")).expect("read back"),
+            b"x"
+        );
+    }
+}

@@ -1,0 +1,397 @@
+//! `seam mcp` end to end: an rmcp client starts the real binary as a child process and speaks
+//! MCP to it over stdio, as Claude Code or Codex would. Every mutation is checked on disk, byte
+//! for byte; every refusal is checked to have left the disk alone.
+
+use base64::Engine;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::service::RunningService;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use std::path::Path;
+
+type Client = RunningService<RoleClient, ()>;
+
+/// `seam mcp --root ROOT EXTRA...`, initialised.
+async fn serve(root: &Path, extra: &[&str]) -> Client {
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_seam")).configure(|c| {
+        c.arg("mcp").arg("--root").arg(root).args(extra);
+    });
+    let transport = TokioChildProcess::new(command).expect("spawn seam mcp");
+    ().serve(transport).await.expect("MCP initialisation")
+}
+
+async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .expect("tools/call answered")
+}
+
+/// The text of a result, and whether it was an error.
+fn text(r: &CallToolResult) -> (bool, String) {
+    let text = r
+        .content
+        .iter()
+        .filter_map(|b| b.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("");
+    (r.is_error == Some(true), text)
+}
+
+fn ok(r: &CallToolResult) -> String {
+    let (error, text) = text(r);
+    assert!(!error, "expected success, got: {text}");
+    text
+}
+
+fn refused(r: &CallToolResult, code: &str) -> String {
+    let (error, text) = text(r);
+    assert!(error, "expected {code}, got success: {text}");
+    assert!(
+        text.starts_with(&format!("Error [{code}]: ")),
+        "expected {code}: {text}"
+    );
+    let meta = r.meta.as_ref().expect("_meta on an error");
+    assert_eq!(
+        meta.0.get("seam/error").and_then(|e| e.get("code")),
+        Some(&json!(code))
+    );
+    text
+}
+
+fn disk(root: &Path, rel: &str) -> Vec<u8> {
+    std::fs::read(root.join(rel)).expect("read back")
+}
+
+#[tokio::test]
+async fn lists_every_tool_with_annotations_that_say_what_it_changes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let client = serve(dir.path(), &[]).await;
+    let info = client.peer_info().expect("server info");
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("seam")
+    );
+    assert!(
+        info.instructions
+            .as_deref()
+            .is_some_and(|i| i.contains("Use the read tool")),
+        "the tools' system prompt travels as the server's instructions"
+    );
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let listed: Vec<_> = tools
+        .iter()
+        .map(|t| {
+            let a = t.annotations.as_ref().expect("annotations");
+            (
+                t.name.to_string(),
+                a.read_only_hint,
+                a.destructive_hint,
+                a.idempotent_hint,
+                a.open_world_hint,
+            )
+        })
+        .collect();
+    let row = |name: &str, ro: bool, de: bool, id: bool| {
+        (name.to_string(), Some(ro), Some(de), Some(id), Some(false))
+    };
+    assert_eq!(
+        listed,
+        [
+            row("read", true, false, true),
+            row("write", false, true, true),
+            row("edit", false, true, false),
+            row("read_image", true, false, true),
+            row("glob", true, false, true),
+            row("grep", true, false, true),
+            row("str_replace_editor", false, true, false),
+        ]
+    );
+    for t in &tools {
+        assert_eq!(
+            t.input_schema.get("type"),
+            Some(&json!("object")),
+            "{}",
+            t.name
+        );
+        assert!(t.description.as_deref().is_some_and(|d| !d.is_empty()));
+    }
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn reads_then_edits_and_writes_with_every_untouched_byte_kept_on_disk() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), b"one\r\ntwo\r\nthree\r\n").expect("seed");
+    let client = serve(root, &[]).await;
+
+    let read = ok(&call(&client, "read", json!({"file_path": "a.txt"})).await);
+    assert!(read.contains("2: two"), "{read}");
+    let edited = ok(&call(
+        &client,
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "two", "new_string": "TWO"}),
+    )
+    .await);
+    assert!(!edited.is_empty());
+    assert_eq!(disk(root, "a.txt"), b"one\r\nTWO\r\nthree\r\n");
+
+    // A new file needs no read; the parent is created.
+    ok(&call(
+        &client,
+        "write",
+        json!({"file_path": "src/new.rs", "content": "fn main() {}\n"}),
+    )
+    .await);
+    assert_eq!(disk(root, "src/new.rs"), b"fn main() {}\n");
+
+    // The session's own edit left it at a version it knows: it may replace the file.
+    ok(&call(
+        &client,
+        "write",
+        json!({"file_path": "a.txt", "content": "whole\n"}),
+    )
+    .await);
+    assert_eq!(disk(root, "a.txt"), b"whole\n");
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn overwriting_an_unread_file_is_fs_not_observed_and_the_file_is_untouched() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    std::fs::write(root.join("keep.txt"), b"precious\n").expect("seed");
+    let client = serve(root, &[]).await;
+
+    let said = refused(
+        &call(
+            &client,
+            "write",
+            json!({"file_path": "keep.txt", "content": "gone\n"}),
+        )
+        .await,
+        "FS_NOT_OBSERVED",
+    );
+    assert!(said.contains("read the file, then retry"), "{said}");
+    refused(
+        &call(
+            &client,
+            "edit",
+            json!({"file_path": "keep.txt", "old_string": "precious", "new_string": "x"}),
+        )
+        .await,
+        "FS_NOT_OBSERVED",
+    );
+    assert_eq!(disk(root, "keep.txt"), b"precious\n");
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn an_edit_after_someone_else_changed_the_file_is_fs_stale_version_and_loses_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    std::fs::write(root.join("cfg.toml"), b"a = 1\n").expect("seed");
+    let client = serve(root, &[]).await;
+
+    ok(&call(&client, "read", json!({"file_path": "cfg.toml"})).await);
+    // A human saves in an editor behind the model's back.
+    std::fs::write(root.join("cfg.toml"), b"a = 1\nb = 2\n").expect("external edit");
+    let said = refused(
+        &call(
+            &client,
+            "edit",
+            json!({"file_path": "cfg.toml", "old_string": "a = 1", "new_string": "a = 3"}),
+        )
+        .await,
+        "FS_STALE_VERSION",
+    );
+    assert!(said.contains("re-read"), "{said}");
+    refused(
+        &call(
+            &client,
+            "write",
+            json!({"file_path": "cfg.toml", "content": "a = 3\n"}),
+        )
+        .await,
+        "FS_STALE_VERSION",
+    );
+    assert_eq!(
+        disk(root, "cfg.toml"),
+        b"a = 1\nb = 2\n",
+        "the human's save survives"
+    );
+
+    // Re-reading makes the edit possible again.
+    ok(&call(&client, "read", json!({"file_path": "cfg.toml"})).await);
+    ok(&call(
+        &client,
+        "edit",
+        json!({"file_path": "cfg.toml", "old_string": "a = 1", "new_string": "a = 3"}),
+    )
+    .await);
+    assert_eq!(disk(root, "cfg.toml"), b"a = 3\nb = 2\n");
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn nothing_outside_the_root_changes_not_by_dotdot_nor_through_a_link() {
+    let outer = tempfile::tempdir().expect("tempdir");
+    let root = outer.path().join("ws");
+    std::fs::create_dir(&root).expect("root");
+    std::os::unix::fs::symlink(outer.path(), root.join("out")).expect("link out");
+    let client = serve(&root, &[]).await;
+
+    refused(
+        &call(
+            &client,
+            "write",
+            json!({"file_path": "../escaped.txt", "content": "x"}),
+        )
+        .await,
+        "FS_SANDBOX_DENIED",
+    );
+    refused(
+        &call(
+            &client,
+            "write",
+            json!({"file_path": "out/escaped.txt", "content": "x"}),
+        )
+        .await,
+        "FS_SANDBOX_DENIED",
+    );
+    let outside: Vec<_> = std::fs::read_dir(outer.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(outside, ["ws"], "nothing was created outside the root");
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn read_only_lists_only_the_tools_that_look_and_refuses_the_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), b"a\n").expect("seed");
+    let client = serve(root, &["--mode", "read-only"]).await;
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names, ["read", "read_image", "glob", "grep"]);
+    let err = client
+        .call_tool(
+            CallToolRequestParams::new("write").with_arguments(JsonObject::from_iter([(
+                "file_path".into(),
+                json!("b.txt"),
+            )])),
+        )
+        .await
+        .expect_err("an unlisted tool is a protocol error");
+    assert!(err.to_string().contains("unknown tool"), "{err}");
+    assert!(!root.join("b.txt").exists());
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn read_image_answers_an_image_block_with_the_file_s_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let mut gif = b"GIF89a".to_vec();
+    gif.extend_from_slice(&[3, 0, 2, 0, 0, 0, 0, b';']);
+    std::fs::write(root.join("pic.gif"), &gif).expect("seed");
+    let client = serve(root, &[]).await;
+    let r = call(&client, "read_image", json!({"file_path": "pic.gif"})).await;
+    assert_ne!(r.is_error, Some(true));
+    let image = r
+        .content
+        .iter()
+        .find_map(|b| match b {
+            rmcp::model::ContentBlock::Image(i) => Some(i.clone()),
+            _ => None,
+        })
+        .expect("an image block");
+    assert_eq!(image.mime_type, "image/gif");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&image.data)
+        .expect("base64");
+    assert_eq!(bytes, gif);
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn an_over_cap_grep_names_a_spill_file_that_holds_every_match() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let lines: String = (0..300).map(|i| format!("needle {i}\n")).collect();
+    std::fs::write(root.join("hay.txt"), &lines).expect("seed");
+    let client = serve(root, &[]).await;
+    let said = ok(&call(&client, "grep", json!({"pattern": "needle"})).await);
+    assert!(said.starts_with("Found 250 of 300 matches"), "{said}");
+    let at = said
+        .split("Full grep result stored at: ")
+        .nth(1)
+        .and_then(|rest| rest.strip_suffix(".)"))
+        .expect("a spill path");
+    let spilled = std::fs::read_to_string(at).expect("the spill file exists");
+    assert_eq!(spilled.matches("needle").count(), 300);
+    // A second spill gets its own file: the first path still says what it said.
+    let again = ok(&call(&client, "grep", json!({"pattern": "needle \\d"})).await);
+    assert!(!again.contains(at), "{again}");
+    assert_eq!(std::fs::read_to_string(at).expect("still there"), spilled);
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn str_replace_editor_views_and_replaces_on_disk() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    std::fs::write(root.join("m.py"), b"x = 1\ny = 2\n").expect("seed");
+    let client = serve(root, &[]).await;
+    let path = root.join("m.py").to_string_lossy().into_owned();
+    let view = ok(&call(
+        &client,
+        "str_replace_editor",
+        json!({"command": "view", "path": path}),
+    )
+    .await);
+    assert!(view.contains("     2  y = 2"), "{view}");
+    ok(&call(
+        &client,
+        "str_replace_editor",
+        json!({"command": "str_replace", "path": path, "old_str": "y = 2", "new_str": "y = 20"}),
+    )
+    .await);
+    assert_eq!(disk(root, "m.py"), b"x = 1\ny = 20\n");
+    client.cancel().await.expect("close");
+}
+
+#[test]
+fn a_root_that_is_not_a_directory_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("f"), b"").expect("seed");
+    for (root, said) in [
+        (dir.path().join("missing"), "No such file"),
+        (dir.path().join("f"), "not a directory"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_seam"))
+            .arg("mcp")
+            .arg("--root")
+            .arg(&root)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.starts_with("seam: --root "), "{stderr}");
+        assert!(stderr.contains(said), "{stderr}");
+        assert!(out.stdout.is_empty(), "nothing on the protocol channel");
+    }
+}
