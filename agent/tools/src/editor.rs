@@ -15,7 +15,8 @@ use crate::exec::Exec;
 use crate::output::{ToolError, ToolOutput, ToolResult};
 use crate::tool::{PromptSection, Tool, ToolEffects};
 use seam::{
-    FsError, FsErrorCode, FsKind, FsObservation, FsTarget, FsVersion, ResolveOptions, WriteIntent,
+    FsError, FsErrorCode, FsKind, FsObservation, FsTarget, FsVersion, ResolveOptions, Verb,
+    WriteIntent,
 };
 use serde_json::{Value, json};
 
@@ -145,6 +146,30 @@ impl StrReplaceEditorTool {
             )),
             Some(i) => Ok(i.version),
         }
+    }
+
+    /// The file's text as `str_replace` and `insert` match it (raw: no line-ending
+    /// normalisation), and whether a BOM leads it on disk, so that publication puts it back and
+    /// the edit changes only what it replaced. A backend without `read_bytes` gives the text
+    /// alone: its BOM, if any, is not known and so not kept.
+    async fn raw_text(exec: &Exec, t: &FsTarget) -> Result<(String, bool), ToolError> {
+        if !exec.fs.capabilities().read_bytes {
+            let text = exec
+                .fs
+                .read_text(t, &exec.signal)
+                .await
+                .map_err(ToolError::fs)?;
+            return Ok((text, false));
+        }
+        let bytes = exec
+            .fs
+            .read_bytes(t, u64::MAX, &exec.signal)
+            .await
+            .map_err(ToolError::fs)?;
+        let bom = bytes.starts_with(seam::text::BOM);
+        let text = seam::text::decode_for_read(bytes)
+            .map_err(|e| ToolError::fs(e.into_error(Verb::Read, &t.display_path)))?;
+        Ok((text, bom))
     }
 
     /// A sandbox denial as the seed's marker; anything else as it is.
@@ -406,11 +431,7 @@ impl Tool for StrReplaceEditorTool {
                         Some(o) => o,
                     };
                     let version = Self::existing_file(exec, &t).await?;
-                    let text = exec
-                        .fs
-                        .read_text(&t, &exec.signal)
-                        .await
-                        .map_err(ToolError::fs)?;
+                    let (text, bom) = Self::raw_text(exec, &t).await?;
                     let lines = match_lines(&text, old);
                     match lines.len() {
                         0 => {
@@ -433,7 +454,7 @@ impl Tool for StrReplaceEditorTool {
                             ));
                         }
                     }
-                    (version, text.replacen(old, new_str.unwrap_or(""), 1))
+                    (version, bom, text.replacen(old, new_str.unwrap_or(""), 1))
                 } else {
                     let Some(line) = args.get("insert_line").and_then(Value::as_i64) else {
                         return Err(ToolError::arguments(
@@ -446,11 +467,7 @@ impl Tool for StrReplaceEditorTool {
                         ));
                     };
                     let version = Self::existing_file(exec, &t).await?;
-                    let text = exec
-                        .fs
-                        .read_text(&t, &exec.signal)
-                        .await
-                        .map_err(ToolError::fs)?;
+                    let (text, bom) = Self::raw_text(exec, &t).await?;
                     let lines: Vec<&str> = text.split('\n').collect();
                     let k = usize::try_from(line).ok().filter(|k| *k <= lines.len());
                     let Some(k) = k else {
@@ -462,9 +479,10 @@ impl Tool for StrReplaceEditorTool {
                     let mut out: Vec<&str> = lines[..k].to_vec();
                     out.extend(new_str.split('\n'));
                     out.extend(&lines[k..]);
-                    (version, out.join("\n"))
+                    (version, bom, out.join("\n"))
                 };
-                let (own, text) = result;
+                let (own, bom, text) = result;
+                let text = if bom { format!("\u{FEFF}{text}") } else { text };
                 Self::publish(exec, &t, &text, observed.unwrap_or(own)).await?;
                 Ok(ToolOutput::with_text(
                     format!("The file {p} has been edited successfully."),

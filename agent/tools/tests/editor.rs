@@ -109,8 +109,56 @@ async fn str_replace_matches_the_raw_text_once() {
         )
     );
     text(&call(&h, json!({"command": "str_replace", "path": p, "old_str": "alpha\r\nbeta", "new_str": "x"})).await);
-    assert_eq!(h.bytes("m.txt"), b"x\nalpha\n");
     assert_eq!(h.bytes("m.txt"), b"x\nalpha\n", "nothing else touched");
+}
+
+#[tokio::test]
+async fn a_leading_bom_stays_on_disk_through_replace_and_insert() {
+    let h = Harness::bare();
+    h.put("b.txt", "\u{FEFF}one\r\ntwo\n");
+    let p = h.display("b.txt");
+    text(
+        &call(
+            &h,
+            json!({"command": "str_replace", "path": p, "old_str": "two", "new_str": "2"}),
+        )
+        .await,
+    );
+    assert_eq!(h.bytes("b.txt"), b"\xEF\xBB\xBFone\r\n2\n");
+    text(
+        &call(
+            &h,
+            json!({"command": "insert", "path": p, "insert_line": 0, "new_str": "zero"}),
+        )
+        .await,
+    );
+    assert_eq!(h.bytes("b.txt"), b"\xEF\xBB\xBFzero\none\r\n2\n");
+    // No BOM, none added.
+    h.put("n.txt", "one\n");
+    let n = h.display("n.txt");
+    text(
+        &call(
+            &h,
+            json!({"command": "str_replace", "path": n, "old_str": "one", "new_str": "1"}),
+        )
+        .await,
+    );
+    assert_eq!(h.bytes("n.txt"), b"1\n");
+}
+
+#[tokio::test]
+async fn binary_content_is_fs_not_text_and_untouched() {
+    let h = Harness::bare();
+    h.put("bin", "a\0b");
+    let p = h.display("bin");
+    for args in [
+        json!({"command": "str_replace", "path": p, "old_str": "a", "new_str": "c"}),
+        json!({"command": "insert", "path": p, "insert_line": 0, "new_str": "c"}),
+    ] {
+        let r = call(&h, args).await;
+        assert_eq!(code(&r), "FS_NOT_TEXT");
+        assert_eq!(h.bytes("bin"), b"a\0b");
+    }
 }
 
 #[tokio::test]
