@@ -37,6 +37,9 @@ fn calls(root: &str) -> String {
             json!({"file_path": "secret.txt", "old_string": "s", "new_string": "t"}),
         ),
         ("read_image", json!({"file_path": "secret.png"})),
+        ("glob", json!({"pattern": "*", "path": "sealed"})),
+        ("grep", json!({"pattern": "s", "path": "sealed"})),
+        ("grep", json!({"pattern": "s", "path": "secret.txt"})),
     ];
     let mut out = Vec::new();
     for (tool, args) in cases {
@@ -116,6 +119,14 @@ fn main() {
     )
     .expect("chmod");
 
+    std::fs::create_dir(dir.path().join("sealed")).expect("mkdir");
+    std::fs::write(dir.path().join("sealed/s.txt"), "s").expect("write");
+    std::fs::set_permissions(
+        dir.path().join("sealed"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .expect("chmod");
+
     let report = if is_root() {
         run_as_nobody(&root)
     } else {
@@ -126,6 +137,9 @@ fn main() {
         "write FS_PERMISSION_DENIED cannot write \"[TMP]/locked/new.txt\": permission denied",
         "edit FS_PERMISSION_DENIED cannot edit \"[TMP]/secret.txt\": permission denied",
         "read_image FS_PERMISSION_DENIED cannot read \"[TMP]/secret.png\": permission denied",
+        "glob FS_PERMISSION_DENIED cannot list \"[TMP]/sealed\": permission denied",
+        "grep FS_PERMISSION_DENIED cannot read \"[TMP]/sealed\": permission denied",
+        "grep FS_PERMISSION_DENIED cannot read \"[TMP]/secret.txt\": permission denied",
     ];
     assert_eq!(report.lines().collect::<Vec<_>>(), expected);
 
@@ -150,7 +164,16 @@ fn main() {
         std::fs::Permissions::from_mode(0o755),
     )
     .expect("chmod");
-    println!("permissions: 4 calls denied as an unprivileged user, nothing changed on disk");
+    std::fs::set_permissions(
+        dir.path().join("sealed"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .expect("chmod");
+    assert_eq!(
+        std::fs::read(dir.path().join("sealed/s.txt")).expect("read"),
+        b"s"
+    );
+    println!("permissions: 7 calls denied as an unprivileged user, nothing changed on disk");
 }
 
 struct AnySink;

@@ -128,6 +128,9 @@ fn glob_blocking(
         Err(e) => return Err(root_error(&e, Verb::List, display)),
     }
     let within = Root::confined(key).map_err(|e| root_error(&e.into(), Verb::List, display))?;
+    // The handle above is `O_PATH`, which needs no read permission: a root that cannot be
+    // listed must say so, not answer an empty list.
+    std::fs::read_dir(root).map_err(|e| root_error(&e, Verb::List, display))?;
     if inside_vcs(key) {
         return Ok(Vec::new());
     }
@@ -294,16 +297,17 @@ fn grep_blocking(
         let within = Root::confined(parent)
             .map_err(|_| SearchError::from(FsError::not_found(Verb::Read, display)))?;
         check(signal)?;
-        if let Ok(fd) = within.open(key, read_flags(false)) {
-            grep_file(
-                &mut searcher,
-                (&File::from(fd), signal),
-                "",
-                &matcher,
-                &mut out,
-                (query.limit, query.max_line_bytes),
-            );
-        }
+        let fd = within
+            .open(key, read_flags(false))
+            .map_err(|e| root_error(&e.into(), Verb::Read, display))?;
+        grep_file(
+            &mut searcher,
+            (&File::from(fd), signal),
+            "",
+            &matcher,
+            &mut out,
+            (query.limit, query.max_line_bytes),
+        );
         check(signal)?;
         return Ok(out);
     }
@@ -311,6 +315,8 @@ fn grep_blocking(
         return Err(FsError::not_regular_file(Verb::Read, display).into());
     }
     let within = Root::confined(key).map_err(|e| root_error(&e.into(), Verb::Read, display))?;
+    // As for glob: an unreadable root is a refusal, not "no matches".
+    std::fs::read_dir(root).map_err(|e| root_error(&e, Verb::Read, display))?;
     let base = key.trim_end_matches('/');
     // Files are searched on as many threads as the machine has, each holding the directory it
     // is in; the answer is put in order (path, then line) afterwards.
