@@ -210,7 +210,14 @@ async fn an_edit_after_someone_else_changed_the_file_is_fs_stale_version_and_los
         .await,
         "FS_STALE_VERSION",
     );
-    assert!(said.contains("re-read"), "{said}");
+    let canonical = std::fs::canonicalize(root).expect("canonical root");
+    assert_eq!(
+        said,
+        format!(
+            "Error [FS_STALE_VERSION]: cannot edit \"{}/cfg.toml\": file changed since it was read — re-read the file, then retry",
+            canonical.display()
+        )
+    );
     refused(
         &call(
             &client,

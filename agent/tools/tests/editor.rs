@@ -322,3 +322,81 @@ async fn a_sandbox_denial_is_the_marker() {
     );
     assert!(!h.exists("n.txt"));
 }
+
+#[tokio::test]
+async fn a_failed_view_records_absence_so_create_recovers_after_an_external_deletion() {
+    let h = Harness::with_policy();
+    h.put("gone.txt", "was here\n");
+    let p = h.display("gone.txt");
+    text(&call(&h, json!({"command": "view", "path": p})).await);
+    std::fs::remove_file(h.path("gone.txt")).expect("deleted behind its back");
+    let r = call(&h, json!({"command": "view", "path": p})).await;
+    assert_eq!(code(&r), "FS_NOT_FOUND");
+    assert_eq!(
+        message(&r),
+        format!("The path {p} does not exist. Please provide a valid path.")
+    );
+    text(
+        &call(
+            &h,
+            json!({"command": "create", "path": p, "file_text": "again\n"}),
+        )
+        .await,
+    );
+    assert_eq!(h.bytes("gone.txt"), b"again\n");
+}
+
+#[tokio::test]
+async fn empty_lines_ranges_and_end_inserts_follow_the_seed() {
+    let h = Harness::bare();
+    // Ownerless create of an empty file: one (empty) line.
+    let e = h.display("empty.txt");
+    text(&call(&h, json!({"command": "create", "path": e, "file_text": ""})).await);
+    assert_eq!(h.bytes("empty.txt"), b"");
+    assert_eq!(
+        text(&call(&h, json!({"command": "view", "path": e})).await),
+        format!(
+            "Here's the content of {e} with line numbers (which has a total of 1 lines):\n     1  \n"
+        )
+    );
+    // A lone newline: two lines.
+    h.put("nl.txt", "\n");
+    let n = h.display("nl.txt");
+    assert_eq!(
+        text(&call(&h, json!({"command": "view", "path": n})).await),
+        format!(
+            "Here's the content of {n} with line numbers (which has a total of 2 lines):\n     1  \n     2  \n"
+        )
+    );
+    // Inserting after the last line adds no newline of its own.
+    h.put("one.txt", "one\n");
+    let o = h.display("one.txt");
+    text(
+        &call(
+            &h,
+            json!({"command": "insert", "path": o, "insert_line": 2, "new_str": "three"}),
+        )
+        .await,
+    );
+    assert_eq!(h.bytes("one.txt"), b"one\n\nthree");
+    h.put("two.txt", "one\ntwo");
+    let t = h.display("two.txt");
+    text(
+        &call(
+            &h,
+            json!({"command": "insert", "path": t, "insert_line": 2, "new_str": "three"}),
+        )
+        .await,
+    );
+    assert_eq!(h.bytes("two.txt"), b"one\ntwo\nthree");
+    let r = call(
+        &h,
+        json!({"command": "insert", "path": t, "insert_line": 4, "new_str": "x"}),
+    )
+    .await;
+    assert_eq!(
+        message(&r),
+        "Invalid `insert_line` parameter: 4. It should be within the range of lines of the file: [0, 3]"
+    );
+    assert_eq!(h.bytes("two.txt"), b"one\ntwo\nthree");
+}

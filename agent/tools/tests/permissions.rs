@@ -24,6 +24,7 @@ fn calls(root: &str) -> String {
     let fs: Arc<dyn seam::FileSystem> = Arc::new(support::local(root));
     let tools = Toolset::builder(fs.as_ref())
         .image_sink(Arc::new(AnySink))
+        .str_replace_editor()
         .build();
     let exec = Exec::new(fs).with_cwd(root);
     let cases = [
@@ -40,6 +41,14 @@ fn calls(root: &str) -> String {
         ("glob", json!({"pattern": "*", "path": "sealed"})),
         ("grep", json!({"pattern": "s", "path": "sealed"})),
         ("grep", json!({"pattern": "s", "path": "secret.txt"})),
+        (
+            "str_replace_editor",
+            json!({"command": "str_replace", "path": format!("{root}/locked/ro.txt"), "old_str": "r", "new_str": "w"}),
+        ),
+        (
+            "str_replace_editor",
+            json!({"command": "insert", "path": format!("{root}/locked/ro.txt"), "insert_line": 0, "new_str": "w"}),
+        ),
     ];
     let mut out = Vec::new();
     for (tool, args) in cases {
@@ -113,6 +122,12 @@ fn main() {
     )
     .expect("chmod");
     std::fs::create_dir(dir.path().join("locked")).expect("mkdir");
+    std::fs::write(dir.path().join("locked/ro.txt"), "r").expect("write");
+    std::fs::set_permissions(
+        dir.path().join("locked/ro.txt"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .expect("chmod");
     std::fs::set_permissions(
         dir.path().join("locked"),
         std::fs::Permissions::from_mode(0o555),
@@ -140,6 +155,8 @@ fn main() {
         "glob FS_PERMISSION_DENIED cannot list \"[TMP]/sealed\": permission denied",
         "grep FS_PERMISSION_DENIED cannot read \"[TMP]/sealed\": permission denied",
         "grep FS_PERMISSION_DENIED cannot read \"[TMP]/secret.txt\": permission denied",
+        "str_replace_editor FS_PERMISSION_DENIED cannot write \"[TMP]/locked/ro.txt\": permission denied",
+        "str_replace_editor FS_PERMISSION_DENIED cannot write \"[TMP]/locked/ro.txt\": permission denied",
     ];
     assert_eq!(report.lines().collect::<Vec<_>>(), expected);
 
@@ -157,7 +174,11 @@ fn main() {
         std::fs::read_dir(dir.path().join("locked"))
             .expect("ls")
             .count(),
-        0
+        1
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("locked/ro.txt")).expect("read"),
+        b"r"
     );
     std::fs::set_permissions(
         dir.path().join("locked"),
@@ -173,7 +194,7 @@ fn main() {
         std::fs::read(dir.path().join("sealed/s.txt")).expect("read"),
         b"s"
     );
-    println!("permissions: 7 calls denied as an unprivileged user, nothing changed on disk");
+    println!("permissions: 9 calls denied as an unprivileged user, nothing changed on disk");
 }
 
 struct AnySink;

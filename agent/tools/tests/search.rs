@@ -235,11 +235,52 @@ async fn bad_patterns_and_roots_are_coded_errors() {
             json!({"pattern": "*", "hidden": "yes"}),
             "hidden must be a boolean",
         ),
+        (
+            "grep",
+            json!({"pattern": "x", "include": " "}),
+            "include must be a non-empty glob when given",
+        ),
+        (
+            "grep",
+            json!({"pattern": "x", "include": "!*.rs"}),
+            "include must be a positive glob filter; negated patterns (\"!…\") are not supported",
+        ),
+        (
+            "grep",
+            json!({"pattern": "x", "include": "*.rs,*.md"}),
+            "include must be one glob, not a comma-separated list (use {a,b} alternation instead)",
+        ),
     ] {
         let r = call(&h, tool, args).await;
         assert_eq!(code(&r), "none");
         assert_eq!(message(&r), said);
     }
+}
+
+#[tokio::test]
+async fn hostile_patterns_are_only_patterns() {
+    let h = Harness::bare();
+    h.put("a.txt", "$(touch pwned); rm -rf / #\n");
+    let pwned = h.path("pwned");
+    for (tool, args) in [
+        (
+            "grep",
+            json!({"pattern": "$(touch pwned)", "include": "*.txt"}),
+        ),
+        ("grep", json!({"pattern": "--files", "path": "a.txt"})),
+        ("glob", json!({"pattern": "$(touch pwned)"})),
+        ("glob", json!({"pattern": "--no-ignore"})),
+        ("grep", json!({"pattern": "\\$\\(touch pwned\\)"})),
+    ] {
+        let r = call(&h, tool, args).await;
+        assert!(r.is_ok(), "{tool}: {r:?}");
+    }
+    assert_eq!(
+        text(&call(&h, "grep", json!({"pattern": "\\$\\(touch pwned\\)"})).await),
+        "Found 1 match\n\na.txt\nLine 1: $(touch pwned); rm -rf / #"
+    );
+    assert!(!pwned.exists(), "nothing ran");
+    assert_eq!(h.bytes("a.txt"), b"$(touch pwned); rm -rf / #\n");
 }
 
 /// Everything a search answered that is not a real file beneath `root`.
