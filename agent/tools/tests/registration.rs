@@ -105,3 +105,33 @@ fn descriptions_and_schemas() {
     }
     assert_snapshot!("tools", out);
 }
+
+#[test]
+fn the_editor_s_schema_is_the_seed_s_standalone_one() {
+    let h = Harness::bare();
+    let tools = seam_tools::Toolset::builder(h.fs.as_ref())
+        .str_replace_editor()
+        .build();
+    let editor = tools.get("str_replace_editor").expect("registered last");
+    let schema = editor.schema();
+    assert_eq!(
+        schema["properties"]["command"]["enum"],
+        serde_json::json!(["view", "create", "str_replace", "insert"]),
+        "no undo_edit"
+    );
+    let mut properties: Vec<&str> = schema["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    properties.sort_unstable();
+    assert_eq!(
+        properties,
+        ["command", "file_text", "insert_line", "new_str", "old_str", "path", "view_range"],
+        "no replace_all"
+    );
+    assert_eq!(schema["required"], serde_json::json!(["command", "path"]));
+    assert!(editor.prompt_section().is_none(), "no prompt section");
+    assert!(!editor.description().is_empty());
+}
