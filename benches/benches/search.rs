@@ -5,6 +5,10 @@
 //! `rg -n <pattern>` (a plain grep, on every core). The goal: seam ÷ rg ≤ 1.2 warm (page
 //! cache hot).
 //!
+//! The same searches also run as a fresh process per search (`search_once`, this crate's
+//! binary: runtime, provider and thread pool started every time) against `rg` — the cold-start
+//! comparison (goal: ≤ 1.5).
+//!
 //! The tree: 200 directories of 100 files (20,000 files, 2 KiB of text each, 1 in 100 holding
 //! the word the grep looks for); 20 directories of 25 under `cargo test` (criterion's test
 //! mode). Without `rg` on the PATH the baseline is skipped, and says so.
@@ -114,6 +118,34 @@ fn search(c: &mut Criterion) {
                 Err(e) => panic!("grep: {e}"),
             },
         )
+    });
+    g.finish();
+
+    // A fresh process per search, for both sides.
+    let once = env!("CARGO_BIN_EXE_search_once");
+    let spawn = |args: &[&str]| -> usize {
+        match Command::new(once).args(args).output() {
+            Ok(out) if out.status.success() => out.stdout.len(),
+            Ok(out) => panic!("search_once: {}", String::from_utf8_lossy(&out.stderr)),
+            Err(e) => panic!("search_once: {e}"),
+        }
+    };
+    let root_arg = dir.path().to_string_lossy().into_owned();
+    let mut g = c.benchmark_group("search/process");
+    g.sample_size(10);
+    if have_rg {
+        g.bench_function(BenchmarkId::new("raw", "rg --files --glob=*.rs"), |b| {
+            b.iter(|| black_box(rg(dir.path(), &["--files", "--glob=*.rs"])))
+        });
+        g.bench_function(BenchmarkId::new("raw", "rg -n"), |b| {
+            b.iter(|| black_box(rg(dir.path(), &["-n", "needle_[0-9]+"])))
+        });
+    }
+    g.bench_function(BenchmarkId::new("local", "glob"), |b| {
+        b.iter(|| black_box(spawn(&["glob", "*.rs", &root_arg])))
+    });
+    g.bench_function(BenchmarkId::new("local", "grep"), |b| {
+        b.iter(|| black_box(spawn(&["grep", "needle_[0-9]+", &root_arg])))
     });
     g.finish();
 }

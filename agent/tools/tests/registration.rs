@@ -128,7 +128,15 @@ fn the_editor_s_schema_is_the_seed_s_standalone_one() {
     properties.sort_unstable();
     assert_eq!(
         properties,
-        ["command", "file_text", "insert_line", "new_str", "old_str", "path", "view_range"],
+        [
+            "command",
+            "file_text",
+            "insert_line",
+            "new_str",
+            "old_str",
+            "path",
+            "view_range"
+        ],
         "no replace_all"
     );
     assert_eq!(schema["required"], serde_json::json!(["command", "path"]));

@@ -371,7 +371,7 @@ fn grep_blocking(
                 &rel,
                 matcher,
                 &mut found,
-                (query.limit + 1, query.max_line_bytes),
+                (query.limit.saturating_add(1), query.max_line_bytes),
             );
             if !found.matches.is_empty() {
                 total.fetch_add(found.matches.len(), Ordering::Relaxed);

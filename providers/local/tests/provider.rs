@@ -648,3 +648,41 @@ async fn a_writer_killed_mid_write_leaves_staging_the_next_writer_sweeps() {
         );
     }
 }
+
+#[tokio::test]
+async fn grep_without_limits_finds_every_match() {
+    // `usize::MAX` as the limit once wrapped to 0 and found nothing.
+    let f = fixture();
+    std::fs::create_dir(f.p("d")).expect("mkdir");
+    std::fs::write(f.p("d/a.rs"), "fn needle_1() {}\nneedle_2\n").expect("write");
+    let root =
+        f.fs.resolve(&f.root, ResolveOptions::default(), &Signal::none())
+            .await
+            .expect("root");
+    let query = seam::search::GrepQuery {
+        pattern: "needle_[0-9]".into(),
+        include: None,
+        hidden: false,
+        limit: usize::MAX,
+        max_line_bytes: usize::MAX,
+    };
+    let found =
+        f.fs.search()
+            .expect("search")
+            .grep(&root, &query, &Signal::none())
+            .await
+            .expect("grep");
+    let lines: Vec<(String, u64, Vec<u8>)> = found
+        .matches
+        .into_iter()
+        .map(|m| (m.path, m.line, m.text))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("d/a.rs".to_string(), 1, b"fn needle_1() {}".to_vec()),
+            ("d/a.rs".to_string(), 2, b"needle_2".to_vec()),
+        ]
+    );
+    assert!(found.complete);
+}
