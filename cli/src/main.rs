@@ -7,6 +7,7 @@ mod mcp;
 mod progress;
 mod replay;
 mod select;
+mod serve;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use seam_cli::unprivileged;
@@ -134,6 +135,25 @@ enum Command {
         #[arg(long, value_name = "NAME", default_value = "local")]
         provider: String,
     },
+    /// Host a provider over the wire protocol (docs/protocol.md) on a Unix socket, TCP or stdio.
+    Serve {
+        /// The directory served (with --test-control: where each test case's directory is made).
+        #[arg(long, value_name = "DIR")]
+        root: PathBuf,
+        /// The provider hosted: local or sandbox:MODE (the sandbox's workspace is DIR).
+        #[arg(long, value_name = "NAME", default_value = "local")]
+        provider: String,
+        /// Where to listen: unix:PATH (created 0600), tcp:HOST:PORT (needs --token-file), or
+        /// stdio.
+        #[arg(long, value_name = "ADDRESS")]
+        listen: String,
+        /// A file whose content (trailing newline ignored) TCP clients must present.
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
+        /// Offer the world/* methods `seam check` drives a server's storage with (testing only).
+        #[arg(long)]
+        test_control: bool,
+    },
     /// Internal: run permission cases as the current (unprivileged) user.
     #[command(name = "__unprivileged", hide = true)]
     Unprivileged {
@@ -259,6 +279,22 @@ fn main() -> ExitCode {
             root,
             mode: mode.into(),
             provider,
+        }) {
+            Ok(code) => code,
+            Err(e) => usage(&e),
+        },
+        Command::Serve {
+            root,
+            provider,
+            listen,
+            token_file,
+            test_control,
+        } => match serve::run(serve::ServeArgs {
+            root,
+            provider,
+            listen,
+            token_file,
+            test_control,
         }) {
             Ok(code) => code,
             Err(e) => usage(&e),

@@ -13,6 +13,7 @@ pub const SHIPPED: &[&str] = &[
     "sandbox:read-only",
     "sandbox:workspace-write",
     "sandbox:danger-full-access",
+    "remote",
 ];
 
 /// The diff-basis limit the suite gives the local provider: small, so generated contents cross
@@ -130,8 +131,20 @@ pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
     }
     match name {
         "local" => Ok(Arc::new(LocalFactory)),
+        "remote" => {
+            let exe = std::env::current_exe()
+                .map_err(|e| format!("cannot find the seam binary to serve from: {e}"))?;
+            Ok(Arc::new(crate::remote::RemoteFactory::own(exe)))
+        }
+        other if other.starts_with("unix:")
+            || other.starts_with("tcp:")
+            || other.starts_with("exec:") =>
+        {
+            let address = other.parse::<seam_remote::Address>()?;
+            Ok(Arc::new(crate::remote::RemoteFactory::external(address)))
+        }
         other => Err(format!(
-            "unknown provider {other:?} (shipped: {})",
+            "unknown provider {other:?} (shipped: {}; or a server: unix:PATH, tcp://HOST:PORT, exec:COMMAND)",
             SHIPPED.join(", ")
         )),
     }
@@ -143,9 +156,49 @@ pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
 /// `read-only` and `workspace-write` (whose workspace `d` leaves most of the case outside) every
 /// mutation carries `workspace-write` on the case's directory, where nothing the suite
 /// generates leads out. The fence itself is judged against the model by `sequences`.
+///
+/// The remote provider hosting local must answer exactly as local does: the wire may add
+/// nothing and lose nothing.
 pub fn reference(name: &str) -> Option<Arc<dyn Factory>> {
-    name.starts_with("sandbox:")
+    (name.starts_with("sandbox:") || name == "remote")
         .then(|| Arc::new(LocalFactory) as Arc<dyn Factory>)
+}
+
+/// What `seam serve` hosts: `local` or `sandbox:MODE` over `root` (the sandbox's workspace is
+/// `root` itself, with no temp roots).
+pub fn hosted(name: &str, root: &str) -> Result<Arc<dyn seam::FileSystem>, String> {
+    provider_at(name, root)
+}
+
+/// Makes the backend for each test case of `seam serve --test-control`: the provider named,
+/// configured as the suite's own factories configure it.
+pub struct ServeCases(pub String);
+
+impl seam_remote::CaseMaker for ServeCases {
+    fn make(&self, spec: &seam_remote::CaseSpec) -> Result<Arc<dyn seam::FileSystem>, String> {
+        let local = LocalConfig::new(spec.root.clone())
+            .with_durability(if spec.durable {
+                Durability::Full
+            } else {
+                Durability::None
+            })
+            .with_diff_basis_max_bytes(spec.diff_basis_max_bytes)
+            .with_seeded_nonces(spec.seed);
+        if let Some(mode) = sandbox_mode(&self.0)? {
+            let workspace = match &spec.workspace {
+                Some(w) => format!("{}/{w}", spec.root),
+                None => spec.root.clone(),
+            };
+            let config = SandboxConfig::new(workspace, mode)
+                .with_local(local)
+                .with_temp_roots(Vec::new());
+            return Ok(Arc::new(SandboxFileSystem::new(config)));
+        }
+        match self.0.as_str() {
+            "local" => Ok(Arc::new(LocalFileSystem::new(local))),
+            other => Err(format!("unknown provider {other:?} (local, sandbox:MODE)")),
+        }
+    }
 }
 
 /// A provider rooted at an existing directory, for the unprivileged child.

@@ -1,0 +1,287 @@
+//! The remote provider as the suite sees it: a server reached over the protocol, one connection
+//! and one fresh case directory (`world/case`) per case, and the case's storage changed and read
+//! back through the server's `world/*` methods — so the same factory gates `seam serve` and a
+//! backend written in any language.
+
+use seam::Capability;
+use seam_conformance::{CaseDurability, CaseOptions, EntryMode, Factory, Subject, World};
+use seam_model::{SnapEntry, WorldEffect};
+use seam_remote::{Address, Connection, RemoteError, RemoteFileSystem};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::io;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+/// Where the factory's server comes from.
+enum Source {
+    /// `seam serve --test-control` on a Unix socket in a temporary directory, started on first
+    /// use by this process and stopped with the factory.
+    Own {
+        exe: PathBuf,
+        started: Mutex<Option<Started>>,
+    },
+    /// A server someone else started, or an adapter spawned per case (`exec:`).
+    External { address: Address, token: Option<String> },
+}
+
+struct Started {
+    child: Child,
+    address: Address,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Makes remote subjects.
+pub struct RemoteFactory {
+    name: String,
+    source: Source,
+}
+
+impl RemoteFactory {
+    /// `remote`: starts `exe serve` itself (exe is the `seam` binary).
+    pub fn own(exe: PathBuf) -> Self {
+        Self {
+            name: "remote".into(),
+            source: Source::Own {
+                exe,
+                started: Mutex::new(None),
+            },
+        }
+    }
+
+    /// A server at `address` (`unix:PATH`, `tcp://HOST:PORT`, `exec:COMMAND`); over TCP the token
+    /// comes from `SEAM_TOKEN`.
+    pub fn external(address: Address) -> Self {
+        Self {
+            name: address.to_string(),
+            source: Source::External {
+                address,
+                token: std::env::var("SEAM_TOKEN").ok(),
+            },
+        }
+    }
+
+    fn address(&self) -> Result<(Address, Option<String>), String> {
+        match &self.source {
+            Source::External { address, token } => Ok((address.clone(), token.clone())),
+            Source::Own { exe, started } => {
+                let mut started = started.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(s) = started.as_mut() {
+                    if let Ok(None) = s.child.try_wait() {
+                        return Ok((s.address.clone(), None));
+                    }
+                }
+                let s = start(exe)?;
+                let address = s.address.clone();
+                *started = Some(s);
+                Ok((address, None))
+            }
+        }
+    }
+}
+
+/// Starts `seam serve --test-control` on a socket in a fresh temporary directory and waits
+/// until it listens.
+fn start(exe: &PathBuf) -> Result<Started, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("seam-serve-")
+        .tempdir()
+        .map_err(|e| format!("cannot create the server's directory: {e}"))?;
+    let socket = dir.path().join("seam.sock");
+    let cases = dir.path().join("cases");
+    std::fs::create_dir(&cases).map_err(|e| format!("cannot create {}: {e}", cases.display()))?;
+    let mut child = Command::new(exe)
+        .arg("serve")
+        .arg("--root")
+        .arg(&cases)
+        .arg("--listen")
+        .arg(format!("unix:{}", socket.display()))
+        .arg("--test-control")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start {} serve: {e}", exe.display()))?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !socket.exists() {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("seam serve exited before listening ({status})"));
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            return Err("seam serve did not listen within 20 s".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    Ok(Started {
+        child,
+        address: Address::Unix(socket),
+        _dir: dir,
+    })
+}
+
+fn case_error(address: &Address, e: RemoteError) -> String {
+    match e {
+        RemoteError::Server { code: -32601, .. } => format!(
+            "the server at {address} has no test control (world/case): start it with --test-control"
+        ),
+        other => format!("world/case at {address}: {other}"),
+    }
+}
+
+impl Factory for RemoteFactory {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
+        let (address, token) = self.address()?;
+        let conn = Arc::new(
+            Connection::connect(&address, token.as_deref()).map_err(|e| e.to_string())?,
+        );
+        let (case, _) = conn
+            .request_blocking(
+                "world/case",
+                json!({
+                    "workspace": seam_conformance::DEPLOYMENT_WORKSPACE,
+                    "durability": match options.durability {
+                        CaseDurability::Full => "full",
+                        CaseDurability::Relaxed => "none",
+                    },
+                    "diff_basis_max_bytes": crate::providers::SUITE_DIFF_LIMIT,
+                    "seed": options.seed,
+                }),
+                Vec::new(),
+            )
+            .map_err(|e| case_error(&address, e))?;
+        let root = case
+            .get("root")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("world/case at {address}: no root in the answer"))?
+            .to_string();
+        // The permission property runs cases as another user in a child process over a
+        // provider it builds itself; a server is not something that child can build.
+        let fs = RemoteFileSystem::described(conn.clone(), &case).without(Capability::Permissions);
+        Ok(Subject {
+            fs: Arc::new(fs),
+            world: Arc::new(RemoteWorld {
+                conn: conn.clone(),
+                root,
+            }),
+            diff_basis_max_bytes: crate::providers::SUITE_DIFF_LIMIT,
+            keep_alive: Box::new(conn),
+        })
+    }
+}
+
+/// A case's storage through `world/*`.
+pub struct RemoteWorld {
+    conn: Arc<Connection>,
+    root: String,
+}
+
+fn io_error(e: RemoteError) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+impl World for RemoteWorld {
+    fn root_display(&self) -> String {
+        self.root.clone()
+    }
+
+    fn apply(&self, effect: &WorldEffect) -> io::Result<()> {
+        let mut segments = Vec::new();
+        let params = match effect {
+            WorldEffect::CreateFile { path, bytes, mode } => {
+                segments.push(bytes.clone());
+                json!({"effect": "create_file", "path": path, "bytes": {"$payload": 0}, "mode": mode})
+            }
+            WorldEffect::RewriteFile {
+                path,
+                bytes,
+                restore_mtime,
+            } => {
+                segments.push(bytes.clone());
+                json!({"effect": "rewrite_file", "path": path, "bytes": {"$payload": 0}, "restore_mtime": restore_mtime})
+            }
+            WorldEffect::CreateDir { path } => json!({"effect": "create_dir", "path": path}),
+            WorldEffect::Symlink { path, target } => {
+                json!({"effect": "symlink", "path": path, "target": target})
+            }
+            WorldEffect::Remove { path } => json!({"effect": "remove", "path": path}),
+            WorldEffect::Chmod { path, mode } => {
+                json!({"effect": "chmod", "path": path, "mode": mode})
+            }
+            WorldEffect::Mkfifo { path } => json!({"effect": "mkfifo", "path": path}),
+        };
+        self.conn
+            .request_blocking("world/apply", params, segments)
+            .map(|_| ())
+            .map_err(io_error)
+    }
+
+    fn snapshot(&self) -> io::Result<BTreeMap<String, SnapEntry>> {
+        let (v, mut frame) = self
+            .conn
+            .request_blocking("world/snapshot", json!({}), Vec::new())
+            .map_err(io_error)?;
+        let bad = || io::Error::other("world/snapshot: malformed answer");
+        let mut out = BTreeMap::new();
+        for item in v.get("entries").and_then(Value::as_array).ok_or_else(bad)? {
+            let rel = item.get(0).and_then(Value::as_str).ok_or_else(bad)?;
+            let e = item.get(1).ok_or_else(bad)?;
+            let mode = e
+                .get("mode")
+                .and_then(Value::as_u64)
+                .and_then(|m| u32::try_from(m).ok());
+            let entry = match e.get("kind").and_then(Value::as_str) {
+                Some("file") => SnapEntry::File {
+                    bytes: e.get("bytes").and_then(|r| frame.take(r)).ok_or_else(bad)?,
+                    mode,
+                },
+                Some("dir") => SnapEntry::Dir { mode },
+                Some("symlink") => SnapEntry::Symlink {
+                    target: e
+                        .get("target")
+                        .and_then(Value::as_str)
+                        .ok_or_else(bad)?
+                        .to_string(),
+                },
+                Some("other") => SnapEntry::Other,
+                _ => return Err(bad()),
+            };
+            out.insert(rel.to_string(), entry);
+        }
+        Ok(out)
+    }
+
+    fn entry_mode(&self, path: &str) -> io::Result<Option<EntryMode>> {
+        let (v, _) = self
+            .conn
+            .request_blocking("world/entry_mode", json!({ "path": path }), Vec::new())
+            .map_err(io_error)?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        Ok(Some(EntryMode {
+            is_dir: v.get("is_dir").and_then(Value::as_bool).unwrap_or(false),
+            mode: v
+                .get("mode")
+                .and_then(Value::as_u64)
+                .and_then(|m| u32::try_from(m).ok())
+                .unwrap_or(0),
+        }))
+    }
+
+    fn supports_fifos(&self) -> bool {
+        true
+    }
+}

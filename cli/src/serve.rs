@@ -1,0 +1,124 @@
+//! `seam serve`: hosts a shipped provider over the wire protocol (`docs/protocol.md`) on a Unix
+//! socket, TCP (with a token) or stdio.
+
+use seam_cli::providers::{ServeCases, hosted};
+use seam_remote::Server;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// What `seam serve` was asked for.
+#[derive(Debug)]
+pub struct ServeArgs {
+    /// The directory served (with test control: where case directories are made).
+    pub root: PathBuf,
+    /// `local` or `sandbox:MODE`.
+    pub provider: String,
+    /// `unix:PATH`, `tcp:HOST:PORT` or `stdio`.
+    pub listen: String,
+    /// A file holding the token TCP clients must present.
+    pub token_file: Option<PathBuf>,
+    /// Enable `world/*`.
+    pub test_control: bool,
+}
+
+enum Listen {
+    Unix(PathBuf),
+    Tcp(String),
+    Stdio,
+}
+
+fn listen(spec: &str) -> Result<Listen, String> {
+    if spec == "stdio" {
+        Ok(Listen::Stdio)
+    } else if let Some(p) = spec.strip_prefix("unix:") {
+        Ok(Listen::Unix(PathBuf::from(p)))
+    } else if let Some(a) = spec.strip_prefix("tcp://").or_else(|| spec.strip_prefix("tcp:")) {
+        Ok(Listen::Tcp(a.to_string()))
+    } else {
+        Err(format!(
+            "--listen {spec:?}: expected unix:PATH, tcp:HOST:PORT or stdio"
+        ))
+    }
+}
+
+/// Serves until killed (or, on stdio, until the client closes). Usage problems are `Err`.
+pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
+    let listen = listen(&args.listen)?;
+    let root = std::fs::canonicalize(&args.root)
+        .map_err(|e| format!("--root {}: {e}", args.root.display()))?;
+    if !root.is_dir() {
+        return Err(format!("--root {}: not a directory", args.root.display()));
+    }
+    let root_text = root
+        .to_str()
+        .ok_or_else(|| format!("--root {}: not valid UTF-8", root.display()))?
+        .to_string();
+    let provider = hosted(&args.provider, &root_text)?;
+    let mut server = Server::new(provider).with_cwd(root_text);
+    if args.test_control {
+        server = server.with_test_control(Arc::new(ServeCases(args.provider.clone())), root);
+    }
+    let token = match &args.token_file {
+        Some(f) => Some(
+            std::fs::read_to_string(f)
+                .map_err(|e| format!("--token-file {}: {e}", f.display()))?
+                .trim_end_matches(['\n', '\r'])
+                .to_string(),
+        ),
+        None => None,
+    };
+    if matches!(listen, Listen::Tcp(_)) {
+        match &token {
+            Some(t) if !t.is_empty() => {}
+            Some(_) => return Err("--token-file: the token is empty".into()),
+            None => return Err("--listen tcp: needs --token-file (TCP clients must authenticate)".into()),
+        }
+    }
+    if let Some(t) = token {
+        server = server.with_token(t);
+    }
+    let server = Arc::new(server);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let served = runtime.block_on(async move {
+        match listen {
+            Listen::Stdio => {
+                server.serve_stdio().await;
+                Ok(())
+            }
+            Listen::Unix(path) => {
+                let listener = Server::bind_unix(&path)
+                    .map_err(|e| format!("cannot listen on unix:{}: {e}", path.display()))?;
+                eprintln!("seam serve: listening on unix:{}", path.display());
+                server
+                    .serve_unix(listener)
+                    .await
+                    .map_err(|e| format!("accept failed: {e}"))
+            }
+            Listen::Tcp(addr) => {
+                let listener = tokio::net::TcpListener::bind(&addr)
+                    .await
+                    .map_err(|e| format!("cannot listen on tcp:{addr}: {e}"))?;
+                let bound = listener
+                    .local_addr()
+                    .map_or(addr.clone(), |a| a.to_string());
+                eprintln!("seam serve: listening on tcp:{bound}");
+                server
+                    .serve_tcp(listener)
+                    .await
+                    .map_err(|e| format!("accept failed: {e}"))
+            }
+        }
+    });
+    match served {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.starts_with("cannot listen") => Err(e),
+        Err(e) => {
+            eprintln!("seam serve: {e}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}

@@ -1,0 +1,816 @@
+//! The client: one connection, many requests in flight, and [`RemoteFileSystem`], the contract
+//! over it.
+//!
+//! The connection's reading and writing run on a small runtime of its own, so a
+//! `RemoteFileSystem` can be awaited from any executor (and its blocking helpers called from
+//! plain threads, as the suite's `World` is).
+
+use crate::frame::{Frame, Limits, ReadError, read_frame, write_frame};
+use crate::wire::{self, error_in, message, target_from_server, target_to_server, unpack_key};
+use seam::{
+    Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError,
+    FsErrorCode, FsInfo, FsPathInfo, FsTarget, FsVersion, ResolveOptions, SandboxMode,
+    SandboxPolicy, Signal, TextStream, Verb, WriteIntent, WriteOperation, WriteOutcome,
+};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+/// Where a server is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Address {
+    /// `unix:PATH`
+    Unix(PathBuf),
+    /// `tcp://HOST:PORT` (or `tcp:HOST:PORT`)
+    Tcp(String),
+    /// `exec:COMMAND` — a child process (run by `sh -c`) speaking on its stdin and stdout.
+    Exec(String),
+}
+
+impl std::str::FromStr for Address {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if let Some(p) = s.strip_prefix("unix:") {
+            if p.is_empty() {
+                return Err("unix: needs a socket path".into());
+            }
+            Ok(Address::Unix(PathBuf::from(p)))
+        } else if let Some(a) = s.strip_prefix("tcp://").or_else(|| s.strip_prefix("tcp:")) {
+            if !a.contains(':') {
+                return Err(format!("tcp address {a:?} needs HOST:PORT"));
+            }
+            Ok(Address::Tcp(a.to_string()))
+        } else if let Some(c) = s.strip_prefix("exec:") {
+            if c.trim().is_empty() {
+                return Err("exec: needs a command".into());
+            }
+            Ok(Address::Exec(c.to_string()))
+        } else {
+            Err(format!(
+                "{s:?} is not a server address (unix:PATH, tcp://HOST:PORT or exec:COMMAND)"
+            ))
+        }
+    }
+}
+
+impl std::fmt::Display for Address {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Address::Unix(p) => write!(f, "unix:{}", p.display()),
+            Address::Tcp(a) => write!(f, "tcp://{a}"),
+            Address::Exec(c) => write!(f, "exec:{c}"),
+        }
+    }
+}
+
+/// Why talking to a server failed (outside the contract's own errors).
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// The server could not be reached or started.
+    #[error("cannot connect to {address}: {reason}")]
+    Connect {
+        /// Where.
+        address: String,
+        /// Why.
+        reason: String,
+    },
+    /// The connection closed.
+    #[error("the connection to the server closed")]
+    Closed,
+    /// The server answered with an error.
+    #[error("{message} (error {code})")]
+    Server {
+        /// JSON-RPC error code.
+        code: i64,
+        /// Its message.
+        message: String,
+    },
+    /// The server answered something this client cannot read.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+}
+
+enum Waiter {
+    Call(oneshot::Sender<Frame>),
+    Stream(mpsc::UnboundedSender<Frame>),
+}
+
+struct Inner {
+    out: mpsc::UnboundedSender<Frame>,
+    pending: Mutex<HashMap<u64, Waiter>>,
+    next: AtomicU64,
+    handle: tokio::runtime::Handle,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Inner {
+    fn id(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn notify(&self, method: &str, params: Value) {
+        let _ = self.out.send(message(None, method, params));
+    }
+
+    /// Sends a request and waits for its response frame, sending `$/cancel` if `signal` is
+    /// cancelled meanwhile (the server then answers `FS_ABORTED` or the committed result).
+    async fn call(
+        &self,
+        method: &str,
+        params: Value,
+        segments: Vec<Vec<u8>>,
+        signal: &Signal,
+    ) -> Result<Frame, RemoteError> {
+        let id = self.id();
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(id, Waiter::Call(tx));
+        let mut frame = message(Some(id), method, params);
+        frame.segments = segments;
+        if self.out.send(frame).is_err() {
+            lock(&self.pending).remove(&id);
+            return Err(RemoteError::Closed);
+        }
+        let watch = self.watch(id, signal);
+        let answer = rx.await.map_err(|_| RemoteError::Closed);
+        let _ = watch.send(());
+        answer
+    }
+
+    /// Watches `signal` on the connection's runtime until told to stop; on cancellation tells
+    /// the server once.
+    fn watch(&self, id: u64, signal: &Signal) -> oneshot::Sender<()> {
+        let (stop, mut stopped) = oneshot::channel::<()>();
+        let signal = signal.clone();
+        let out = self.out.clone();
+        self.handle.spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = &mut stopped => return,
+                    () = tokio::time::sleep(std::time::Duration::from_millis(2)) => {
+                        if signal.is_cancelled() {
+                            let _ = out.send(message(None, "$/cancel", json!({ "id": id })));
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        stop
+    }
+}
+
+/// One connection to a server, initialised.
+pub struct Connection {
+    inner: Arc<Inner>,
+    hello: Value,
+    runtime: Option<tokio::runtime::Runtime>,
+    _child: Option<tokio::process::Child>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("hello", &self.hello)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+type BoxRead = Box<dyn AsyncRead + Unpin + Send>;
+type BoxWrite = Box<dyn AsyncWrite + Unpin + Send>;
+
+async fn open(
+    address: &Address,
+) -> std::io::Result<(BoxRead, BoxWrite, Option<tokio::process::Child>)> {
+    match address {
+        Address::Unix(p) => {
+            let s = tokio::net::UnixStream::connect(p).await?;
+            let (r, w) = s.into_split();
+            Ok((Box::new(r), Box::new(w), None))
+        }
+        Address::Tcp(a) => {
+            let s = tokio::net::TcpStream::connect(a).await?;
+            let _ = s.set_nodelay(true);
+            let (r, w) = s.into_split();
+            Ok((Box::new(r), Box::new(w), None))
+        }
+        Address::Exec(c) => {
+            let mut child = tokio::process::Command::new("sh")
+                .arg("-c")
+                .arg(c)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::inherit())
+                .kill_on_drop(true)
+                .spawn()?;
+            let (Some(w), Some(r)) = (child.stdin.take(), child.stdout.take()) else {
+                return Err(std::io::Error::other("the child has no stdin/stdout"));
+            };
+            Ok((Box::new(r), Box::new(w), Some(child)))
+        }
+    }
+}
+
+/// Routes incoming frames to their waiters; on the end of the stream drops every waiter (each
+/// then sees the connection closed).
+async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
+    let mut reader = BufReader::new(reader);
+    let limits = Limits {
+        max_line: usize::MAX / 2,
+        max_payload: u64::MAX / 2,
+    };
+    loop {
+        let frame = match read_frame(&mut reader, limits).await {
+            Ok(f) => f,
+            Err(ReadError::Parse(_) | ReadError::BadPayload(_)) => continue,
+            Err(_) => break,
+        };
+        let stream_id = match frame.json.get("method").and_then(Value::as_str) {
+            Some("stream/start" | "stream/chunk") => frame
+                .json
+                .get("params")
+                .and_then(|p| p.get("id"))
+                .and_then(Value::as_u64),
+            _ => None,
+        };
+        if let Some(id) = stream_id {
+            if let Some(Waiter::Stream(tx)) = lock(&inner.pending).get(&id) {
+                let _ = tx.send(frame);
+            }
+            continue;
+        }
+        let Some(id) = frame.json.get("id").and_then(Value::as_u64) else {
+            continue;
+        };
+        match lock(&inner.pending).remove(&id) {
+            Some(Waiter::Call(tx)) => {
+                let _ = tx.send(frame);
+            }
+            Some(Waiter::Stream(tx)) => {
+                let _ = tx.send(frame);
+            }
+            None => {}
+        }
+    }
+    lock(&inner.pending).clear();
+}
+
+impl Connection {
+    /// Connects and initialises (blocking the calling thread until the server answers, so it
+    /// can be called from anywhere, async code included). `token` is required over TCP.
+    pub fn connect(address: &Address, token: Option<&str>) -> Result<Connection, RemoteError> {
+        let failed = |reason: String| RemoteError::Connect {
+            address: address.to_string(),
+            reason,
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("seam-remote-io")
+            .enable_all()
+            .build()
+            .map_err(|e| failed(e.to_string()))?;
+        let handle = runtime.handle().clone();
+        let (done, wait) = std::sync::mpsc::channel();
+        let target = address.clone();
+        runtime.spawn(async move {
+            let _ = done.send(open(&target).await);
+        });
+        let (reader, mut writer, child) = wait
+            .recv()
+            .map_err(|e| failed(e.to_string()))?
+            .map_err(|e| failed(e.to_string()))?;
+        let (out, mut outbox) = mpsc::unbounded_channel::<Frame>();
+        let inner = Arc::new(Inner {
+            out,
+            pending: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            handle: handle.clone(),
+        });
+        runtime.spawn(async move {
+            while let Some(frame) = outbox.recv().await {
+                if write_frame(&mut writer, &frame).await.is_err() {
+                    break;
+                }
+            }
+        });
+        runtime.spawn(read_loop(inner.clone(), reader));
+        let mut conn = Connection {
+            inner,
+            hello: Value::Null,
+            runtime: Some(runtime),
+            _child: child,
+        };
+        let mut params = json!({ "protocol": wire::PROTOCOL, "client": format!("seam {}", env!("CARGO_PKG_VERSION")) });
+        if let Some(t) = token {
+            params["token"] = json!(t);
+        }
+        conn.hello = conn
+            .request_blocking("initialize", params, Vec::new())
+            .map_err(|e| failed(e.to_string()))?
+            .0;
+        if conn.hello.get("protocol").and_then(Value::as_u64) != Some(wire::PROTOCOL) {
+            return Err(failed(format!(
+                "the server speaks protocol {}, this client {}",
+                conn.hello["protocol"],
+                wire::PROTOCOL
+            )));
+        }
+        Ok(conn)
+    }
+
+    /// The server's `initialize` answer.
+    pub fn hello(&self) -> &Value {
+        &self.hello
+    }
+
+    /// Sends a request and waits for its result and payload segments.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        segments: Vec<Vec<u8>>,
+    ) -> Result<(Value, Frame), RemoteError> {
+        let mut frame = self
+            .inner
+            .call(method, params, segments, &Signal::none())
+            .await?;
+        unpack(&mut frame)
+    }
+
+    /// [`Connection::request`] from a plain thread (not from the connection's own runtime).
+    pub fn request_blocking(
+        &self,
+        method: &str,
+        params: Value,
+        segments: Vec<Vec<u8>>,
+    ) -> Result<(Value, Frame), RemoteError> {
+        let (done, wait) = std::sync::mpsc::channel();
+        let inner = self.inner.clone();
+        let method = method.to_string();
+        self.inner.handle.spawn(async move {
+            let r = inner.call(&method, params, segments, &Signal::none()).await;
+            let _ = done.send(r);
+        });
+        let mut frame = wait.recv().map_err(|_| RemoteError::Closed)??;
+        unpack(&mut frame)
+    }
+}
+
+/// A response's result (with the frame, for its payload), or its error.
+fn unpack(frame: &mut Frame) -> Result<(Value, Frame), RemoteError> {
+    if let Some(e) = frame.json.remove("error") {
+        return Err(RemoteError::Server {
+            code: e.get("code").and_then(Value::as_i64).unwrap_or(0),
+            message: e
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        });
+    }
+    let result = frame.json.remove("result").unwrap_or(Value::Null);
+    Ok((result, std::mem::replace(frame, Frame::new(Default::default()))))
+}
+
+/// The contract over a connection. Claims what the server claims.
+pub struct RemoteFileSystem {
+    conn: Arc<Connection>,
+    caps: Capabilities,
+    mode: Option<SandboxMode>,
+}
+
+impl std::fmt::Debug for RemoteFileSystem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteFileSystem")
+            .field("caps", &self.caps)
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lost(verb: Verb, e: RemoteError) -> FsError {
+    FsError::new(
+        FsErrorCode::IoError,
+        format!("remote {}: {e}", verb.as_str()),
+    )
+}
+
+fn bad_answer(method: &str) -> FsError {
+    FsError::new(
+        FsErrorCode::IoError,
+        format!("remote {method}: the server's answer is malformed"),
+    )
+}
+
+impl RemoteFileSystem {
+    /// The backend the connection's `initialize` described.
+    pub fn new(conn: Arc<Connection>) -> Self {
+        let hello = conn.hello().clone();
+        Self::described(conn, &hello)
+    }
+
+    /// The backend a description (`initialize` or `world/case`) gives.
+    pub fn described(conn: Arc<Connection>, description: &Value) -> Self {
+        let mut caps = Capabilities::none();
+        for name in description
+            .get("capabilities")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if let Some(c) = Capability::from_name(name) {
+                // No probe channel in protocol 1, whatever a server says.
+                if !matches!(c, Capability::CancelPoints | Capability::StagingProbe) {
+                    caps = caps.with(c);
+                }
+            }
+        }
+        let mode = description
+            .get("sandbox_mode")
+            .and_then(Value::as_str)
+            .and_then(SandboxMode::from_name);
+        Self { conn, caps, mode }
+    }
+
+    /// The same backend without `capability` claimed (a claim that cannot be checked through
+    /// this client, say).
+    pub fn without(mut self, capability: Capability) -> Self {
+        let mut caps = Capabilities::none();
+        for c in Capability::ALL {
+            if c != capability && self.caps.has(c) {
+                caps = caps.with(c);
+            }
+        }
+        self.caps = caps;
+        self
+    }
+
+    /// The connection.
+    pub fn connection(&self) -> &Arc<Connection> {
+        &self.conn
+    }
+
+    async fn call(
+        &self,
+        verb: Verb,
+        method: &str,
+        params: Value,
+        segments: Vec<Vec<u8>>,
+        signal: &Signal,
+    ) -> Result<(Value, Frame), FsError> {
+        signal.check(verb)?;
+        let mut frame = self
+            .conn
+            .inner
+            .call(method, params, segments, signal)
+            .await
+            .map_err(|e| lost(verb, e))?;
+        if let Some(e) = frame.json.remove("error") {
+            return Err(error_in(&e, method));
+        }
+        let result = frame.json.remove("result").unwrap_or(Value::Null);
+        Ok((result, frame))
+    }
+}
+
+fn text_of(frame: &mut Frame, v: Option<&Value>, method: &str) -> Result<String, FsError> {
+    let bytes = v.and_then(|r| frame.take(r)).ok_or_else(|| bad_answer(method))?;
+    String::from_utf8(bytes).map_err(|_| bad_answer(method))
+}
+
+fn cwd_json(options: ResolveOptions<'_>) -> Value {
+    options.cwd.map_or(Value::Null, |c| json!(c))
+}
+
+#[async_trait::async_trait]
+impl FileSystem for RemoteFileSystem {
+    fn capabilities(&self) -> Capabilities {
+        self.caps
+    }
+
+    fn sandbox_mode(&self) -> Option<SandboxMode> {
+        self.mode
+    }
+
+    async fn resolve(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        signal: &Signal,
+    ) -> Result<FsTarget, FsError> {
+        let (v, _) = self
+            .call(
+                Verb::Resolve,
+                "resolve",
+                json!({ "path": path, "cwd": cwd_json(options) }),
+                Vec::new(),
+                signal,
+            )
+            .await?;
+        target_from_server(&v).ok_or_else(|| bad_answer("resolve"))
+    }
+
+    fn process_path(&self, target: &FsTarget) -> String {
+        unpack_key(&target.key).0.to_string()
+    }
+
+    fn file_url(&self, target: &FsTarget) -> String {
+        unpack_key(&target.key).1.to_string()
+    }
+
+    fn contains(&self, parent: &FsTarget, child: &FsTarget) -> bool {
+        let p = unpack_key(&parent.key).0;
+        let c = unpack_key(&child.key).0;
+        if p == c {
+            return true;
+        }
+        let p = p.trim_end_matches('/');
+        c.strip_prefix(p).is_some_and(|rest| rest.starts_with('/'))
+    }
+
+    async fn stat(&self, target: &FsTarget, signal: &Signal) -> Result<Option<FsInfo>, FsError> {
+        let (v, _) = self
+            .call(
+                Verb::Stat,
+                "stat",
+                json!({ "target": target_to_server(target) }),
+                Vec::new(),
+                signal,
+            )
+            .await?;
+        wire::info_in(&v).ok_or_else(|| bad_answer("stat"))
+    }
+
+    async fn lstat(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        signal: &Signal,
+    ) -> Result<Option<FsPathInfo>, FsError> {
+        let (v, _) = self
+            .call(
+                Verb::Lstat,
+                "lstat",
+                json!({ "path": path, "cwd": cwd_json(options) }),
+                Vec::new(),
+                signal,
+            )
+            .await?;
+        wire::path_info_in(&v).ok_or_else(|| bad_answer("lstat"))
+    }
+
+    async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
+        let (v, mut frame) = self
+            .call(
+                Verb::Read,
+                "read_text",
+                json!({ "target": target_to_server(target) }),
+                Vec::new(),
+                signal,
+            )
+            .await?;
+        text_of(&mut frame, v.get("text"), "read_text")
+    }
+
+    async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
+        signal.check(Verb::Read)?;
+        let inner = &self.conn.inner;
+        let id = inner.id();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        lock(&inner.pending).insert(id, Waiter::Stream(tx));
+        let request = message(
+            Some(id),
+            "stream_text",
+            json!({ "target": target_to_server(target) }),
+        );
+        if inner.out.send(request).is_err() {
+            lock(&inner.pending).remove(&id);
+            return Err(lost(Verb::Read, RemoteError::Closed));
+        }
+        let watch = inner.watch(id, signal);
+        let first = rx.recv().await;
+        let Some(mut first) = first else {
+            let _ = watch.send(());
+            return Err(lost(Verb::Read, RemoteError::Closed));
+        };
+        if let Some(e) = first.json.remove("error") {
+            let _ = watch.send(());
+            return Err(error_in(&e, "stream_text"));
+        }
+        if first.json.get("method").and_then(Value::as_str) != Some("stream/start") {
+            let _ = watch.send(());
+            return Err(bad_answer("stream_text"));
+        }
+        Ok(Box::pin(RemoteText {
+            inner: inner.clone(),
+            rx,
+            id,
+            done: false,
+            _watch: watch,
+        }))
+    }
+
+    async fn read_bytes(
+        &self,
+        target: &FsTarget,
+        max_bytes: u64,
+        signal: &Signal,
+    ) -> Result<Vec<u8>, FsError> {
+        let (v, mut frame) = self
+            .call(
+                Verb::Read,
+                "read_bytes",
+                json!({ "target": target_to_server(target), "max_bytes": max_bytes }),
+                Vec::new(),
+                signal,
+            )
+            .await?;
+        v.get("bytes")
+            .and_then(|r| frame.take(r))
+            .ok_or_else(|| bad_answer("read_bytes"))
+    }
+
+    async fn list_dir(
+        &self,
+        target: &FsTarget,
+        signal: &Signal,
+    ) -> Result<Vec<FsDirEntry>, FsError> {
+        let (v, _) = self
+            .call(
+                Verb::List,
+                "list_dir",
+                json!({ "target": target_to_server(target) }),
+                Vec::new(),
+                signal,
+            )
+            .await?;
+        let Value::Array(items) = v else {
+            return Err(bad_answer("list_dir"));
+        };
+        items
+            .iter()
+            .map(|e| {
+                Some(FsDirEntry {
+                    name: e.get("name")?.as_str()?.to_string(),
+                    kind: serde_json::from_value(e.get("kind")?.clone()).ok()?,
+                    target: target_from_server(e.get("target")?)?,
+                    version: serde_json::from_value(e.get("version")?.clone()).ok()?,
+                    size: serde_json::from_value(e.get("size")?.clone()).ok()?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| bad_answer("list_dir"))
+    }
+
+    async fn write_text(
+        &self,
+        target: &FsTarget,
+        content: &str,
+        expected: Option<&WriteIntent>,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<WriteOutcome, FsError> {
+        let params = json!({
+            "target": target_to_server(target),
+            "content": { "$payload": 0 },
+            "expected": expected.map(wire::intent_json),
+            "sandbox": sandbox.map(wire::sandbox_json),
+        });
+        let (v, mut frame) = self
+            .call(
+                Verb::Write,
+                "write_text",
+                params,
+                vec![content.as_bytes().to_vec()],
+                signal,
+            )
+            .await?;
+        let operation: WriteOperation = v
+            .get("operation")
+            .and_then(|o| serde_json::from_value(o.clone()).ok())
+            .ok_or_else(|| bad_answer("write_text"))?;
+        let version = v
+            .get("version")
+            .and_then(Value::as_str)
+            .map(FsVersion::new)
+            .ok_or_else(|| bad_answer("write_text"))?;
+        let before = match v.get("before") {
+            None | Some(Value::Null) => None,
+            Some(r) => Some(text_of(&mut frame, Some(r), "write_text")?),
+        };
+        let after = text_of(&mut frame, v.get("after"), "write_text")?;
+        Ok(WriteOutcome {
+            operation,
+            version,
+            before,
+            after,
+        })
+    }
+
+    async fn edit_text(
+        &self,
+        target: &FsTarget,
+        edit: &EditRequest,
+        expected: Option<&FsVersion>,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<EditOutcome, FsError> {
+        let params = json!({
+            "target": target_to_server(target),
+            "old_string": { "$payload": 0 },
+            "new_string": { "$payload": 1 },
+            "replace_all": edit.replace_all,
+            "expected": expected.map(FsVersion::as_str),
+            "sandbox": sandbox.map(wire::sandbox_json),
+        });
+        let segments = vec![
+            edit.old_string.as_bytes().to_vec(),
+            edit.new_string.as_bytes().to_vec(),
+        ];
+        let (v, mut frame) = self
+            .call(Verb::Edit, "edit_text", params, segments, signal)
+            .await?;
+        let version = v
+            .get("version")
+            .and_then(Value::as_str)
+            .map(FsVersion::new)
+            .ok_or_else(|| bad_answer("edit_text"))?;
+        Ok(EditOutcome {
+            version,
+            before: text_of(&mut frame, v.get("before"), "edit_text")?,
+            after: text_of(&mut frame, v.get("after"), "edit_text")?,
+        })
+    }
+}
+
+/// A stream's chunks as they arrive, granting the server one chunk of credit per chunk taken.
+struct RemoteText {
+    inner: Arc<Inner>,
+    rx: mpsc::UnboundedReceiver<Frame>,
+    id: u64,
+    done: bool,
+    _watch: oneshot::Sender<()>,
+}
+
+impl futures_core::Stream for RemoteText {
+    type Item = Result<String, FsError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        let mut frame = match self.rx.poll_recv(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(None) => {
+                self.done = true;
+                return Poll::Ready(Some(Err(lost(Verb::Read, RemoteError::Closed))));
+            }
+            Poll::Ready(Some(f)) => f,
+        };
+        if frame.json.get("method").and_then(Value::as_str) == Some("stream/chunk") {
+            let chunk = frame.segments.pop().map(String::from_utf8);
+            let id = self.id;
+            self.inner
+                .notify("stream/credit", json!({ "id": id, "chunks": 1 }));
+            return Poll::Ready(Some(match chunk {
+                Some(Ok(text)) => Ok(text),
+                _ => {
+                    self.done = true;
+                    Err(bad_answer("stream_text"))
+                }
+            }));
+        }
+        self.done = true;
+        if let Some(e) = frame.json.remove("error") {
+            return Poll::Ready(Some(Err(error_in(&e, "stream_text"))));
+        }
+        Poll::Ready(None)
+    }
+}
+
+impl Drop for RemoteText {
+    fn drop(&mut self) {
+        if !self.done {
+            lock(&self.inner.pending).remove(&self.id);
+            self.inner.notify("$/cancel", json!({ "id": self.id }));
+        }
+    }
+}

@@ -1,0 +1,594 @@
+//! The server: hosts any [`FileSystem`] on a Unix socket, TCP or stdio, one task per request so
+//! that a slow call (a durable write, a stream whose reader stalls) never holds up the others.
+
+use crate::frame::{Frame, Limits, ReadError, read_frame, write_frame};
+use crate::wire::{self, error_object, fs_error_object, response, target_in, target_json};
+use crate::world::{self, CaseMaker, CaseSpec};
+use seam::{EditRequest, FileSystem, FsError, FsTarget, FsVersion, ResolveOptions, Signal};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::{Semaphore, mpsc};
+
+/// Chunks a stream may have in flight before the client grants more.
+pub const DEFAULT_STREAM_WINDOW: u32 = 8;
+
+/// Frames queued for one connection's writer; beyond this a connection's own tasks wait (a
+/// client that stops reading stalls only itself).
+const OUTBOX: usize = 64;
+
+/// A server hosting one backend (or, under test control, one per connection).
+pub struct Server {
+    provider: Arc<dyn FileSystem>,
+    cases: Option<(Arc<dyn CaseMaker>, PathBuf)>,
+    token: Option<String>,
+    limits: Limits,
+    window: u32,
+    name: String,
+    cwd: Option<String>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("test_control", &self.cases.is_some())
+            .field("token", &self.token.is_some())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// A server for `provider`, without test control, token or custom limits.
+    pub fn new(provider: Arc<dyn FileSystem>) -> Self {
+        Self {
+            provider,
+            cases: None,
+            token: None,
+            limits: Limits::default(),
+            window: DEFAULT_STREAM_WINDOW,
+            name: format!("seam {}", env!("CARGO_PKG_VERSION")),
+            cwd: None,
+        }
+    }
+
+    /// Enables the `world/*` methods: `world/case` makes a fresh case directory under `base`
+    /// and a backend over it with `maker`.
+    pub fn with_test_control(mut self, maker: Arc<dyn CaseMaker>, base: PathBuf) -> Self {
+        self.cases = Some((maker, base));
+        self
+    }
+
+    /// The directory the backend resolves relative paths against, as `initialize` reports it.
+    pub fn with_cwd(mut self, cwd: String) -> Self {
+        self.cwd = Some(cwd);
+        self
+    }
+
+    /// The token a TCP client's `initialize` must carry.
+    pub fn with_token(mut self, token: String) -> Self {
+        self.token = Some(token);
+        self
+    }
+
+    /// Other frame limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Binds a Unix socket at `path`, reachable by its owner only (0600 before it appears at
+    /// its name: it is bound under a temporary name, restricted, then renamed into place).
+    pub fn bind_unix(path: &Path) -> std::io::Result<tokio::net::UnixListener> {
+        use std::os::unix::fs::PermissionsExt;
+        let staging = path.with_file_name(format!(
+            ".{}.{}.binding",
+            path.file_name()
+                .map_or_else(|| "socket".into(), |n| n.to_string_lossy()),
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&staging);
+        let listener = tokio::net::UnixListener::bind(&staging)?;
+        std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o600))?;
+        std::fs::rename(&staging, path)?;
+        Ok(listener)
+    }
+
+    /// Accepts connections on a Unix listener until it fails.
+    pub async fn serve_unix(self: Arc<Self>, listener: tokio::net::UnixListener) -> std::io::Result<()> {
+        loop {
+            let (stream, _) = listener.accept().await?;
+            let (r, w) = stream.into_split();
+            tokio::spawn(self.clone().serve_connection(r, w, false));
+        }
+    }
+
+    /// Accepts TCP connections until the listener fails; each must authenticate.
+    pub async fn serve_tcp(self: Arc<Self>, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        loop {
+            let (stream, _) = listener.accept().await?;
+            let _ = stream.set_nodelay(true);
+            let (r, w) = stream.into_split();
+            tokio::spawn(self.clone().serve_connection(r, w, true));
+        }
+    }
+
+    /// Serves one connection on this process's stdin and stdout.
+    pub async fn serve_stdio(self: Arc<Self>) {
+        self.serve_connection(tokio::io::stdin(), tokio::io::stdout(), false)
+            .await;
+    }
+
+    /// Serves one connection until the peer closes it or breaks the framing.
+    pub async fn serve_connection<R, W>(self: Arc<Self>, reader: R, writer: W, tcp: bool)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (out, mut outbox) = mpsc::channel::<Frame>(OUTBOX);
+        let writing = tokio::spawn(async move {
+            let mut writer = writer;
+            while let Some(frame) = outbox.recv().await {
+                if write_frame(&mut writer, &frame).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let conn = Arc::new(Conn {
+            server: self.clone(),
+            out,
+            tcp,
+            state: Mutex::new(State {
+                provider: self.provider.clone(),
+                initialized: false,
+                case: None,
+            }),
+            inflight: Mutex::new(HashMap::new()),
+            credits: Mutex::new(HashMap::new()),
+        });
+        let mut reader = BufReader::new(reader);
+        loop {
+            match read_frame(&mut reader, self.limits).await {
+                Ok(frame) => {
+                    if conn.clone().on_frame(frame).await.is_break() {
+                        break;
+                    }
+                }
+                Err(ReadError::Closed | ReadError::Io(_)) => break,
+                Err(ReadError::Parse(m)) => {
+                    conn.send(response(&Value::Null, Err(error_object(wire::PARSE_ERROR, &m, None))))
+                        .await;
+                }
+                Err(ReadError::BadPayload(m)) => {
+                    conn.send(response(
+                        &Value::Null,
+                        Err(error_object(wire::INVALID_REQUEST, &m, None)),
+                    ))
+                    .await;
+                }
+                Err(ReadError::TooLarge(m)) => {
+                    conn.send(response(&Value::Null, Err(error_object(wire::TOO_LARGE, &m, None))))
+                        .await;
+                    break;
+                }
+            }
+        }
+        conn.hang_up();
+        drop(conn);
+        let _ = writing.await;
+    }
+}
+
+struct State {
+    provider: Arc<dyn FileSystem>,
+    initialized: bool,
+    case: Option<tempfile::TempDir>,
+}
+
+/// One connection's shared state.
+struct Conn {
+    server: Arc<Server>,
+    out: mpsc::Sender<Frame>,
+    tcp: bool,
+    state: Mutex<State>,
+    inflight: Mutex<HashMap<String, Signal>>,
+    credits: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+type Reply = Result<Value, Value>;
+
+fn invalid(message: impl Into<String>) -> Value {
+    error_object(wire::INVALID_PARAMS, &message.into(), None)
+}
+
+impl Conn {
+    async fn send(&self, frame: Frame) {
+        let _ = self.out.send(frame).await;
+    }
+
+    /// The peer is gone: cancel what still runs for it and end its streams.
+    fn hang_up(&self) {
+        for (_, signal) in lock(&self.inflight).drain() {
+            signal.cancel();
+        }
+        for (_, credits) in lock(&self.credits).drain() {
+            credits.close();
+        }
+        lock(&self.state).case = None;
+    }
+
+    /// Handles one frame; `Break` ends the connection.
+    async fn on_frame(self: Arc<Self>, mut frame: Frame) -> std::ops::ControlFlow<()> {
+        use std::ops::ControlFlow::{Break, Continue};
+        let method = frame.json.get("method").and_then(Value::as_str).map(str::to_string);
+        let id = frame.json.get("id").cloned();
+        let params = frame.json.remove("params").unwrap_or(Value::Null);
+        let Some(method) = method else {
+            if let Some(id) = id {
+                self.send(response(
+                    &id,
+                    Err(error_object(wire::INVALID_REQUEST, "a request needs a method", None)),
+                ))
+                .await;
+            }
+            return Continue(());
+        };
+        let Some(id) = id else {
+            self.notification(&method, &params);
+            return Continue(());
+        };
+        if method == "initialize" {
+            let (reply, close) = self.initialize(&params);
+            self.send(response(&id, reply)).await;
+            return if close { Break(()) } else { Continue(()) };
+        }
+        if !lock(&self.state).initialized {
+            self.send(response(
+                &id,
+                Err(error_object(wire::NOT_INITIALIZED, "initialize first", None)),
+            ))
+            .await;
+            return Continue(());
+        }
+        if let Some(world_method) = method.strip_prefix("world/") {
+            let reply = self.world(world_method, &params, &mut frame).await;
+            let mut out = response(&id, reply);
+            out.segments = std::mem::take(&mut frame.segments);
+            self.send(out).await;
+            return Continue(());
+        }
+        let signal = Signal::new();
+        let key = id.to_string();
+        lock(&self.inflight).insert(key.clone(), signal.clone());
+        let fs = lock(&self.state).provider.clone();
+        tokio::spawn(async move {
+            let mut reply_frame = Frame::new(Map::new());
+            let reply = self
+                .call(fs, &method, &params, &id, &mut frame, &mut reply_frame, &signal)
+                .await;
+            lock(&self.inflight).remove(&key);
+            lock(&self.credits).remove(&key);
+            let mut out = response(&id, reply);
+            out.segments = reply_frame.segments;
+            self.send(out).await;
+        });
+        Continue(())
+    }
+
+    fn notification(&self, method: &str, params: &Value) {
+        let id = params.get("id").map(Value::to_string);
+        match (method, id) {
+            ("$/cancel", Some(id)) => {
+                if let Some(signal) = lock(&self.inflight).get(&id) {
+                    signal.cancel();
+                }
+            }
+            ("stream/credit", Some(id)) => {
+                let n = params.get("chunks").and_then(Value::as_u64).unwrap_or(0);
+                if let Some(credits) = lock(&self.credits).get(&id) {
+                    credits.add_permits(usize::try_from(n.min(1 << 20)).unwrap_or(0));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn initialize(&self, params: &Value) -> (Reply, bool) {
+        let server = &self.server;
+        if self.tcp {
+            let given = params.get("token").and_then(Value::as_str);
+            let ok = match (&server.token, given) {
+                (Some(want), Some(got)) => constant_time_eq(want.as_bytes(), got.as_bytes()),
+                _ => false,
+            };
+            if !ok {
+                return (
+                    Err(error_object(
+                        wire::UNAUTHORIZED,
+                        "unauthorized: initialize must carry the server's token",
+                        None,
+                    )),
+                    true,
+                );
+            }
+        }
+        match params.get("protocol").and_then(Value::as_u64) {
+            Some(wire::PROTOCOL) => {}
+            other => {
+                return (
+                    Err(invalid(format!(
+                        "protocol {} is not spoken here (this server speaks {})",
+                        other.map_or("(missing)".to_string(), |p| p.to_string()),
+                        wire::PROTOCOL
+                    ))),
+                    false,
+                );
+            }
+        }
+        let mut state = lock(&self.state);
+        state.initialized = true;
+        (
+            Ok(describe(server, state.provider.as_ref(), server.cwd.as_deref())),
+            false,
+        )
+    }
+
+    async fn world(&self, method: &str, params: &Value, frame: &mut Frame) -> Reply {
+        let Some((maker, base)) = &self.server.cases else {
+            return Err(error_object(
+                wire::METHOD_NOT_FOUND,
+                &format!("world/{method} exists only on a server started with --test-control"),
+                None,
+            ));
+        };
+        let root = lock(&self.state)
+            .case
+            .as_ref()
+            .map(|d| d.path().to_path_buf());
+        let failed = |m: String| error_object(wire::INVALID_PARAMS, &m, None);
+        match method {
+            "case" => {
+                let dir = tempfile::Builder::new()
+                    .prefix("case-")
+                    .tempdir_in(base)
+                    .map_err(|e| failed(format!("world/case: {e}")))?;
+                let root = std::fs::canonicalize(dir.path())
+                    .map_err(|e| failed(format!("world/case: {e}")))?;
+                let root = root
+                    .to_str()
+                    .ok_or_else(|| failed("world/case: the case path is not UTF-8".into()))?
+                    .to_string();
+                let spec = CaseSpec {
+                    root: root.clone(),
+                    workspace: params
+                        .get("workspace")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    durable: params.get("durability").and_then(Value::as_str) != Some("none"),
+                    diff_basis_max_bytes: params
+                        .get("diff_basis_max_bytes")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(10 * 1024 * 1024),
+                    seed: params.get("seed").and_then(Value::as_u64).unwrap_or(0),
+                };
+                let provider = maker.make(&spec).map_err(failed)?;
+                let mut answer = describe(&self.server, provider.as_ref(), Some(&root));
+                answer["root"] = json!(root);
+                let mut state = lock(&self.state);
+                state.provider = provider;
+                state.case = Some(dir);
+                Ok(answer)
+            }
+            "apply" | "snapshot" => {
+                let Some(root) = root else {
+                    return Err(failed(format!("world/{method} needs world/case first")));
+                };
+                if method == "apply" {
+                    world::apply(&root, params, frame).map_err(failed)
+                } else {
+                    frame.segments.clear();
+                    world::snapshot(&root, frame).map_err(failed)
+                }
+            }
+            "entry_mode" => world::entry_mode(params).map_err(failed),
+            other => Err(error_object(
+                wire::METHOD_NOT_FOUND,
+                &format!("unknown method world/{other}"),
+                None,
+            )),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn call(
+        &self,
+        fs: Arc<dyn FileSystem>,
+        method: &str,
+        params: &Value,
+        id: &Value,
+        frame: &mut Frame,
+        out: &mut Frame,
+        signal: &Signal,
+    ) -> Reply {
+        let fs_err = |e: FsError| fs_error_object(&e);
+        let target = || target_in(params.get("target").unwrap_or(&Value::Null)).ok_or_else(|| invalid("target must be {key, display_path}"));
+        let cwd = params.get("cwd").and_then(Value::as_str);
+        match method {
+            "resolve" => {
+                let path = str_param(params, "path")?;
+                let t = fs.resolve(path, ResolveOptions { cwd }, signal).await.map_err(fs_err)?;
+                Ok(target_json(fs.as_ref(), &t))
+            }
+            "stat" => {
+                let info = fs.stat(&target()?, signal).await.map_err(fs_err)?;
+                Ok(serde_json::to_value(info).unwrap_or(Value::Null))
+            }
+            "lstat" => {
+                let path = str_param(params, "path")?;
+                let info = fs.lstat(path, ResolveOptions { cwd }, signal).await.map_err(fs_err)?;
+                Ok(serde_json::to_value(info).unwrap_or(Value::Null))
+            }
+            "read_text" => {
+                let text = fs.read_text(&target()?, signal).await.map_err(fs_err)?;
+                Ok(json!({ "text": out.attach(text.into_bytes()) }))
+            }
+            "read_bytes" => {
+                let max = params
+                    .get("max_bytes")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| invalid("max_bytes must be a number"))?;
+                let bytes = fs.read_bytes(&target()?, max, signal).await.map_err(fs_err)?;
+                Ok(json!({ "bytes": out.attach(bytes) }))
+            }
+            "list_dir" => {
+                let entries = fs.list_dir(&target()?, signal).await.map_err(fs_err)?;
+                Ok(Value::Array(
+                    entries
+                        .iter()
+                        .map(|e| {
+                            json!({
+                                "name": e.name,
+                                "kind": e.kind,
+                                "target": target_json(fs.as_ref(), &e.target),
+                                "version": e.version,
+                                "size": e.size,
+                            })
+                        })
+                        .collect(),
+                ))
+            }
+            "write_text" => {
+                let t = target()?;
+                let content = text_param(params, frame, "content")?;
+                let expected = wire::intent_in(params.get("expected")).map_err(invalid)?;
+                let sandbox = wire::sandbox_in(params.get("sandbox")).map_err(invalid)?;
+                let o = fs
+                    .write_text(&t, &content, expected.as_ref(), sandbox.as_ref(), signal)
+                    .await
+                    .map_err(fs_err)?;
+                let before = o.before.map(|b| out.attach(b.into_bytes()));
+                let after = out.attach(o.after.into_bytes());
+                Ok(json!({
+                    "operation": o.operation,
+                    "version": o.version,
+                    "before": before,
+                    "after": after,
+                }))
+            }
+            "edit_text" => {
+                let t = target()?;
+                let edit = EditRequest {
+                    old_string: text_param(params, frame, "old_string")?,
+                    new_string: text_param(params, frame, "new_string")?,
+                    replace_all: params
+                        .get("replace_all")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                };
+                let expected = match params.get("expected") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(FsVersion::new(
+                        v.as_str().ok_or_else(|| invalid("expected must be a version string"))?,
+                    )),
+                };
+                let sandbox = wire::sandbox_in(params.get("sandbox")).map_err(invalid)?;
+                let o = fs
+                    .edit_text(&t, &edit, expected.as_ref(), sandbox.as_ref(), signal)
+                    .await
+                    .map_err(fs_err)?;
+                Ok(json!({
+                    "version": o.version,
+                    "before": out.attach(o.before.into_bytes()),
+                    "after": out.attach(o.after.into_bytes()),
+                }))
+            }
+            "stream_text" => self.stream(fs, target()?, id, signal).await,
+            other => Err(error_object(
+                wire::METHOD_NOT_FOUND,
+                &format!("unknown method {other}"),
+                None,
+            )),
+        }
+    }
+
+    /// `stream_text`: start, chunks within the client's credit, then the end (or the error).
+    async fn stream(&self, fs: Arc<dyn FileSystem>, t: FsTarget, id: &Value, signal: &Signal) -> Reply {
+        let mut stream = fs.stream_text(&t, signal).await.map_err(|e| fs_error_object(&e))?;
+        let credits = Arc::new(Semaphore::new(self.server.window as usize));
+        lock(&self.credits).insert(id.to_string(), credits.clone());
+        self.send(wire::message(None, "stream/start", json!({ "id": id })))
+            .await;
+        loop {
+            let next = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await;
+            match next {
+                None => return Ok(json!({ "end": true })),
+                Some(Err(e)) => return Err(fs_error_object(&e)),
+                Some(Ok(chunk)) => {
+                    // Without credit (the peer is gone, or cancelled the stream) stop reading.
+                    let Ok(permit) = credits.acquire().await else {
+                        return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
+                    };
+                    permit.forget();
+                    if signal.is_cancelled() {
+                        return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
+                    }
+                    let mut frame = wire::message(None, "stream/chunk", json!({ "id": id }));
+                    frame.attach(chunk.into_bytes());
+                    self.send(frame).await;
+                }
+            }
+        }
+    }
+}
+
+
+fn str_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, Value> {
+    params
+        .get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid(format!("{name} must be a string")))
+}
+
+/// A text parameter carried as a payload segment.
+fn text_param(params: &Value, frame: &mut Frame, name: &str) -> Result<String, Value> {
+    let bytes = params
+        .get(name)
+        .and_then(|r| frame.take(r))
+        .ok_or_else(|| invalid(format!("{name} must be a payload reference {{\"$payload\": i}}")))?;
+    String::from_utf8(bytes).map_err(|_| invalid(format!("{name} must be UTF-8")))
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The `initialize` answer.
+fn describe(server: &Server, fs: &dyn FileSystem, cwd: Option<&str>) -> Value {
+    let caps = fs.capabilities();
+    let claimed: Vec<&str> = seam::Capability::ALL
+        .into_iter()
+        .filter(|c| caps.has(*c))
+        // No probe channel in protocol 1.
+        .filter(|c| !matches!(c, seam::Capability::CancelPoints | seam::Capability::StagingProbe))
+        .map(seam::Capability::name)
+        .collect();
+    json!({
+        "protocol": wire::PROTOCOL,
+        "server": server.name,
+        "capabilities": claimed,
+        "sandbox_mode": fs.sandbox_mode().map(|m| m.as_str()),
+        "cwd": cwd,
+        "test_control": server.cases.is_some(),
+        "limits": {
+            "max_line": server.limits.max_line,
+            "max_payload": server.limits.max_payload,
+            "stream_window": server.window,
+        },
+    })
+}
