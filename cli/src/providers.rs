@@ -136,9 +136,10 @@ pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
                 .map_err(|e| format!("cannot find the seam binary to serve from: {e}"))?;
             Ok(Arc::new(crate::remote::RemoteFactory::own(exe)))
         }
-        other if other.starts_with("unix:")
-            || other.starts_with("tcp:")
-            || other.starts_with("exec:") =>
+        other
+            if other.starts_with("unix:")
+                || other.starts_with("tcp:")
+                || other.starts_with("exec:") =>
         {
             let address = other.parse::<seam_remote::Address>()?;
             Ok(Arc::new(crate::remote::RemoteFactory::external(address)))
@@ -183,7 +184,10 @@ impl seam_remote::CaseMaker for ServeCases {
                 Durability::None
             })
             .with_diff_basis_max_bytes(spec.diff_basis_max_bytes)
-            .with_seeded_nonces(spec.seed);
+            .with_seeded_nonces(spec.seed)
+            .with_staging(LocalFactory::staging(
+                spec.configuration.as_deref().unwrap_or("tmpfile"),
+            )?);
         if let Some(mode) = sandbox_mode(&self.0)? {
             let workspace = match &spec.workspace {
                 Some(w) => format!("{}/{w}", spec.root),

@@ -23,7 +23,10 @@ enum Source {
         started: Mutex<Option<Started>>,
     },
     /// A server someone else started, or an adapter spawned per case (`exec:`).
-    External { address: Address, token: Option<String> },
+    External {
+        address: Address,
+        token: Option<String>,
+    },
 }
 
 struct Started {
@@ -142,11 +145,19 @@ impl Factory for RemoteFactory {
         self.name.clone()
     }
 
+    fn configurations(&self) -> Vec<String> {
+        match &self.source {
+            // The hosted local provider's, so the differential against local compares like
+            // with like.
+            Source::Own { .. } => crate::providers::LocalFactory.configurations(),
+            Source::External { .. } => vec![seam_conformance::DEFAULT_CONFIGURATION.into()],
+        }
+    }
+
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
         let (address, token) = self.address()?;
-        let conn = Arc::new(
-            Connection::connect(&address, token.as_deref()).map_err(|e| e.to_string())?,
-        );
+        let conn =
+            Arc::new(Connection::connect(&address, token.as_deref()).map_err(|e| e.to_string())?);
         let (case, _) = conn
             .request_blocking(
                 "world/case",
@@ -158,6 +169,10 @@ impl Factory for RemoteFactory {
                     },
                     "diff_basis_max_bytes": crate::providers::SUITE_DIFF_LIMIT,
                     "seed": options.seed,
+                    "configuration": match &self.source {
+                        Source::Own { .. } => Some(options.configuration.as_str()),
+                        Source::External { .. } => None,
+                    },
                 }),
                 Vec::new(),
             )

@@ -33,7 +33,10 @@ fn listen(spec: &str) -> Result<Listen, String> {
         Ok(Listen::Stdio)
     } else if let Some(p) = spec.strip_prefix("unix:") {
         Ok(Listen::Unix(PathBuf::from(p)))
-    } else if let Some(a) = spec.strip_prefix("tcp://").or_else(|| spec.strip_prefix("tcp:")) {
+    } else if let Some(a) = spec
+        .strip_prefix("tcp://")
+        .or_else(|| spec.strip_prefix("tcp:"))
+    {
         Ok(Listen::Tcp(a.to_string()))
     } else {
         Err(format!(
@@ -72,7 +75,11 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
         match &token {
             Some(t) if !t.is_empty() => {}
             Some(_) => return Err("--token-file: the token is empty".into()),
-            None => return Err("--listen tcp: needs --token-file (TCP clients must authenticate)".into()),
+            None => {
+                return Err(
+                    "--listen tcp: needs --token-file (TCP clients must authenticate)".into(),
+                );
+            }
         }
     }
     if let Some(t) = token {

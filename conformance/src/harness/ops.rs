@@ -217,7 +217,18 @@ impl Harness {
         let expected = self.model.lstat(path);
         let actual = self.fs.lstat(path, self.opts(), &Signal::none()).await;
         rec.expected = format!("{expected:?}");
-        rec.actual = format!("{actual:?}");
+        rec.actual = match (&expected, &actual) {
+            // A link's size is the length of its text, and an absolute text spells the test
+            // root, whose length differs between providers: once the size is what the model
+            // says (checked below), the record keeps it out of the normal form a differential
+            // run compares.
+            (Ok(Some(m)), Ok(Some(a))) if a.kind == FsPathKind::Symlink && m.size == a.size => {
+                let mut shown = a.clone();
+                shown.size = None;
+                format!("Ok(Some({shown:?})) (link size as the model says)")
+            }
+            _ => format!("{actual:?}"),
+        };
         if let Err(e) = &expected {
             self.classify_resolve_error(path, e);
         }

@@ -386,7 +386,10 @@ fn unpack(frame: &mut Frame) -> Result<(Value, Frame), RemoteError> {
         });
     }
     let result = frame.json.remove("result").unwrap_or(Value::Null);
-    Ok((result, std::mem::replace(frame, Frame::new(Default::default()))))
+    Ok((
+        result,
+        std::mem::replace(frame, Frame::new(Default::default())),
+    ))
 }
 
 /// The contract over a connection. Claims what the server claims.
@@ -492,7 +495,9 @@ impl RemoteFileSystem {
 }
 
 fn text_of(frame: &mut Frame, v: Option<&Value>, method: &str) -> Result<String, FsError> {
-    let bytes = v.and_then(|r| frame.take(r)).ok_or_else(|| bad_answer(method))?;
+    let bytes = v
+        .and_then(|r| frame.take(r))
+        .ok_or_else(|| bad_answer(method))?;
     String::from_utf8(bytes).map_err(|_| bad_answer(method))
 }
 

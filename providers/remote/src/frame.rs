@@ -213,7 +213,11 @@ mod tests {
         frame.json.insert("b".into(), b);
         let mut wire = Vec::new();
         write_frame(&mut wire, &frame).await.expect("write");
-        assert!(wire.starts_with(b"{\"a\":{\"$payload\":0},\"b\":{\"$payload\":1},\"payload\":[13,0]}\n"));
+        assert!(
+            wire.starts_with(
+                b"{\"a\":{\"$payload\":0},\"b\":{\"$payload\":1},\"payload\":[13,0]}\n"
+            )
+        );
         let mut back = read_all(&wire, Limits::default()).await;
         assert_eq!(back.len(), 1);
         let mut got = back.remove(0).expect("frame");
@@ -228,7 +232,11 @@ mod tests {
         assert_eq!(got.len(), 4);
         assert!(got[0].as_ref().is_err_and(|e| e.starts_with("parse error")));
         assert!(got[1].as_ref().is_err_and(|e| e.contains("JSON object")));
-        assert!(got[2].as_ref().is_err_and(|e| e.starts_with("invalid payload")));
+        assert!(
+            got[2]
+                .as_ref()
+                .is_err_and(|e| e.starts_with("invalid payload"))
+        );
         assert_eq!(got[3].as_ref().expect("read on").json["ok"], 1);
     }
 
@@ -240,9 +248,17 @@ mod tests {
         };
         let long = read_all(b"{\"a\":\"0123456789abcdef\"}\n{}\n", limits).await;
         assert_eq!(long.len(), 1);
-        assert!(long[0].as_ref().is_err_and(|e| e.contains("longer than 16")));
+        assert!(
+            long[0]
+                .as_ref()
+                .is_err_and(|e| e.contains("longer than 16"))
+        );
         let big = read_all(b"{\"payload\":[5]}\n12345{}\n", limits).await;
-        assert!(big[0].as_ref().is_err_and(|e| e.contains("over the limit of 4")));
+        assert!(
+            big[0]
+                .as_ref()
+                .is_err_and(|e| e.contains("over the limit of 4"))
+        );
         let cut = read_all(b"{\"payload\":[3]}\n12", limits).await;
         assert!(cut[0].as_ref().is_err());
     }

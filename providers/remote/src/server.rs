@@ -97,7 +97,10 @@ impl Server {
     }
 
     /// Accepts connections on a Unix listener until it fails.
-    pub async fn serve_unix(self: Arc<Self>, listener: tokio::net::UnixListener) -> std::io::Result<()> {
+    pub async fn serve_unix(
+        self: Arc<Self>,
+        listener: tokio::net::UnixListener,
+    ) -> std::io::Result<()> {
         loop {
             let (stream, _) = listener.accept().await?;
             let (r, w) = stream.into_split();
@@ -106,7 +109,10 @@ impl Server {
     }
 
     /// Accepts TCP connections until the listener fails; each must authenticate.
-    pub async fn serve_tcp(self: Arc<Self>, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+    pub async fn serve_tcp(
+        self: Arc<Self>,
+        listener: tokio::net::TcpListener,
+    ) -> std::io::Result<()> {
         loop {
             let (stream, _) = listener.accept().await?;
             let _ = stream.set_nodelay(true);
@@ -158,8 +164,11 @@ impl Server {
                 }
                 Err(ReadError::Closed | ReadError::Io(_)) => break,
                 Err(ReadError::Parse(m)) => {
-                    conn.send(response(&Value::Null, Err(error_object(wire::PARSE_ERROR, &m, None))))
-                        .await;
+                    conn.send(response(
+                        &Value::Null,
+                        Err(error_object(wire::PARSE_ERROR, &m, None)),
+                    ))
+                    .await;
                 }
                 Err(ReadError::BadPayload(m)) => {
                     conn.send(response(
@@ -169,8 +178,11 @@ impl Server {
                     .await;
                 }
                 Err(ReadError::TooLarge(m)) => {
-                    conn.send(response(&Value::Null, Err(error_object(wire::TOO_LARGE, &m, None))))
-                        .await;
+                    conn.send(response(
+                        &Value::Null,
+                        Err(error_object(wire::TOO_LARGE, &m, None)),
+                    ))
+                    .await;
                     break;
                 }
             }
@@ -226,14 +238,22 @@ impl Conn {
     /// Handles one frame; `Break` ends the connection.
     async fn on_frame(self: Arc<Self>, mut frame: Frame) -> std::ops::ControlFlow<()> {
         use std::ops::ControlFlow::{Break, Continue};
-        let method = frame.json.get("method").and_then(Value::as_str).map(str::to_string);
+        let method = frame
+            .json
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let id = frame.json.get("id").cloned();
         let params = frame.json.remove("params").unwrap_or(Value::Null);
         let Some(method) = method else {
             if let Some(id) = id {
                 self.send(response(
                     &id,
-                    Err(error_object(wire::INVALID_REQUEST, "a request needs a method", None)),
+                    Err(error_object(
+                        wire::INVALID_REQUEST,
+                        "a request needs a method",
+                        None,
+                    )),
                 ))
                 .await;
             }
@@ -251,7 +271,11 @@ impl Conn {
         if !lock(&self.state).initialized {
             self.send(response(
                 &id,
-                Err(error_object(wire::NOT_INITIALIZED, "initialize first", None)),
+                Err(error_object(
+                    wire::NOT_INITIALIZED,
+                    "initialize first",
+                    None,
+                )),
             ))
             .await;
             return Continue(());
@@ -270,7 +294,15 @@ impl Conn {
         tokio::spawn(async move {
             let mut reply_frame = Frame::new(Map::new());
             let reply = self
-                .call(fs, &method, &params, &id, &mut frame, &mut reply_frame, &signal)
+                .call(
+                    fs,
+                    &method,
+                    &params,
+                    &id,
+                    &mut frame,
+                    &mut reply_frame,
+                    &signal,
+                )
                 .await;
             lock(&self.inflight).remove(&key);
             lock(&self.credits).remove(&key);
@@ -334,7 +366,11 @@ impl Conn {
         let mut state = lock(&self.state);
         state.initialized = true;
         (
-            Ok(describe(server, state.provider.as_ref(), server.cwd.as_deref())),
+            Ok(describe(
+                server,
+                state.provider.as_ref(),
+                server.cwd.as_deref(),
+            )),
             false,
         )
     }
@@ -376,6 +412,10 @@ impl Conn {
                         .and_then(Value::as_u64)
                         .unwrap_or(10 * 1024 * 1024),
                     seed: params.get("seed").and_then(Value::as_u64).unwrap_or(0),
+                    configuration: params
+                        .get("configuration")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
                 };
                 let provider = maker.make(&spec).map_err(failed)?;
                 let mut answer = describe(&self.server, provider.as_ref(), Some(&root));
@@ -417,12 +457,18 @@ impl Conn {
         signal: &Signal,
     ) -> Reply {
         let fs_err = |e: FsError| fs_error_object(&e);
-        let target = || target_in(params.get("target").unwrap_or(&Value::Null)).ok_or_else(|| invalid("target must be {key, display_path}"));
+        let target = || {
+            target_in(params.get("target").unwrap_or(&Value::Null))
+                .ok_or_else(|| invalid("target must be {key, display_path}"))
+        };
         let cwd = params.get("cwd").and_then(Value::as_str);
         match method {
             "resolve" => {
                 let path = str_param(params, "path")?;
-                let t = fs.resolve(path, ResolveOptions { cwd }, signal).await.map_err(fs_err)?;
+                let t = fs
+                    .resolve(path, ResolveOptions { cwd }, signal)
+                    .await
+                    .map_err(fs_err)?;
                 Ok(target_json(fs.as_ref(), &t))
             }
             "stat" => {
@@ -431,7 +477,10 @@ impl Conn {
             }
             "lstat" => {
                 let path = str_param(params, "path")?;
-                let info = fs.lstat(path, ResolveOptions { cwd }, signal).await.map_err(fs_err)?;
+                let info = fs
+                    .lstat(path, ResolveOptions { cwd }, signal)
+                    .await
+                    .map_err(fs_err)?;
                 Ok(serde_json::to_value(info).unwrap_or(Value::Null))
             }
             "read_text" => {
@@ -443,7 +492,10 @@ impl Conn {
                     .get("max_bytes")
                     .and_then(Value::as_u64)
                     .ok_or_else(|| invalid("max_bytes must be a number"))?;
-                let bytes = fs.read_bytes(&target()?, max, signal).await.map_err(fs_err)?;
+                let bytes = fs
+                    .read_bytes(&target()?, max, signal)
+                    .await
+                    .map_err(fs_err)?;
                 Ok(json!({ "bytes": out.attach(bytes) }))
             }
             "list_dir" => {
@@ -493,9 +545,11 @@ impl Conn {
                 };
                 let expected = match params.get("expected") {
                     None | Some(Value::Null) => None,
-                    Some(v) => Some(FsVersion::new(
-                        v.as_str().ok_or_else(|| invalid("expected must be a version string"))?,
-                    )),
+                    Some(v) => {
+                        Some(FsVersion::new(v.as_str().ok_or_else(|| {
+                            invalid("expected must be a version string")
+                        })?))
+                    }
                 };
                 let sandbox = wire::sandbox_in(params.get("sandbox")).map_err(invalid)?;
                 let o = fs
@@ -518,8 +572,17 @@ impl Conn {
     }
 
     /// `stream_text`: start, chunks within the client's credit, then the end (or the error).
-    async fn stream(&self, fs: Arc<dyn FileSystem>, t: FsTarget, id: &Value, signal: &Signal) -> Reply {
-        let mut stream = fs.stream_text(&t, signal).await.map_err(|e| fs_error_object(&e))?;
+    async fn stream(
+        &self,
+        fs: Arc<dyn FileSystem>,
+        t: FsTarget,
+        id: &Value,
+        signal: &Signal,
+    ) -> Reply {
+        let mut stream = fs
+            .stream_text(&t, signal)
+            .await
+            .map_err(|e| fs_error_object(&e))?;
         let credits = Arc::new(Semaphore::new(self.server.window as usize));
         lock(&self.credits).insert(id.to_string(), credits.clone());
         self.send(wire::message(None, "stream/start", json!({ "id": id })))
@@ -547,7 +610,6 @@ impl Conn {
     }
 }
 
-
 fn str_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, Value> {
     params
         .get(name)
@@ -560,7 +622,11 @@ fn text_param(params: &Value, frame: &mut Frame, name: &str) -> Result<String, V
     let bytes = params
         .get(name)
         .and_then(|r| frame.take(r))
-        .ok_or_else(|| invalid(format!("{name} must be a payload reference {{\"$payload\": i}}")))?;
+        .ok_or_else(|| {
+            invalid(format!(
+                "{name} must be a payload reference {{\"$payload\": i}}"
+            ))
+        })?;
     String::from_utf8(bytes).map_err(|_| invalid(format!("{name} must be UTF-8")))
 }
 
@@ -575,7 +641,12 @@ fn describe(server: &Server, fs: &dyn FileSystem, cwd: Option<&str>) -> Value {
         .into_iter()
         .filter(|c| caps.has(*c))
         // No probe channel in protocol 1.
-        .filter(|c| !matches!(c, seam::Capability::CancelPoints | seam::Capability::StagingProbe))
+        .filter(|c| {
+            !matches!(
+                c,
+                seam::Capability::CancelPoints | seam::Capability::StagingProbe
+            )
+        })
         .map(seam::Capability::name)
         .collect();
     json!({

@@ -20,6 +20,9 @@ pub struct CaseSpec {
     pub diff_basis_max_bytes: u64,
     /// The case's seed (a backend may seed its own choices with it).
     pub seed: u64,
+    /// The backend configuration the suite asks for (one the server's backend declares), if
+    /// any.
+    pub configuration: Option<String>,
 }
 
 /// Makes the backend for one case (the composition decides which: `seam serve --provider`).
@@ -30,7 +33,9 @@ pub trait CaseMaker: Send + Sync {
 
 fn rel_path(root: &Path, rel: &str) -> Result<PathBuf, String> {
     if rel.is_empty() || rel.starts_with('/') || rel.split('/').any(|c| c == "..") {
-        return Err(format!("world path {rel:?} must be relative and stay in the case"));
+        return Err(format!(
+            "world path {rel:?} must be relative and stay in the case"
+        ));
     }
     Ok(root.join(rel))
 }
@@ -59,7 +64,6 @@ fn parents(path: &Path) -> std::io::Result<()> {
     }
     Ok(())
 }
-
 
 /// `world/apply`: one effect on the case directory.
 pub fn apply(root: &Path, params: &Value, frame: &mut Frame) -> Result<Value, String> {
@@ -92,7 +96,10 @@ pub fn apply(root: &Path, params: &Value, frame: &mut Frame) -> Result<Value, St
                 .get("restore_mtime")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            let before = std::fs::metadata(&path).map_err(io)?.modified().map_err(io)?;
+            let before = std::fs::metadata(&path)
+                .map_err(io)?
+                .modified()
+                .map_err(io)?;
             let mut f = std::fs::OpenOptions::new()
                 .write(true)
                 .truncate(true)
