@@ -1,0 +1,494 @@
+//! The protocol end to end over real sockets, against a server hosting the real local provider:
+//! every method's bytes checked on disk, and the robustness rules of `docs/protocol.md` — bad
+//! input answered and survived, oversized frames closing only their connection, TCP refused
+//! without the token before any method runs, streams held to their window.
+
+use seam::{FileSystem, FsErrorCode, ResolveOptions, Signal, WriteIntent};
+use seam_local::{LocalConfig, LocalFileSystem};
+use seam_remote::frame::{Frame, Limits, read_frame, write_frame};
+use seam_remote::{Address, Connection, RemoteFileSystem, Server};
+use serde_json::{Map, Value, json};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::io::BufReader;
+use tokio::net::UnixStream;
+
+struct Served {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    socket: PathBuf,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn serve_with(limits: Limits) -> Served {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(dir.path())
+        .expect("canonical")
+        .join("w");
+    std::fs::create_dir(&root).expect("root");
+    let socket = dir.path().join("s.sock");
+    let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(LocalConfig::new(
+        root.to_string_lossy().into_owned(),
+    )));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let server = Arc::new(Server::new(fs).with_limits(limits));
+    let listener = {
+        let _enter = rt.enter();
+        Server::bind_unix(&socket).expect("bind")
+    };
+    rt.spawn(server.serve_unix(listener));
+    Served {
+        _dir: dir,
+        root,
+        socket,
+        _rt: rt,
+    }
+}
+
+fn serve() -> Served {
+    serve_with(Limits::default())
+}
+
+fn remote(s: &Served) -> RemoteFileSystem {
+    let conn = Connection::connect(&Address::Unix(s.socket.clone()), None).expect("connect");
+    RemoteFileSystem::new(Arc::new(conn))
+}
+
+/// A connection spoken frame by frame.
+struct Raw {
+    reader: BufReader<tokio::net::unix::OwnedReadHalf>,
+    writer: tokio::net::unix::OwnedWriteHalf,
+}
+
+impl Raw {
+    async fn open(socket: &Path) -> Raw {
+        let (r, w) = UnixStream::connect(socket)
+            .await
+            .expect("connect")
+            .into_split();
+        Raw {
+            reader: BufReader::new(r),
+            writer: w,
+        }
+    }
+
+    async fn line(&mut self, bytes: &[u8]) {
+        tokio::io::AsyncWriteExt::write_all(&mut self.writer, bytes)
+            .await
+            .expect("send");
+    }
+
+    async fn send(&mut self, json: Value, segments: Vec<Vec<u8>>) {
+        let Value::Object(map) = json else {
+            panic!("an object")
+        };
+        let frame = Frame {
+            json: map,
+            segments,
+        };
+        write_frame(&mut self.writer, &frame).await.expect("send");
+    }
+
+    async fn recv(&mut self) -> Option<Frame> {
+        read_frame(&mut self.reader, Limits::default()).await.ok()
+    }
+
+    async fn initialize(&mut self) {
+        self.send(
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol":1}}),
+            vec![],
+        )
+        .await;
+        let f = self.recv().await.expect("answer");
+        assert_eq!(f.json["result"]["protocol"], 1, "{:?}", f.json);
+    }
+}
+
+fn error_code(f: &Frame) -> i64 {
+    f.json["error"]["code"].as_i64().unwrap_or(0)
+}
+
+#[test]
+fn every_method_round_trips_and_the_bytes_on_disk_are_the_content() {
+    let s = serve();
+    let fs = remote(&s);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let none = Signal::none();
+        let t = fs
+            .resolve("a.txt", ResolveOptions::default(), &none)
+            .await
+            .expect("resolve");
+        assert_eq!(t.display_path, format!("{}/a.txt", s.root.display()));
+        assert_eq!(fs.process_path(&t), t.display_path);
+        let content = "é\r\n\"quoted\" \\ line\n".repeat(3);
+        let w = fs
+            .write_text(
+                &t,
+                &content,
+                Some(&WriteIntent::CreateIfAbsent),
+                None,
+                &none,
+            )
+            .await
+            .expect("write");
+        assert_eq!(
+            std::fs::read(s.root.join("a.txt")).expect("disk"),
+            content.as_bytes()
+        );
+        let info = fs.stat(&t, &none).await.expect("stat").expect("present");
+        assert_eq!(info.version, w.version);
+        assert_eq!(fs.read_text(&t, &none).await.expect("read"), content);
+        assert_eq!(
+            fs.read_bytes(&t, 1 << 20, &none).await.expect("bytes"),
+            content.as_bytes()
+        );
+        let e = fs
+            .edit_text(
+                &t,
+                &seam::EditRequest {
+                    old_string: "\"quoted\"".into(),
+                    new_string: "$&".into(),
+                    replace_all: true,
+                },
+                Some(&w.version),
+                None,
+                &none,
+            )
+            .await
+            .expect("edit");
+        assert_eq!(
+            std::fs::read_to_string(s.root.join("a.txt")).expect("disk"),
+            content.replace("\"quoted\"", "$&")
+        );
+        let stale = fs
+            .write_text(
+                &t,
+                "x",
+                Some(&WriteIntent::ReplaceIfVersion { version: w.version }),
+                None,
+                &none,
+            )
+            .await
+            .expect_err("stale");
+        assert_eq!(stale.code(), FsErrorCode::StaleVersion);
+        let root = fs
+            .resolve(".", ResolveOptions::default(), &none)
+            .await
+            .expect("root");
+        assert!(fs.contains(&root, &t) && !fs.contains(&t, &root));
+        let listed = fs.list_dir(&root, &none).await.expect("list");
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].name, "a.txt");
+        assert_eq!(listed[0].version.as_ref(), Some(&e.version));
+        let missing = fs
+            .resolve("gone.txt", ResolveOptions::default(), &none)
+            .await
+            .expect("resolve");
+        let err = fs.read_text(&missing, &none).await.expect_err("missing");
+        assert_eq!(err.code(), FsErrorCode::NotFound);
+        assert_eq!(
+            err.message(),
+            format!("cannot read \"{}/gone.txt\": not found", s.root.display())
+        );
+    });
+}
+
+#[test]
+fn a_streamed_file_arrives_whole_in_order_with_no_split_character() {
+    let s = serve();
+    let big: String = (0..200_000).map(|i| format!("{i}é🦀\n")).collect();
+    std::fs::write(s.root.join("big.txt"), &big).expect("seed");
+    let fs = remote(&s);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let t = fs
+            .resolve("big.txt", ResolveOptions::default(), &Signal::none())
+            .await
+            .expect("resolve");
+        let mut stream = fs.stream_text(&t, &Signal::none()).await.expect("stream");
+        let mut got = String::new();
+        let mut chunks = 0;
+        while let Some(chunk) = futures_util::StreamExt::next(&mut stream).await {
+            got.push_str(&chunk.expect("chunk"));
+            chunks += 1;
+        }
+        assert!(chunks > 1, "{chunks}");
+        assert_eq!(got, big);
+    });
+}
+
+#[test]
+fn bad_input_is_answered_and_the_connection_goes_on() {
+    let s = serve();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let mut raw = Raw::open(&s.socket).await;
+        raw.line(b"this is not json\n").await;
+        let f = raw.recv().await.expect("answer");
+        assert_eq!(error_code(&f), -32700);
+        assert_eq!(f.json["id"], Value::Null);
+        raw.send(json!({"jsonrpc":"2.0","id":1,"method":"stat","params":{}}), vec![])
+            .await;
+        assert_eq!(error_code(&raw.recv().await.expect("answer")), -32002, "initialize first");
+        raw.send(
+            json!({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocol":99}}),
+            vec![],
+        )
+        .await;
+        assert_eq!(error_code(&raw.recv().await.expect("answer")), -32602, "unknown version");
+        raw.initialize().await;
+        for (id, method, params, code) in [
+            (3, "frobnicate", json!({}), -32601),
+            (4, "world/case", json!({}), -32601),
+            (5, "stat", json!({"target": 7}), -32602),
+            (6, "write_text", json!({"target": {"key": "/x", "display_path": "/x"}, "content": "inline"}), -32602),
+        ] {
+            raw.send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}), vec![])
+                .await;
+            let f = raw.recv().await.expect("answer");
+            assert_eq!(f.json["id"], id);
+            assert_eq!(error_code(&f), code, "{method}: {:?}", f.json);
+        }
+        assert!(!Path::new("/x").exists());
+        // Still serving: a contract call with raw payload.
+        let path = s.root.join("r.txt").to_string_lossy().into_owned();
+        raw.send(json!({"jsonrpc":"2.0","id":7,"method":"resolve","params":{"path": path}}), vec![])
+            .await;
+        let target = raw.recv().await.expect("answer").json["result"].clone();
+        raw.send(
+            json!({"jsonrpc":"2.0","id":8,"method":"write_text","params":{"target": target, "content": {"$payload": 0}}}),
+            vec![b"raw\0bytes?".to_vec()],
+        )
+        .await;
+        let f = raw.recv().await.expect("answer");
+        // A NUL is legal content for a write.
+        assert!(f.json.get("result").is_some(), "{:?}", f.json);
+        assert_eq!(std::fs::read(s.root.join("r.txt")).expect("disk"), b"raw\0bytes?");
+    });
+}
+
+#[test]
+fn an_oversized_frame_closes_its_connection_and_no_other() {
+    let s = serve_with(Limits {
+        max_line: 4096,
+        max_payload: 1024,
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let mut bystander = Raw::open(&s.socket).await;
+        bystander.initialize().await;
+        for attack in [
+            format!("{{\"pad\":\"{}\"}}\n", "x".repeat(5000)).into_bytes(),
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"stat\",\"payload\":[2048]}\n".to_vec(),
+        ] {
+            let mut raw = Raw::open(&s.socket).await;
+            raw.initialize().await;
+            raw.line(&attack).await;
+            let f = raw.recv().await.expect("answer");
+            assert_eq!(error_code(&f), -32003, "{:?}", f.json);
+            assert!(raw.recv().await.is_none(), "closed after the answer");
+        }
+        let path = s.root.to_string_lossy().into_owned();
+        bystander
+            .send(
+                json!({"jsonrpc":"2.0","id":9,"method":"resolve","params":{"path": path}}),
+                vec![],
+            )
+            .await;
+        assert!(
+            bystander
+                .recv()
+                .await
+                .expect("still served")
+                .json
+                .get("result")
+                .is_some()
+        );
+    });
+}
+
+#[test]
+fn a_stream_stays_within_its_window_until_credited_and_can_be_cancelled() {
+    let s = serve();
+    std::fs::write(s.root.join("big.txt"), "a".repeat(8 << 20)).expect("seed");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let mut raw = Raw::open(&s.socket).await;
+        raw.initialize().await;
+        let path = s.root.join("big.txt").to_string_lossy().into_owned();
+        raw.send(
+            json!({"jsonrpc":"2.0","id":1,"method":"resolve","params":{"path": path}}),
+            vec![],
+        )
+        .await;
+        let target = raw.recv().await.expect("answer").json["result"].clone();
+        raw.send(
+            json!({"jsonrpc":"2.0","id":2,"method":"stream_text","params":{"target": target}}),
+            vec![],
+        )
+        .await;
+        let start = raw.recv().await.expect("start");
+        assert_eq!(start.json["method"], "stream/start");
+        let mut chunks = 0;
+        for _ in 0..seam_remote::DEFAULT_STREAM_WINDOW {
+            let f = raw.recv().await.expect("chunk");
+            assert_eq!(f.json["method"], "stream/chunk");
+            chunks += 1;
+        }
+        // Without credit nothing more comes, while other requests are answered.
+        raw.send(
+            json!({"jsonrpc":"2.0","id":3,"method":"stat","params":{"target": target}}),
+            vec![],
+        )
+        .await;
+        let f = raw
+            .recv()
+            .await
+            .expect("stat answered beside a stalled stream");
+        assert_eq!(f.json["id"], 3, "{:?}", f.json);
+        raw.send(
+            json!({"jsonrpc":"2.0","method":"stream/credit","params":{"id": 2, "chunks": 1}}),
+            vec![],
+        )
+        .await;
+        let f = raw.recv().await.expect("one more chunk");
+        assert_eq!(f.json["method"], "stream/chunk");
+        chunks += 1;
+        assert_eq!(chunks, seam_remote::DEFAULT_STREAM_WINDOW + 1);
+        // Cancel, then credit: the stream ends with FS_ABORTED.
+        raw.send(
+            json!({"jsonrpc":"2.0","method":"$/cancel","params":{"id": 2}}),
+            vec![],
+        )
+        .await;
+        raw.send(
+            json!({"jsonrpc":"2.0","method":"stream/credit","params":{"id": 2, "chunks": 1}}),
+            vec![],
+        )
+        .await;
+        let f = raw.recv().await.expect("the end");
+        assert_eq!(f.json["id"], 2);
+        assert_eq!(f.json["error"]["data"]["fs"], "FS_ABORTED", "{:?}", f.json);
+    });
+    // A client that vanished mid-stream leaves the server serving.
+    let fs = remote(&s);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let t = fs
+            .resolve("big.txt", ResolveOptions::default(), &Signal::none())
+            .await
+            .expect("resolve after a vanished client");
+        assert_eq!(
+            fs.stat(&t, &Signal::none())
+                .await
+                .expect("stat")
+                .map(|i| i.size),
+            Some(Some(8 << 20))
+        );
+    });
+}
+
+#[test]
+fn the_socket_is_its_owners_only() {
+    let s = serve();
+    let mode = std::fs::metadata(&s.socket)
+        .expect("socket")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn tcp_refuses_a_client_without_the_token_before_any_method() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
+    let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(LocalConfig::new(
+        root.to_string_lossy().into_owned(),
+    )));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let server = Arc::new(Server::new(fs).with_token("s3cret".into()));
+    rt.spawn(server.serve_tcp(listener));
+    let target = root.join("pwned.txt").to_string_lossy().into_owned();
+    let check = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    check.block_on(async {
+        for token in [None, Some("wrong")] {
+            let (r, mut w) = tokio::net::TcpStream::connect(&addr)
+                .await
+                .expect("connect")
+                .into_split();
+            let mut r = BufReader::new(r);
+            let mut params = json!({"protocol": 1});
+            if let Some(t) = token {
+                params["token"] = json!(t);
+            }
+            // The refused initialize, then a write pipelined behind it.
+            let mut frames = vec![Frame::new(obj(
+                json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":params}),
+            ))];
+            let mut write = Frame::new(obj(
+                json!({"jsonrpc":"2.0","id":2,"method":"write_text","params":{
+                "target": {"key": target, "display_path": target}, "content": {"$payload": 0}}}),
+            ));
+            write.attach(b"x".to_vec());
+            frames.push(write);
+            for f in &frames {
+                let _ = write_frame(&mut w, f).await;
+            }
+            let f = read_frame(&mut r, Limits::default()).await.expect("answer");
+            assert_eq!(error_code(&f), -32001, "{:?}", f.json);
+            assert!(
+                read_frame(&mut r, Limits::default()).await.is_err(),
+                "closed"
+            );
+        }
+    });
+    assert!(!root.join("pwned.txt").exists(), "no method ran");
+    let conn = Connection::connect(&Address::Tcp(addr.clone()), Some("s3cret"))
+        .expect("the token opens it");
+    assert_eq!(conn.hello()["protocol"], 1);
+    let refused = Connection::connect(&Address::Tcp(addr), None).expect_err("no token");
+    assert!(refused.to_string().contains("unauthorized"), "{refused}");
+    rt.shutdown_background();
+}
+
+fn obj(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
