@@ -77,10 +77,10 @@ impl RemoteFactory {
             Source::External { address, token } => Ok((address.clone(), token.clone())),
             Source::Own { exe, started } => {
                 let mut started = started.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(s) = started.as_mut() {
-                    if let Ok(None) = s.child.try_wait() {
-                        return Ok((s.address.clone(), None));
-                    }
+                if let Some(s) = started.as_mut()
+                    && let Ok(None) = s.child.try_wait()
+                {
+                    return Ok((s.address.clone(), None));
                 }
                 let s = start(exe)?;
                 let address = s.address.clone();
