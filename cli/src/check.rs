@@ -108,20 +108,21 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
             .filter(|p| p.status == Status::Failed)
         {
             if let Some(trace) = &p.trace {
-                let file = args
-                    .trace_dir
-                    .join(format!("{}-{}.json", report.provider, p.name));
+                let file =
+                    args.trace_dir
+                        .join(format!("{}-{}.json", file_stem(&report.provider), p.name));
                 match write_file(&file, &trace.to_json()) {
                     Ok(()) => {
                         println!("trace saved to {}", file.display());
                         println!(
-                            "replay it with: cargo run --release -p seam-cli{} -- replay {} --provider {name}{}",
+                            "replay it with: cargo run --release -p seam-cli{} -- replay {} --provider {}{}",
                             if args.fault.is_some() {
                                 " --features faults"
                             } else {
                                 ""
                             },
-                            file.display(),
+                            shell_word(&file.display().to_string()),
+                            shell_word(name),
                             args.fault
                                 .as_deref()
                                 .map(|f| format!(" --fault {f}"))
@@ -162,4 +163,49 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A provider name as a file name: anything but letters, digits, `-`, `_`, `.` and `:` becomes
+/// `_` (an `exec:` command has spaces and slashes).
+fn file_stem(provider: &str) -> String {
+    provider
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `word` quoted for a POSIX shell when it needs it.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=+,@".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{file_stem, shell_word};
+
+    #[test]
+    fn provider_names_become_safe_file_names_and_shell_words() {
+        assert_eq!(file_stem("sandbox:read-only"), "sandbox:read-only");
+        assert_eq!(
+            file_stem("exec:python3 a/b.py --x"),
+            "exec:python3_a_b.py_--x"
+        );
+        assert_eq!(shell_word("local"), "local");
+        assert_eq!(shell_word("exec:python3 a.py"), "'exec:python3 a.py'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+    }
 }

@@ -188,7 +188,23 @@ impl std::fmt::Debug for Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         if let Some(rt) = self.runtime.take() {
+            // Drops the connection's tasks, and with them the child's stdin: an adapter sees
+            // end of input and exits.
             rt.shutdown_background();
+        }
+        if let Some(mut child) = self._child.take() {
+            // Reap it (a killed child left unwaited stays a zombie until this process exits):
+            // give it a moment to leave by itself, then kill it.
+            for i in 0..200 {
+                match child.try_wait() {
+                    Ok(Some(_)) | Err(_) => return,
+                    Ok(None) if i == 100 => {
+                        let _ = child.start_kill();
+                    }
+                    Ok(None) => {}
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
         }
     }
 }

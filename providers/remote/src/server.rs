@@ -28,6 +28,7 @@ pub struct Server {
     window: u32,
     name: String,
     cwd: Option<String>,
+    served: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Server {
@@ -51,6 +52,7 @@ impl Server {
             window: DEFAULT_STREAM_WINDOW,
             name: format!("seam {}", env!("CARGO_PKG_VERSION")),
             cwd: None,
+            served: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -77,6 +79,12 @@ impl Server {
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// How many requests (of every method, `initialize` and `world/*` included) this server has
+    /// received since it started: what a round trip costs is counted here.
+    pub fn requests_served(&self) -> u64 {
+        self.served.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Binds a Unix socket at `path`, reachable by its owner only (0600 before it appears at
@@ -263,6 +271,9 @@ impl Conn {
             self.notification(&method, &params);
             return Continue(());
         };
+        self.server
+            .served
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if method == "initialize" {
             let (reply, close) = self.initialize(&params);
             self.send(response(&id, reply)).await;

@@ -1,0 +1,194 @@
+//! The remote provider in the composition: what a contract call and a tool call cost over the
+//! wire (round trips counted at the server), and the shipped tools and policy working through
+//! it with the bytes checked on disk.
+
+use seam::{FileSystem, ResolveOptions, Signal};
+use seam_policy::{ObservationPolicy, Owner};
+use seam_remote::{Address, Connection, RemoteFileSystem, Server};
+use seam_tools::{Exec, Toolset};
+use serde_json::json;
+use std::sync::Arc;
+
+struct Served {
+    server: Arc<Server>,
+    fs: Arc<dyn FileSystem>,
+    root: String,
+    _dir: tempfile::TempDir,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn served() -> Served {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
+    let socket = root.join("s.sock");
+    let root = root.join("w");
+    std::fs::create_dir(&root).expect("root");
+    let root = root.to_string_lossy().into_owned();
+    let hosted: Arc<dyn FileSystem> = Arc::new(seam_local::LocalFileSystem::new(
+        seam_local::LocalConfig::new(root.clone()),
+    ));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let server = Arc::new(Server::new(hosted));
+    let listener = {
+        let _enter = rt.enter();
+        Server::bind_unix(&socket).expect("bind")
+    };
+    rt.spawn(server.clone().serve_unix(listener));
+    let conn = Connection::connect(&Address::Unix(socket), None).expect("connect");
+    Served {
+        server,
+        fs: Arc::new(RemoteFileSystem::new(Arc::new(conn))),
+        root,
+        _dir: dir,
+        _rt: rt,
+    }
+}
+
+#[test]
+fn every_contract_call_is_one_round_trip_and_path_facts_are_none() {
+    let s = served();
+    std::fs::write(format!("{}/a.txt", s.root), "one\n").expect("seed");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let fs = s.fs.as_ref();
+        let none = Signal::none();
+        let cost = |before: u64| s.server.requests_served() - before;
+        let n = s.server.requests_served();
+        let t = fs
+            .resolve("a.txt", ResolveOptions::default(), &none)
+            .await
+            .expect("resolve");
+        assert_eq!(cost(n), 1, "resolve");
+        let n = s.server.requests_served();
+        let _ = (fs.process_path(&t), fs.file_url(&t), fs.contains(&t, &t));
+        assert_eq!(cost(n), 0, "path facts travel with the target");
+        let root = fs
+            .resolve(".", ResolveOptions::default(), &none)
+            .await
+            .expect("root");
+        let v = fs
+            .stat(&t, &none)
+            .await
+            .expect("stat")
+            .expect("there")
+            .version;
+        let calls: Vec<(&str, u64)> = vec![
+            ("stat", {
+                let n = s.server.requests_served();
+                fs.stat(&t, &none).await.expect("stat");
+                cost(n)
+            }),
+            ("lstat", {
+                let n = s.server.requests_served();
+                fs.lstat("a.txt", ResolveOptions::default(), &none)
+                    .await
+                    .expect("lstat");
+                cost(n)
+            }),
+            ("read_text", {
+                let n = s.server.requests_served();
+                fs.read_text(&t, &none).await.expect("read");
+                cost(n)
+            }),
+            ("read_bytes", {
+                let n = s.server.requests_served();
+                fs.read_bytes(&t, 100, &none).await.expect("bytes");
+                cost(n)
+            }),
+            ("stream_text", {
+                let n = s.server.requests_served();
+                let mut st = fs.stream_text(&t, &none).await.expect("stream");
+                while futures_util::StreamExt::next(&mut st).await.is_some() {}
+                cost(n)
+            }),
+            ("list_dir", {
+                let n = s.server.requests_served();
+                fs.list_dir(&root, &none).await.expect("list");
+                cost(n)
+            }),
+            ("write_text", {
+                let n = s.server.requests_served();
+                fs.write_text(
+                    &t,
+                    "two\n",
+                    Some(&seam::WriteIntent::ReplaceIfVersion { version: v }),
+                    None,
+                    &none,
+                )
+                .await
+                .expect("write");
+                cost(n)
+            }),
+            ("edit_text", {
+                let n = s.server.requests_served();
+                let req = seam::EditRequest {
+                    old_string: "two".into(),
+                    new_string: "2".into(),
+                    replace_all: false,
+                };
+                fs.edit_text(&t, &req, None, None, &none)
+                    .await
+                    .expect("edit");
+                cost(n)
+            }),
+        ];
+        for (call, trips) in calls {
+            assert_eq!(trips, 1, "{call}");
+        }
+        assert_eq!(
+            std::fs::read(format!("{}/a.txt", s.root)).expect("disk"),
+            b"2\n"
+        );
+    });
+}
+
+#[test]
+fn a_model_read_write_and_edit_cost_three_round_trips_each() {
+    let s = served();
+    std::fs::write(format!("{}/cfg.toml", s.root), "a = 1\n").expect("seed");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let tools = Toolset::builder(s.fs.as_ref()).build();
+        let exec = Exec::new(s.fs.clone())
+            .with_gate(Arc::new(ObservationPolicy::new()))
+            .with_actor(Owner::new())
+            .with_cwd(s.root.clone());
+        let mut trips = Vec::new();
+        for (tool, args) in [
+            ("read", json!({"file_path": "cfg.toml"})),
+            (
+                "edit",
+                json!({"file_path": "cfg.toml", "old_string": "1", "new_string": "2"}),
+            ),
+            ("write", json!({"file_path": "new.txt", "content": "x\n"})),
+        ] {
+            let n = s.server.requests_served();
+            tools
+                .get(tool)
+                .expect("tool")
+                .execute(&args, &exec)
+                .await
+                .expect(tool);
+            trips.push((tool, s.server.requests_served() - n));
+        }
+        assert_eq!(trips, [("read", 3), ("edit", 3), ("write", 3)]);
+        assert_eq!(
+            std::fs::read(format!("{}/cfg.toml", s.root)).expect("disk"),
+            b"a = 2\n"
+        );
+        assert_eq!(
+            std::fs::read(format!("{}/new.txt", s.root)).expect("disk"),
+            b"x\n"
+        );
+    });
+}
