@@ -122,11 +122,20 @@ fn the_default_check_passes_on_every_shipped_provider() {
         "{stdout}"
     );
     // The sandbox claims its modes, and they are checked in each of the three; its generated
-    // sequences met denials (the fence is in the model), local's none.
+    // sequences met denials (the fence is in the model), local's and remote's none. Remote is
+    // compared with local step by step.
     assert_eq!(
         stdout.matches("sandbox-modes          passed").count(),
         3,
         "{stdout}"
+    );
+    let remote = stdout
+        .split("seam check — provider remote")
+        .nth(1)
+        .expect("the remote report");
+    assert!(
+        remote.contains("\n  differential           passed"),
+        "{remote}"
     );
     for report in stdout.split("seam check — provider ").skip(1) {
         let denials = report
@@ -138,7 +147,7 @@ fn the_default_check_passes_on_every_shipped_provider() {
             .expect("a count of denials");
         assert_eq!(
             denials == 0,
-            report.starts_with("local "),
+            !report.starts_with("sandbox:"),
             "{}",
             &report[..report.len().min(200)]
         );

@@ -1,0 +1,50 @@
+//! Backends in other languages through the gate: `seam check --provider exec:…` against the
+//! Python adapter in `fixtures/adapters/python/` (standard library only), the whole default run.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn the_python_adapter_passes_the_gate_for_what_it_claims() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("SEAM_SKIP_PYTHON").is_some(),
+            "python3 is not on the PATH: install it, or set SEAM_SKIP_PYTHON=1 to skip this test knowingly"
+        );
+        eprintln!("SKIPPED: no python3 (SEAM_SKIP_PYTHON is set)");
+        return;
+    }
+    let adapter = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/adapters/python/seam_adapter.py")
+        .canonicalize()
+        .expect("the adapter");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let provider = format!("exec:python3 {} --test-control", adapter.display());
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(["check", "--provider", &provider, "--seed", "24228"])
+        .current_dir(dir.path())
+        .output()
+        .expect("run seam");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("RESULT: pass"), "{stdout}");
+    assert!(stdout.contains("claims: read_bytes\n"), "{stdout}");
+    for line in [
+        "  symlink-identity       not claimed: symlinks",
+        "  permission-denied      not claimed: permissions",
+    ] {
+        assert!(stdout.contains(line), "{line}\n{stdout}");
+    }
+    for property in ["claims", "bad-input", "cas-races", "sequences", "policy"] {
+        assert!(
+            stdout.contains(&format!("\n  {property:<22} passed")),
+            "{property}\n{stdout}"
+        );
+    }
+    assert!(!stdout.contains("UNREACHED"), "{stdout}");
+}
