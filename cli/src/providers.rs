@@ -213,6 +213,14 @@ pub fn provider_at(name: &str, root: &str) -> Result<Arc<dyn seam::FileSystem>, 
     }
     match name {
         "local" => Ok(Arc::new(LocalFileSystem::new(LocalConfig::new(root)))),
+        // The local provider behind the wire, server and client in this process.
+        "remote" => {
+            let hosted: Arc<dyn seam::FileSystem> =
+                Arc::new(LocalFileSystem::new(LocalConfig::new(root)));
+            let server = Arc::new(seam_remote::Server::new(hosted).with_cwd(root.to_string()));
+            let conn = seam_remote::Connection::in_process(server).map_err(|e| e.to_string())?;
+            Ok(Arc::new(seam_remote::RemoteFileSystem::new(Arc::new(conn))))
+        }
         other => Err(format!("unknown provider {other:?}")),
     }
 }

@@ -183,8 +183,14 @@ impl Factory for RemoteFactory {
             .ok_or_else(|| format!("world/case at {address}: no root in the answer"))?
             .to_string();
         // The permission property runs cases as another user in a child process over a
-        // provider it builds itself; a server is not something that child can build.
-        let fs = RemoteFileSystem::described(conn.clone(), &case).without(Capability::Permissions);
+        // provider it builds itself: for `remote` that is the local provider behind an
+        // in-process server (`providers::provider_at`); a server someone else runs, or an
+        // adapter, is not something that child can build, so the claim is not checked there.
+        let fs = RemoteFileSystem::described(conn.clone(), &case);
+        let fs = match &self.source {
+            Source::Own { .. } => fs,
+            Source::External { .. } => fs.without(Capability::Permissions),
+        };
         Ok(Subject {
             fs: Arc::new(fs),
             world: Arc::new(RemoteWorld {

@@ -137,6 +137,15 @@ impl Signal {
         }
     }
 
+    /// Whether a probe sees this signal's checkpoints (its own or one it is layered over). A
+    /// backend that carries checkpoints elsewhere — a wire client forwarding them from its
+    /// server — does so only then.
+    pub fn has_probe(&self) -> bool {
+        self.inner
+            .as_ref()
+            .is_some_and(|i| i.probe.is_some() || i.outer.as_ref().is_some_and(Signal::has_probe))
+    }
+
     /// Cancels the operation. Has no effect on [`Signal::none`].
     pub fn cancel(&self) {
         if let Some(inner) = &self.inner {
@@ -246,6 +255,15 @@ mod tests {
         assert!(!inner.is_cancelled());
         outer.cancel();
         assert!(inner.is_cancelled());
+    }
+
+    #[test]
+    fn has_probe_sees_a_probe_here_or_underneath() {
+        assert!(!Signal::none().has_probe());
+        assert!(!Signal::new().has_probe());
+        assert!(Signal::with_probe(|_| false).has_probe());
+        assert!(Signal::with_probe(|_| false).layered(|_| false).has_probe());
+        assert!(Signal::new().layered(|_| false).has_probe());
     }
 
     #[test]

@@ -8,9 +8,10 @@
 use crate::frame::{Frame, Limits, ReadError, read_frame, write_frame};
 use crate::wire::{self, error_in, message, target_from_server, target_to_server, unpack_key};
 use seam::{
-    Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError,
-    FsErrorCode, FsInfo, FsPathInfo, FsTarget, FsVersion, ResolveOptions, SandboxMode,
-    SandboxPolicy, Signal, TextStream, Verb, WriteIntent, WriteOperation, WriteOutcome,
+    CancelPoint, Capabilities, Capability, Checkpoint, EditOutcome, EditRequest, FileSystem,
+    FsDirEntry, FsError, FsErrorCode, FsInfo, FsPathInfo, FsTarget, FsVersion, ResolveOptions,
+    SandboxMode, SandboxPolicy, Signal, TextStream, Verb, WriteIntent, WriteOperation,
+    WriteOutcome,
 };
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -105,6 +106,8 @@ enum Waiter {
 struct Inner {
     out: mpsc::UnboundedSender<Frame>,
     pending: Mutex<HashMap<u64, Waiter>>,
+    /// The signals of mutations whose checkpoints the server shows us, by request id.
+    probes: Mutex<HashMap<u64, Signal>>,
     next: AtomicU64,
     handle: tokio::runtime::Handle,
 }
@@ -130,19 +133,30 @@ impl Inner {
         params: Value,
         segments: Vec<Vec<u8>>,
         signal: &Signal,
+        checkpoints: bool,
     ) -> Result<Frame, RemoteError> {
         let id = self.id();
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id, Waiter::Call(tx));
+        let mut params = params;
+        let probed = checkpoints && signal.has_probe();
+        if probed {
+            params["checkpoints"] = json!(true);
+            lock(&self.probes).insert(id, signal.clone());
+        }
         let mut frame = message(Some(id), method, params);
         frame.segments = segments;
         if self.out.send(frame).is_err() {
             lock(&self.pending).remove(&id);
+            lock(&self.probes).remove(&id);
             return Err(RemoteError::Closed);
         }
         let watch = self.watch(id, signal);
         let answer = rx.await.map_err(|_| RemoteError::Closed);
         let _ = watch.send(());
+        if probed {
+            lock(&self.probes).remove(&id);
+        }
         answer
     }
 
@@ -212,10 +226,24 @@ impl Drop for Connection {
 type BoxRead = Box<dyn AsyncRead + Unpin + Send>;
 type BoxWrite = Box<dyn AsyncWrite + Unpin + Send>;
 
-async fn open(
-    address: &Address,
-) -> std::io::Result<(BoxRead, BoxWrite, Option<tokio::process::Child>)> {
-    match address {
+/// How a connection is made.
+enum Dial {
+    Address(Address),
+    InProcess(Arc<crate::Server>),
+}
+
+async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Option<tokio::process::Child>)> {
+    let address = match dial {
+        Dial::Address(a) => a,
+        Dial::InProcess(server) => {
+            let (ours, theirs) = tokio::net::UnixStream::pair()?;
+            let (r, w) = theirs.into_split();
+            tokio::spawn(server.serve_connection(r, w, false));
+            let (r, w) = ours.into_split();
+            return Ok((Box::new(r), Box::new(w), None));
+        }
+    };
+    match &address {
         Address::Unix(p) => {
             let s = tokio::net::UnixStream::connect(p).await?;
             let (r, w) = s.into_split();
@@ -255,7 +283,28 @@ async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
     loop {
         let frame = match read_frame(&mut reader, limits).await {
             Ok(f) => f,
-            Err(ReadError::Parse(_) | ReadError::BadPayload(_)) => continue,
+            Err(e @ (ReadError::Parse(_) | ReadError::BadPayload(_))) => {
+                // A server that answers garbage cannot be trusted with the rest of the stream:
+                // every waiting call fails with what was received.
+                let said = format!("the server broke the protocol: {e}");
+                for (_, waiter) in lock(&inner.pending).drain() {
+                    let mut json = serde_json::Map::new();
+                    json.insert(
+                        "error".into(),
+                        wire::error_object(wire::PARSE_ERROR, &said, None),
+                    );
+                    let frame = Frame::new(json);
+                    match waiter {
+                        Waiter::Call(tx) => {
+                            let _ = tx.send(frame);
+                        }
+                        Waiter::Stream(tx) => {
+                            let _ = tx.send(frame);
+                        }
+                    }
+                }
+                break;
+            }
             Err(_) => break,
         };
         let stream_id = match frame.json.get("method").and_then(Value::as_str) {
@@ -270,6 +319,10 @@ async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
             if let Some(Waiter::Stream(tx)) = lock(&inner.pending).get(&id) {
                 let _ = tx.send(frame);
             }
+            continue;
+        }
+        if frame.json.get("method").and_then(Value::as_str) == Some("checkpoint") {
+            answer_checkpoint(&inner, frame);
             continue;
         }
         let Some(id) = frame.json.get("id").and_then(Value::as_u64) else {
@@ -288,12 +341,77 @@ async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
     lock(&inner.pending).clear();
 }
 
+/// Shows a server's checkpoint to the probe of the mutation it belongs to, off the reading task
+/// (the probe may change the world through this same connection), and answers whether to
+/// cancel there.
+fn answer_checkpoint(inner: &Arc<Inner>, frame: Frame) {
+    let Some(sid) = frame.json.get("id").cloned() else {
+        return;
+    };
+    let params = frame.json.get("params").cloned().unwrap_or(Value::Null);
+    let signal = params
+        .get("id")
+        .and_then(Value::as_u64)
+        .and_then(|id| lock(&inner.probes).get(&id).cloned());
+    let out = inner.out.clone();
+    inner.handle.spawn_blocking(move || {
+        let point = params
+            .get("point")
+            .and_then(|p| serde_json::from_value::<CancelPoint>(p.clone()).ok());
+        let verb = match params.get("verb").and_then(Value::as_str) {
+            Some("edit") => Verb::Edit,
+            _ => Verb::Write,
+        };
+        let staging: Vec<String> = params
+            .get("staging")
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+            .unwrap_or_default();
+        let cancel = match (signal, point) {
+            (Some(signal), Some(point)) => {
+                let display = params
+                    .get("display_path")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                signal.committed(&Checkpoint {
+                    point,
+                    verb,
+                    display_path: display,
+                    staging: &staging,
+                });
+                signal.is_cancelled()
+            }
+            // Not ours to show: let the mutation go on.
+            _ => false,
+        };
+        let mut answer = serde_json::Map::new();
+        answer.insert("jsonrpc".into(), json!("2.0"));
+        answer.insert("id".into(), sid);
+        answer.insert("result".into(), json!({ "cancel": cancel }));
+        let _ = out.send(Frame::new(answer));
+    });
+}
+
 impl Connection {
     /// Connects and initialises (blocking the calling thread until the server answers, so it
     /// can be called from anywhere, async code included). `token` is required over TCP.
     pub fn connect(address: &Address, token: Option<&str>) -> Result<Connection, RemoteError> {
+        Self::dial(Dial::Address(address.clone()), token)
+    }
+
+    /// A connection to `server` running on this connection's own runtime, over a socket pair:
+    /// the whole protocol, no listening socket and no file anywhere (for a process that wants
+    /// the wire between itself and a backend, as the suite's unprivileged runner does).
+    pub fn in_process(server: Arc<crate::Server>) -> Result<Connection, RemoteError> {
+        Self::dial(Dial::InProcess(server), None)
+    }
+
+    fn dial(dial: Dial, token: Option<&str>) -> Result<Connection, RemoteError> {
+        let name = match &dial {
+            Dial::Address(a) => a.to_string(),
+            Dial::InProcess(_) => "an in-process server".to_string(),
+        };
         let failed = |reason: String| RemoteError::Connect {
-            address: address.to_string(),
+            address: name.clone(),
             reason,
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -304,9 +422,8 @@ impl Connection {
             .map_err(|e| failed(e.to_string()))?;
         let handle = runtime.handle().clone();
         let (done, wait) = std::sync::mpsc::channel();
-        let target = address.clone();
         runtime.spawn(async move {
-            let _ = done.send(open(&target).await);
+            let _ = done.send(open(dial).await);
         });
         let (reader, mut writer, child) = wait
             .recv()
@@ -316,6 +433,7 @@ impl Connection {
         let inner = Arc::new(Inner {
             out,
             pending: Mutex::new(HashMap::new()),
+            probes: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
             handle: handle.clone(),
         });
@@ -365,7 +483,7 @@ impl Connection {
     ) -> Result<(Value, Frame), RemoteError> {
         let mut frame = self
             .inner
-            .call(method, params, segments, &Signal::none())
+            .call(method, params, segments, &Signal::none(), false)
             .await?;
         unpack(&mut frame)
     }
@@ -381,7 +499,9 @@ impl Connection {
         let inner = self.inner.clone();
         let method = method.to_string();
         self.inner.handle.spawn(async move {
-            let r = inner.call(&method, params, segments, &Signal::none()).await;
+            let r = inner
+                .call(&method, params, segments, &Signal::none(), false)
+                .await;
             let _ = done.send(r);
         });
         let mut frame = wait.recv().map_err(|_| RemoteError::Closed)??;
@@ -425,9 +545,19 @@ impl std::fmt::Debug for RemoteFileSystem {
 }
 
 fn lost(verb: Verb, e: RemoteError) -> FsError {
+    let unknown = matches!(verb, Verb::Write | Verb::Edit) && matches!(e, RemoteError::Closed);
     FsError::new(
         FsErrorCode::IoError,
-        format!("remote {}: {e}", verb.as_str()),
+        if unknown {
+            // The request may or may not have been carried out: say so, and never retry it.
+            format!(
+                "remote {}: {e} before it answered; whether the {} happened is unknown (it was not retried)",
+                verb.as_str(),
+                verb.as_str()
+            )
+        } else {
+            format!("remote {}: {e}", verb.as_str())
+        },
     )
 }
 
@@ -435,6 +565,23 @@ fn bad_answer(method: &str) -> FsError {
     FsError::new(
         FsErrorCode::IoError,
         format!("remote {method}: the server's answer is malformed"),
+    )
+}
+
+/// A malformed answer, quoting it (cut at 300 bytes).
+fn bad_answer_of(method: &str, answer: &Value) -> FsError {
+    let mut said = answer.to_string();
+    if said.len() > 300 {
+        let mut cut = 300;
+        while !said.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        said.truncate(cut);
+        said.push('…');
+    }
+    FsError::new(
+        FsErrorCode::IoError,
+        format!("remote {method}: the server's answer is malformed: {said}"),
     )
 }
 
@@ -456,10 +603,7 @@ impl RemoteFileSystem {
             .filter_map(Value::as_str)
         {
             if let Some(c) = Capability::from_name(name) {
-                // No probe channel in protocol 1, whatever a server says.
-                if !matches!(c, Capability::CancelPoints | Capability::StagingProbe) {
-                    caps = caps.with(c);
-                }
+                caps = caps.with(c);
             }
         }
         let mode = description
@@ -496,10 +640,13 @@ impl RemoteFileSystem {
         signal: &Signal,
     ) -> Result<(Value, Frame), FsError> {
         signal.check(verb)?;
+        // Checkpoints travel only for a mutation of a server that claims them.
+        let checkpoints =
+            self.caps.has(Capability::CancelPoints) && matches!(verb, Verb::Write | Verb::Edit);
         let mut frame = self
             .conn
             .inner
-            .call(method, params, segments, signal)
+            .call(method, params, segments, signal, checkpoints)
             .await
             .map_err(|e| lost(verb, e))?;
         if let Some(e) = frame.json.remove("error") {
@@ -546,7 +693,7 @@ impl FileSystem for RemoteFileSystem {
                 signal,
             )
             .await?;
-        target_from_server(&v).ok_or_else(|| bad_answer("resolve"))
+        target_from_server(&v).ok_or_else(|| bad_answer_of("resolve", &v))
     }
 
     fn process_path(&self, target: &FsTarget) -> String {
@@ -577,7 +724,7 @@ impl FileSystem for RemoteFileSystem {
                 signal,
             )
             .await?;
-        wire::info_in(&v).ok_or_else(|| bad_answer("stat"))
+        wire::info_in(&v).ok_or_else(|| bad_answer_of("stat", &v))
     }
 
     async fn lstat(
@@ -595,7 +742,7 @@ impl FileSystem for RemoteFileSystem {
                 signal,
             )
             .await?;
-        wire::path_info_in(&v).ok_or_else(|| bad_answer("lstat"))
+        wire::path_info_in(&v).ok_or_else(|| bad_answer_of("lstat", &v))
     }
 
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
@@ -683,8 +830,8 @@ impl FileSystem for RemoteFileSystem {
                 signal,
             )
             .await?;
-        let Value::Array(items) = v else {
-            return Err(bad_answer("list_dir"));
+        let Value::Array(items) = &v else {
+            return Err(bad_answer_of("list_dir", &v));
         };
         items
             .iter()
@@ -698,7 +845,7 @@ impl FileSystem for RemoteFileSystem {
                 })
             })
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| bad_answer("list_dir"))
+            .ok_or_else(|| bad_answer_of("list_dir", &v))
     }
 
     async fn write_text(
@@ -727,7 +874,7 @@ impl FileSystem for RemoteFileSystem {
         let operation: WriteOperation = v
             .get("operation")
             .and_then(|o| serde_json::from_value(o.clone()).ok())
-            .ok_or_else(|| bad_answer("write_text"))?;
+            .ok_or_else(|| bad_answer_of("write_text", &v))?;
         let version = v
             .get("version")
             .and_then(Value::as_str)

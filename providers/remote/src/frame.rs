@@ -84,6 +84,17 @@ pub enum ReadError {
     Io(#[from] std::io::Error),
 }
 
+/// The start of a bad line, for the message that reports it.
+fn excerpt(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&line[..line.len().min(200)]);
+    let text = text.trim_end_matches('\n');
+    if line.len() > 200 {
+        format!("{text:?}…")
+    } else {
+        format!("{text:?}")
+    }
+}
+
 /// Reads one frame.
 pub async fn read_frame<R: AsyncBufRead + Unpin>(
     reader: &mut R,
@@ -120,8 +131,13 @@ pub async fn read_frame<R: AsyncBufRead + Unpin>(
     }
     let mut json = match serde_json::from_slice::<Value>(&line) {
         Ok(Value::Object(o)) => o,
-        Ok(_) => return Err(ReadError::Parse("a message must be a JSON object".into())),
-        Err(e) => return Err(ReadError::Parse(e.to_string())),
+        Ok(_) => {
+            return Err(ReadError::Parse(format!(
+                "a message must be a JSON object, got {}",
+                excerpt(&line)
+            )));
+        }
+        Err(e) => return Err(ReadError::Parse(format!("{e} in {}", excerpt(&line)))),
     };
     let lengths = match json.remove("payload") {
         None => Vec::new(),

@@ -15,10 +15,6 @@ use tokio::sync::{Semaphore, mpsc};
 /// Chunks a stream may have in flight before the client grants more.
 pub const DEFAULT_STREAM_WINDOW: u32 = 8;
 
-/// Frames queued for one connection's writer; beyond this a connection's own tasks wait (a
-/// client that stops reading stalls only itself).
-const OUTBOX: usize = 64;
-
 /// A server hosting one backend (or, under test control, one per connection).
 pub struct Server {
     provider: Arc<dyn FileSystem>,
@@ -141,7 +137,9 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (out, mut outbox) = mpsc::channel::<Frame>(OUTBOX);
+        // Unbounded, yet bounded in practice: one response per request in flight, and a stream's
+        // chunks only within its credit window.
+        let (out, mut outbox) = mpsc::unbounded_channel::<Frame>();
         let writing = tokio::spawn(async move {
             let mut writer = writer;
             while let Some(frame) = outbox.recv().await {
@@ -161,6 +159,8 @@ impl Server {
             }),
             inflight: Mutex::new(HashMap::new()),
             credits: Mutex::new(HashMap::new()),
+            answers: Mutex::new(HashMap::new()),
+            asked: std::sync::atomic::AtomicU64::new(1),
         });
         let mut reader = BufReader::new(reader);
         loop {
@@ -210,12 +210,19 @@ struct State {
 /// One connection's shared state.
 struct Conn {
     server: Arc<Server>,
-    out: mpsc::Sender<Frame>,
+    out: mpsc::UnboundedSender<Frame>,
     tcp: bool,
     state: Mutex<State>,
     inflight: Mutex<HashMap<String, Signal>>,
     credits: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Checkpoints shown to the client, waiting for its answer (by the server's request id).
+    answers: Mutex<HashMap<String, std::sync::mpsc::Sender<bool>>>,
+    asked: std::sync::atomic::AtomicU64,
 }
+
+/// How long a checkpoint waits for the client's probe before it cancels the mutation (a client
+/// that stopped answering must not leave it hanging; cancelling leaves no trace).
+const CHECKPOINT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -229,7 +236,43 @@ fn invalid(message: impl Into<String>) -> Value {
 
 impl Conn {
     async fn send(&self, frame: Frame) {
-        let _ = self.out.send(frame).await;
+        let _ = self.out.send(frame);
+    }
+
+    /// The signal a mutation runs with when its client's signal has a probe: every checkpoint
+    /// is shown to the client (a `checkpoint` request), and the mutation cancels there if the
+    /// client's probe says so. Runs on the provider's thread and blocks it until the answer.
+    fn probing(self: &Arc<Self>, signal: &Signal, id: &Value) -> Signal {
+        let conn = Arc::downgrade(self);
+        let id = id.clone();
+        signal.layered(move |cp| {
+            let Some(conn) = conn.upgrade() else {
+                return true;
+            };
+            let asked = conn
+                .asked
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let key = format!("s{asked}");
+            let (tx, rx) = std::sync::mpsc::channel();
+            lock(&conn.answers).insert(key.clone(), tx);
+            let mut frame = Map::new();
+            frame.insert("jsonrpc".into(), json!("2.0"));
+            frame.insert("id".into(), json!(key));
+            frame.insert("method".into(), json!("checkpoint"));
+            frame.insert(
+                "params".into(),
+                json!({
+                    "id": id,
+                    "point": cp.point,
+                    "verb": cp.verb.as_str(),
+                    "display_path": cp.display_path,
+                    "staging": cp.staging,
+                }),
+            );
+            let _ = conn.out.send(Frame::new(frame));
+            drop(conn);
+            rx.recv_timeout(CHECKPOINT_PATIENCE).unwrap_or(true)
+        })
     }
 
     /// The peer is gone: cancel what still runs for it and end its streams.
@@ -239,6 +282,10 @@ impl Conn {
         }
         for (_, credits) in lock(&self.credits).drain() {
             credits.close();
+        }
+        // A checkpoint nobody will answer cancels its mutation.
+        for (_, tx) in lock(&self.answers).drain() {
+            let _ = tx.send(true);
         }
         lock(&self.state).case = None;
     }
@@ -254,6 +301,20 @@ impl Conn {
         let id = frame.json.get("id").cloned();
         let params = frame.json.remove("params").unwrap_or(Value::Null);
         let Some(method) = method else {
+            // A client's answer to a checkpoint.
+            if let Some(key) = id.as_ref().and_then(Value::as_str)
+                && let Some(tx) = lock(&self.answers).remove(key)
+            {
+                let cancel = frame
+                    .json
+                    .get("result")
+                    .and_then(|r| r.get("cancel"))
+                    .and_then(Value::as_bool)
+                    // An error or a malformed answer cancels (cancelling leaves no trace).
+                    .unwrap_or(true);
+                let _ = tx.send(cancel);
+                return Continue(());
+            }
             if let Some(id) = id {
                 self.send(response(
                     &id,
@@ -302,6 +363,13 @@ impl Conn {
         let key = id.to_string();
         lock(&self.inflight).insert(key.clone(), signal.clone());
         let fs = lock(&self.state).provider.clone();
+        let signal = if params.get("checkpoints").and_then(Value::as_bool) == Some(true)
+            && matches!(method.as_str(), "write_text" | "edit_text")
+        {
+            self.probing(&signal, &id)
+        } else {
+            signal
+        };
         tokio::spawn(async move {
             let mut reply_frame = Frame::new(Map::new());
             let reply = self
@@ -651,13 +719,6 @@ fn describe(server: &Server, fs: &dyn FileSystem, cwd: Option<&str>) -> Value {
     let claimed: Vec<&str> = seam::Capability::ALL
         .into_iter()
         .filter(|c| caps.has(*c))
-        // No probe channel in protocol 1.
-        .filter(|c| {
-            !matches!(
-                c,
-                seam::Capability::CancelPoints | seam::Capability::StagingProbe
-            )
-        })
         .map(seam::Capability::name)
         .collect();
     json!({

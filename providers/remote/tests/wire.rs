@@ -492,3 +492,79 @@ fn obj(v: Value) -> Map<String, Value> {
         _ => Map::new(),
     }
 }
+
+/// A server that answers `initialize`, then does `then` with the next request.
+fn fake_server(then: &'static [u8]) -> (PathBuf, tempfile::TempDir, std::thread::JoinHandle<()>) {
+    use std::io::{BufRead, Write};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join("fake.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+    let handle = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("accept");
+        let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
+        let mut writer = stream;
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("initialize");
+        writer
+            .write_all(
+                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocol\":1,\"capabilities\":[]}}\n",
+            )
+            .expect("answer");
+        line.clear();
+        reader.read_line(&mut line).expect("the request");
+        let _ = writer.write_all(then);
+        // Dropping the stream closes the connection.
+    });
+    (socket, dir, handle)
+}
+
+#[test]
+fn a_server_that_dies_mid_mutation_leaves_its_outcome_unknown_and_it_is_not_retried() {
+    let (socket, _dir, server) = fake_server(b"");
+    let fs = RemoteFileSystem::new(Arc::new(
+        Connection::connect(&Address::Unix(socket), None).expect("connect"),
+    ));
+    let t = seam::FsTarget {
+        key: seam::FsTargetKey::new("/w/a"),
+        display_path: "/w/a".into(),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    let err = rt
+        .block_on(fs.write_text(&t, "x", None, None, &Signal::none()))
+        .expect_err("no answer");
+    server
+        .join()
+        .expect("the fake server saw exactly one request");
+    assert_eq!(err.code(), FsErrorCode::IoError);
+    assert!(
+        err.message()
+            .contains("whether the write happened is unknown (it was not retried)"),
+        "{}",
+        err.message()
+    );
+}
+
+#[test]
+fn a_server_that_answers_garbage_is_reported_with_what_it_said() {
+    let (socket, _dir, server) = fake_server(b"<html>502 Bad Gateway</html>\n");
+    let fs = RemoteFileSystem::new(Arc::new(
+        Connection::connect(&Address::Unix(socket), None).expect("connect"),
+    ));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    let err = rt
+        .block_on(fs.resolve("a", ResolveOptions::default(), &Signal::none()))
+        .expect_err("garbage");
+    server.join().expect("served");
+    assert_eq!(err.code(), FsErrorCode::IoError);
+    assert!(
+        err.message().contains("broke the protocol") && err.message().contains("502 Bad Gateway"),
+        "{}",
+        err.message()
+    );
+}
