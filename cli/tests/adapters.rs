@@ -1,5 +1,7 @@
 //! Backends in other languages through the gate: `seam check --provider exec:…` against the
-//! Python adapter in `fixtures/adapters/python/` (standard library only), the whole default run.
+//! Python adapter in `fixtures/adapters/python/` (standard library only), the whole default run —
+//! cancellation inside mutations and competitors appearing mid-write included, through the
+//! protocol's checkpoints.
 
 use std::path::Path;
 use std::process::Command;
@@ -33,7 +35,10 @@ fn the_python_adapter_passes_the_gate_for_what_it_claims() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("RESULT: pass"), "{stdout}");
-    assert!(stdout.contains("claims: read_bytes\n"), "{stdout}");
+    assert!(
+        stdout.contains("claims: read_bytes, cancel_points\n"),
+        "{stdout}"
+    );
     for line in [
         "  symlink-identity       not claimed: symlinks",
         "  permission-denied      not claimed: permissions",

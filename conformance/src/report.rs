@@ -153,6 +153,7 @@ pub(crate) fn rule_lines(stats: &Stats, a: &Applicability<'_>) -> Vec<RuleLine> 
         .map(|&r| {
             let steps = stats.rule_count(r);
             let applies = r.needs().is_none_or(|c| a.caps.has(c))
+                && r.also_needs().is_none_or(|c| a.caps.has(c))
                 && (a.agent || !r.is_agent())
                 && (a.diff_limit_generated || !r.needs_small_diff_limit());
             RuleLine {
@@ -163,7 +164,10 @@ pub(crate) fn rule_lines(stats: &Stats, a: &Applicability<'_>) -> Vec<RuleLine> 
                 } else if r.needs_small_diff_limit() {
                     Some("a diff-basis limit of at most 1 MiB".to_string())
                 } else {
-                    r.needs().map(|c| c.name().to_string())
+                    match (r.needs(), r.also_needs()) {
+                        (Some(c), Some(d)) => Some(format!("{} and {}", c.name(), d.name())),
+                        (c, _) => c.map(|c| c.name().to_string()),
+                    }
                 },
                 steps,
                 coverage: if !applies {

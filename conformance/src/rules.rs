@@ -192,6 +192,16 @@ impl Rule {
         self.id().starts_with("policy.")
     }
 
+    /// A second capability the rule needs beside [`Rule::needs`]: a link competitor needs links
+    /// as well as cancel points (the generator makes one only when both are claimed — a backend
+    /// with cancel points and no links could never reach it, as the Python adapter showed).
+    pub fn also_needs(self) -> Option<Capability> {
+        match self {
+            Rule::WriteCompetitorLink => Some(Capability::Symlinks),
+            _ => None,
+        }
+    }
+
     /// Whether the rule needs contents around the backend's diff-basis limit, which the suite
     /// writes only for a limit of at most 1 MiB.
     pub fn needs_small_diff_limit(self) -> bool {
