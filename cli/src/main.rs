@@ -128,10 +128,12 @@ enum Command {
         /// workspace-write.
         #[arg(long, value_name = "DIR")]
         root: PathBuf,
-        /// The sandbox mode of the deployment.
-        #[arg(long, value_enum, default_value_t = Mode::WorkspaceWrite)]
-        mode: Mode,
-        /// The backend.
+        /// The sandbox mode of the deployment (default workspace-write; not with a remote
+        /// provider, whose server fences with its own).
+        #[arg(long, value_enum)]
+        mode: Option<Mode>,
+        /// The backend: local, or a server (unix:PATH, tcp://HOST:PORT with SEAM_TOKEN,
+        /// exec:COMMAND); with a server, DIR is a directory in its world.
         #[arg(long, value_name = "NAME", default_value = "local")]
         provider: String,
     },
@@ -277,7 +279,7 @@ fn main() -> ExitCode {
             provider,
         } => match mcp::run(mcp::McpArgs {
             root,
-            mode: mode.into(),
+            mode: mode.map(Into::into),
             provider,
         }) {
             Ok(code) => code,

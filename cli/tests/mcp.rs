@@ -402,3 +402,75 @@ fn a_root_that_is_not_a_directory_is_a_usage_error() {
         assert!(out.stdout.is_empty(), "nothing on the protocol channel");
     }
 }
+
+/// `seam serve` on a Unix socket in `dir`, until dropped.
+struct ServeChild(std::process::Child);
+
+impl Drop for ServeChild {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn a_remote_backend_serves_the_same_tools_through_the_wire() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(dir.path())
+        .expect("canonical")
+        .join("w");
+    std::fs::create_dir(&root).expect("root");
+    std::fs::write(root.join("a.txt"), b"one\r\ntwo\r\n").expect("seed");
+    std::fs::write(root.join("keep.txt"), b"precious\n").expect("seed");
+    let socket = dir.path().join("s.sock");
+    let _server = ServeChild(
+        std::process::Command::new(env!("CARGO_BIN_EXE_seam"))
+            .arg("serve")
+            .arg("--root")
+            .arg(&root)
+            .arg("--listen")
+            .arg(format!("unix:{}", socket.display()))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("seam serve"),
+    );
+    for _ in 0..2000 {
+        if socket.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let provider = format!("unix:{}", socket.display());
+    let client = serve(&root, &["--provider", &provider]).await;
+    ok(&call(&client, "read", json!({"file_path": "a.txt"})).await);
+    ok(&call(
+        &client,
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "two", "new_string": "2"}),
+    )
+    .await);
+    assert_eq!(disk(&root, "a.txt"), b"one\r\n2\r\n");
+    refused(
+        &call(
+            &client,
+            "write",
+            json!({"file_path": "keep.txt", "content": "gone\n"}),
+        )
+        .await,
+        "FS_NOT_OBSERVED",
+    );
+    assert_eq!(disk(&root, "keep.txt"), b"precious\n");
+    // A remote backend offers no search: glob and grep are not listed.
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(
+        names,
+        ["read", "write", "edit", "read_image", "str_replace_editor"]
+    );
+    client.cancel().await.expect("close");
+}

@@ -137,6 +137,12 @@ impl Signal {
         }
     }
 
+    /// Whether this signal can ever be cancelled or probed ([`Signal::none`] cannot): a backend
+    /// that must watch a signal from elsewhere (a wire client) can skip watching one that cannot.
+    pub fn is_live(&self) -> bool {
+        self.inner.is_some()
+    }
+
     /// Whether a probe sees this signal's checkpoints (its own or one it is layered over). A
     /// backend that carries checkpoints elsewhere — a wire client forwarding them from its
     /// server — does so only then.
@@ -255,6 +261,13 @@ mod tests {
         assert!(!inner.is_cancelled());
         outer.cancel();
         assert!(inner.is_cancelled());
+    }
+
+    #[test]
+    fn only_none_is_not_live() {
+        assert!(!Signal::none().is_live());
+        assert!(Signal::new().is_live());
+        assert!(Signal::with_probe(|_| false).is_live());
     }
 
     #[test]

@@ -164,6 +164,10 @@ impl Inner {
     /// the server once.
     fn watch(&self, id: u64, signal: &Signal) -> oneshot::Sender<()> {
         let (stop, mut stopped) = oneshot::channel::<()>();
+        if !signal.is_live() {
+            // Nothing can cancel it: nothing to watch.
+            return stop;
+        }
         let signal = signal.clone();
         let out = self.out.clone();
         self.handle.spawn(async move {

@@ -36,5 +36,5 @@ pub mod wire;
 pub mod world;
 
 pub use client::{Address, Connection, RemoteError, RemoteFileSystem};
-pub use server::{DEFAULT_STREAM_WINDOW, Server};
+pub use server::{DEFAULT_STREAM_WINDOW, MAX_IN_FLIGHT, Server};
 pub use world::{CaseMaker, CaseSpec};

@@ -13,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{Semaphore, mpsc};
 
 /// Chunks a stream may have in flight before the client grants more.
-pub const DEFAULT_STREAM_WINDOW: u32 = 8;
+pub const DEFAULT_STREAM_WINDOW: u32 = 32;
 
 /// A server hosting one backend (or, under test control, one per connection).
 pub struct Server {
@@ -161,6 +161,7 @@ impl Server {
             credits: Mutex::new(HashMap::new()),
             answers: Mutex::new(HashMap::new()),
             asked: std::sync::atomic::AtomicU64::new(1),
+            slots: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
         });
         let mut reader = BufReader::new(reader);
         loop {
@@ -218,7 +219,11 @@ struct Conn {
     /// Checkpoints shown to the client, waiting for its answer (by the server's request id).
     answers: Mutex<HashMap<String, std::sync::mpsc::Sender<bool>>>,
     asked: std::sync::atomic::AtomicU64,
+    slots: Arc<Semaphore>,
 }
+
+/// Contract calls one connection may have running at once.
+pub const MAX_IN_FLIGHT: usize = 256;
 
 /// How long a checkpoint waits for the client's probe before it cancels the mutation (a client
 /// that stopped answering must not leave it hanging; cancelling leaves no trace).
@@ -370,7 +375,14 @@ impl Conn {
         } else {
             signal
         };
+        // At most MAX_IN_FLIGHT calls run for one connection; past that the connection is not
+        // read until one finishes, so a client that pipelines without reading answers holds
+        // a bounded amount of the server's memory.
+        let Ok(slot) = self.slots.clone().acquire_owned().await else {
+            return Break(());
+        };
         tokio::spawn(async move {
+            let _slot = slot;
             let mut reply_frame = Frame::new(Map::new());
             let reply = self
                 .call(
