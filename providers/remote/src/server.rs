@@ -13,7 +13,11 @@ use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{Semaphore, mpsc};
 
 /// Chunks a stream may have in flight before the client grants more.
-pub const DEFAULT_STREAM_WINDOW: u32 = 32;
+pub const DEFAULT_STREAM_WINDOW: u32 = 8;
+
+/// About how many bytes of text one `stream/chunk` carries (the backend's smaller chunks are
+/// gathered): with the window, a stream holds at most about 8 MiB in flight.
+pub const STREAM_FRAME_BYTES: usize = 1024 * 1024;
 
 /// A server hosting one backend (or, under test control, one per connection).
 pub struct Server {
@@ -678,24 +682,38 @@ impl Conn {
         lock(&self.credits).insert(id.to_string(), credits.clone());
         self.send(wire::message(None, "stream/start", json!({ "id": id })))
             .await;
+        // The backend's chunks are gathered into frames of about STREAM_FRAME_BYTES: each frame
+        // costs a few wake-ups on both sides, whatever its size.
+        let mut gathered = String::new();
         loop {
             let next = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await;
-            match next {
-                None => return Ok(json!({ "end": true })),
-                Some(Err(e)) => return Err(fs_error_object(&e)),
-                Some(Ok(chunk)) => {
-                    // Without credit (the peer is gone, or cancelled the stream) stop reading.
-                    let Ok(permit) = credits.acquire().await else {
-                        return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
-                    };
-                    permit.forget();
-                    if signal.is_cancelled() {
-                        return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
-                    }
-                    let mut frame = wire::message(None, "stream/chunk", json!({ "id": id }));
-                    frame.attach(chunk.into_bytes());
-                    self.send(frame).await;
+            let (chunk, last) = match next {
+                None => (None, Ok(json!({ "end": true }))),
+                Some(Err(e)) => (None, Err(fs_error_object(&e))),
+                Some(Ok(chunk)) => (Some(chunk), Ok(Value::Null)),
+            };
+            let ended = chunk.is_none();
+            if let Some(chunk) = chunk {
+                gathered.push_str(&chunk);
+                if gathered.len() < STREAM_FRAME_BYTES {
+                    continue;
                 }
+            }
+            if !gathered.is_empty() {
+                // Without credit (the peer is gone, or cancelled the stream) stop reading.
+                let Ok(permit) = credits.acquire().await else {
+                    return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
+                };
+                permit.forget();
+                if signal.is_cancelled() {
+                    return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
+                }
+                let mut frame = wire::message(None, "stream/chunk", json!({ "id": id }));
+                frame.attach(std::mem::take(&mut gathered).into_bytes());
+                self.send(frame).await;
+            }
+            if ended {
+                return last;
             }
         }
     }
