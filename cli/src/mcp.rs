@@ -95,6 +95,11 @@ pub fn run(args: McpArgs) -> Result<ExitCode, String> {
         .prefix("seam-mcp-spill-")
         .tempdir()
         .map_err(|e| format!("cannot create the spill directory: {e}"))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(spill.path(), std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("cannot make the spill directory private: {e}"))?;
+    }
     let mut tools = Toolset::builder(fs.as_ref())
         .image_sink(Arc::new(AnyImage))
         .spill_store(Arc::new(SpillDir::new(spill.path())))

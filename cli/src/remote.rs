@@ -169,8 +169,13 @@ impl Factory for RemoteFactory {
                     },
                     "diff_basis_max_bytes": crate::providers::SUITE_DIFF_LIMIT,
                     "seed": options.seed,
+                    // Only a configuration the hosted local provider has (a trace recorded
+                    // elsewhere names another); the server's default otherwise.
                     "configuration": match &self.source {
-                        Source::Own { .. } => Some(options.configuration.as_str()),
+                        Source::Own { .. } => crate::providers::LocalFactory
+                            .configurations()
+                            .contains(&options.configuration)
+                            .then_some(options.configuration.as_str()),
                         Source::External { .. } => None,
                     },
                 }),

@@ -194,10 +194,14 @@ impl Rule {
 
     /// A second capability the rule needs beside [`Rule::needs`]: a link competitor needs links
     /// as well as cancel points (the generator makes one only when both are claimed — a backend
-    /// with cancel points and no links could never reach it, as the Python adapter showed).
+    /// with cancel points and no links could never reach it, as the Python adapter showed), and
+    /// private staging needs permissions as well as the staging probe (its property checks
+    /// modes).
     pub fn also_needs(self) -> Option<Capability> {
         match self {
             Rule::WriteCompetitorLink => Some(Capability::Symlinks),
+            // The staged entry's modes are only checked for a backend that keeps modes.
+            Rule::StagingPrivate => Some(Capability::Permissions),
             _ => None,
         }
     }

@@ -39,11 +39,12 @@ impl SpillStore for SpillDir {
         let at = self.dir.join(format!("{n}-{name}"));
         let path = at.clone();
         tokio::task::spawn_blocking(move || {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-                .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+            std::os::unix::fs::OpenOptionsExt::mode(
+                std::fs::OpenOptions::new().write(true).create_new(true),
+                0o600,
+            )
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
         })
         .await
         .map_err(|e| e.to_string())?

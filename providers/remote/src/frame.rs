@@ -54,12 +54,11 @@ impl Frame {
         json!({ "$payload": self.segments.len() - 1 })
     }
 
-    /// The segment a `{"$payload": i}` value refers to, taken out of the frame (an empty one if
-    /// taken twice).
+    /// The segment a `{"$payload": i}` value refers to (a copy: two values may name one
+    /// segment).
     pub fn take(&mut self, reference: &Value) -> Option<Vec<u8>> {
         let i = reference.get("$payload")?.as_u64()?;
-        let slot = self.segments.get_mut(usize::try_from(i).ok()?)?;
-        Some(std::mem::take(slot))
+        self.segments.get(usize::try_from(i).ok()?).cloned()
     }
 }
 

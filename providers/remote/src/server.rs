@@ -98,9 +98,30 @@ impl Server {
             std::process::id()
         ));
         let _ = std::fs::remove_file(&staging);
+        // Never take over a path: a live server's socket is in use, anything but a socket is
+        // someone's file; only a dead server's socket is cleared.
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            use std::os::unix::fs::FileTypeExt;
+            if !meta.file_type().is_socket() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    format!("{} exists and is not a socket", path.display()),
+                ));
+            }
+            if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::AddrInUse,
+                    format!("{} is in use by a running server", path.display()),
+                ));
+            }
+            std::fs::remove_file(path)?;
+        }
         let listener = tokio::net::UnixListener::bind(&staging)?;
         std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o600))?;
-        std::fs::rename(&staging, path)?;
+        // A hard link appears atomically and never replaces what got there meanwhile.
+        let linked = std::fs::hard_link(&staging, path);
+        let _ = std::fs::remove_file(&staging);
+        linked?;
         Ok(listener)
     }
 
@@ -309,6 +330,18 @@ impl Conn {
             .map(str::to_string);
         let id = frame.json.get("id").cloned();
         let params = frame.json.remove("params").unwrap_or(Value::Null);
+        if frame.json.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            self.send(response(
+                &id.clone().unwrap_or(Value::Null),
+                Err(error_object(
+                    wire::INVALID_REQUEST,
+                    "not JSON-RPC 2.0 (\"jsonrpc\": \"2.0\" is required)",
+                    None,
+                )),
+            ))
+            .await;
+            return Continue(());
+        }
         let Some(method) = method else {
             // A client's answer to a checkpoint.
             if let Some(key) = id.as_ref().and_then(Value::as_str)
@@ -324,17 +357,15 @@ impl Conn {
                 let _ = tx.send(cancel);
                 return Continue(());
             }
-            if let Some(id) = id {
-                self.send(response(
-                    &id,
-                    Err(error_object(
-                        wire::INVALID_REQUEST,
-                        "a request needs a method",
-                        None,
-                    )),
-                ))
-                .await;
-            }
+            self.send(response(
+                &id.unwrap_or(Value::Null),
+                Err(error_object(
+                    wire::INVALID_REQUEST,
+                    "a request needs a method",
+                    None,
+                )),
+            ))
+            .await;
             return Continue(());
         };
         let Some(id) = id else {
@@ -614,7 +645,7 @@ impl Conn {
                 let t = target()?;
                 let content = text_param(params, frame, "content")?;
                 let expected = wire::intent_in(params.get("expected")).map_err(invalid)?;
-                let sandbox = wire::sandbox_in(params.get("sandbox")).map_err(invalid)?;
+                let sandbox = self.client_policy(params)?;
                 let o = fs
                     .write_text(&t, &content, expected.as_ref(), sandbox.as_ref(), signal)
                     .await
@@ -646,7 +677,7 @@ impl Conn {
                         })?))
                     }
                 };
-                let sandbox = wire::sandbox_in(params.get("sandbox")).map_err(invalid)?;
+                let sandbox = self.client_policy(params)?;
                 let o = fs
                     .edit_text(&t, &edit, expected.as_ref(), sandbox.as_ref(), signal)
                     .await
@@ -663,6 +694,21 @@ impl Conn {
                 &format!("unknown method {other}"),
                 None,
             )),
+        }
+    }
+
+    /// A mutation's per-call sandbox policy. A client must not widen the fence of the server it
+    /// talks to: outside test control the only policy accepted is `read-only` (which can only
+    /// narrow); the suite, under `--test-control`, sets any policy, as it does in process.
+    fn client_policy(&self, params: &Value) -> Result<Option<seam::SandboxPolicy>, Value> {
+        let policy = wire::sandbox_in(params.get("sandbox")).map_err(invalid)?;
+        match &policy {
+            Some(p) if self.server.cases.is_none() && p.mode != seam::SandboxMode::ReadOnly => {
+                Err(invalid(
+                    "this server fences with its own policy: a client may narrow it to read-only, never widen it (per-call policies need --test-control)",
+                ))
+            }
+            _ => Ok(policy),
         }
     }
 
@@ -700,13 +746,24 @@ impl Conn {
                 }
             }
             if !gathered.is_empty() {
-                // Without credit (the peer is gone, or cancelled the stream) stop reading.
-                let Ok(permit) = credits.acquire().await else {
-                    return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
-                };
-                permit.forget();
-                if signal.is_cancelled() {
-                    return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
+                // Wait for credit, but not past a cancellation (the request is always
+                // answered); without credit for good (the peer is gone) stop reading.
+                loop {
+                    if signal.is_cancelled() {
+                        return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
+                    }
+                    tokio::select! {
+                        permit = credits.acquire() => match permit {
+                            Ok(p) => {
+                                p.forget();
+                                break;
+                            }
+                            Err(_) => {
+                                return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
+                            }
+                        },
+                        () = tokio::time::sleep(std::time::Duration::from_millis(5)) => {}
+                    }
                 }
                 let mut frame = wire::message(None, "stream/chunk", json!({ "id": id }));
                 frame.attach(std::mem::take(&mut gathered).into_bytes());

@@ -252,6 +252,13 @@ fn bad_input_is_answered_and_the_connection_goes_on() {
         .await;
         assert_eq!(error_code(&raw.recv().await.expect("answer")), -32602, "unknown version");
         raw.initialize().await;
+        raw.line(b"{\"foo\":1}\n").await;
+        let f = raw.recv().await.expect("answer");
+        assert_eq!(error_code(&f), -32600, "not a request: {:?}", f.json);
+        raw.send(json!({"jsonrpc":"1.0","id":21,"method":"stat","params":{}}), vec![])
+            .await;
+        let f = raw.recv().await.expect("answer");
+        assert_eq!((f.json["id"].clone(), error_code(&f)), (json!(21), -32600));
         for (id, method, params, code) in [
             (3, "frobnicate", json!({}), -32601),
             (4, "world/case", json!({}), -32601),
@@ -279,6 +286,38 @@ fn bad_input_is_answered_and_the_connection_goes_on() {
         // A NUL is legal content for a write.
         assert!(f.json.get("result").is_some(), "{:?}", f.json);
         assert_eq!(std::fs::read(s.root.join("r.txt")).expect("disk"), b"raw\0bytes?");
+        // Two values may name one segment.
+        std::fs::write(s.root.join("t.txt"), b"same\n").expect("seed");
+        let path = s.root.join("t.txt").to_string_lossy().into_owned();
+        raw.send(json!({"jsonrpc":"2.0","id":12,"method":"resolve","params":{"path": path}}), vec![])
+            .await;
+        let t = raw.recv().await.expect("answer").json["result"].clone();
+        raw.send(
+            json!({"jsonrpc":"2.0","id":9,"method":"edit_text","params":{"target": t,
+                "old_string": {"$payload": 0}, "new_string": {"$payload": 0}}}),
+            vec![b"same".to_vec()],
+        )
+        .await;
+        let f = raw.recv().await.expect("answer");
+        assert!(f.json.get("result").is_some(), "{:?}", f.json);
+        assert_eq!(std::fs::read(s.root.join("t.txt")).expect("disk"), b"same\n");
+        // A client may not widen the server's fence (no test control here): refused, nothing
+        // written anywhere.
+        let outside = s.root.parent().expect("parent").join("widened.txt");
+        let path = outside.to_string_lossy().into_owned();
+        raw.send(json!({"jsonrpc":"2.0","id":10,"method":"resolve","params":{"path": path}}), vec![])
+            .await;
+        let out_target = raw.recv().await.expect("answer").json["result"].clone();
+        raw.send(
+            json!({"jsonrpc":"2.0","id":11,"method":"write_text","params":{"target": out_target,
+                "content": {"$payload": 0},
+                "sandbox": {"mode": "danger-full-access", "workspace_root": "/"}}}),
+            vec![b"x".to_vec()],
+        )
+        .await;
+        let f = raw.recv().await.expect("answer");
+        assert_eq!(error_code(&f), -32602, "{:?}", f.json);
+        assert!(!outside.exists());
     });
 }
 
@@ -377,14 +416,9 @@ fn a_stream_stays_within_its_window_until_credited_and_can_be_cancelled() {
         assert_eq!(f.json["method"], "stream/chunk");
         chunks += 1;
         assert_eq!(chunks, seam_remote::DEFAULT_STREAM_WINDOW + 1);
-        // Cancel, then credit: the stream ends with FS_ABORTED.
+        // Cancel without granting credit: the stream is still answered, FS_ABORTED.
         raw.send(
             json!({"jsonrpc":"2.0","method":"$/cancel","params":{"id": 2}}),
-            vec![],
-        )
-        .await;
-        raw.send(
-            json!({"jsonrpc":"2.0","method":"stream/credit","params":{"id": 2, "chunks": 1}}),
             vec![],
         )
         .await;
@@ -567,5 +601,29 @@ fn a_server_that_answers_garbage_is_reported_with_what_it_said() {
         err.message().contains("broke the protocol") && err.message().contains("502 Bad Gateway"),
         "{}",
         err.message()
+    );
+}
+
+#[test]
+fn binding_never_takes_over_a_path() {
+    let s = serve();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    let _enter = rt.enter();
+    let err = Server::bind_unix(&s.socket).expect_err("a live server's socket");
+    assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse, "{err}");
+    let file = s.root.join("victim.txt");
+    std::fs::write(&file, b"mine").expect("seed");
+    let err = Server::bind_unix(&file).expect_err("a file");
+    assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "{err}");
+    assert_eq!(std::fs::read(&file).expect("intact"), b"mine");
+    drop(_enter);
+    // The running server still answers.
+    let fs = remote(&s);
+    assert!(
+        rt.block_on(fs.resolve(".", ResolveOptions::default(), &Signal::none()))
+            .is_ok()
     );
 }
