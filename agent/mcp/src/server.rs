@@ -80,7 +80,7 @@ impl SeamMcp {
         let call = tool.execute(&args, &exec);
         tokio::pin!(call);
         tokio::select! {
-            // A request cancelled before its call began never starts it.
+            // A request cancelled before its call began reaches the provider already cancelled.
             biased;
             () = cancelled => {
                 signal.cancel();

@@ -279,7 +279,16 @@ async fn hostile_patterns_are_only_patterns() {
         text(&call(&h, "grep", json!({"pattern": "\\$\\(touch pwned\\)"})).await),
         "Found 1 match\n\na.txt\nLine 1: $(touch pwned); rm -rf / #"
     );
-    assert!(!pwned.exists(), "nothing ran");
+    // Flags are not flags: `--files` and `--no-ignore` searched as text and names.
+    assert_eq!(
+        text(&call(&h, "grep", json!({"pattern": "--files", "path": "a.txt"})).await),
+        "No matches found"
+    );
+    assert_eq!(
+        text(&call(&h, "glob", json!({"pattern": "--no-ignore"})).await),
+        "No files found"
+    );
+    assert!(!pwned.exists());
     assert_eq!(h.bytes("a.txt"), b"$(touch pwned); rm -rf / #\n");
 }
 
