@@ -250,6 +250,7 @@ async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Option<tokio::p
     match &address {
         Address::Unix(p) => {
             let s = tokio::net::UnixStream::connect(p).await?;
+            crate::frame::widen_buffers(&s);
             let (r, w) = s.into_split();
             Ok((Box::new(r), Box::new(w), None))
         }

@@ -83,6 +83,14 @@ pub enum ReadError {
     Io(#[from] std::io::Error),
 }
 
+/// Socket buffers for a local connection: large enough for a whole stream frame, so a frame
+/// crosses in one write instead of a ping-pong of ~200 KiB fills between writer and reader.
+/// Best effort (the kernel caps it at `net.core.wmem_max` / `rmem_max`).
+pub fn widen_buffers(socket: &impl std::os::fd::AsFd) {
+    let _ = rustix::net::sockopt::set_socket_send_buffer_size(socket, 4 << 20);
+    let _ = rustix::net::sockopt::set_socket_recv_buffer_size(socket, 4 << 20);
+}
+
 /// The start of a bad line, for the message that reports it.
 fn excerpt(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(&line[..line.len().min(200)]);

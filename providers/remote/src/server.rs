@@ -132,6 +132,7 @@ impl Server {
     ) -> std::io::Result<()> {
         loop {
             let (stream, _) = listener.accept().await?;
+            crate::frame::widen_buffers(&stream);
             let (r, w) = stream.into_split();
             tokio::spawn(self.clone().serve_connection(r, w, false));
         }
