@@ -50,6 +50,14 @@ fn serve_with(limits: Limits) -> Served {
     }
 }
 
+/// A runtime for a test's own async code (the server has its own).
+fn test_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt")
+}
+
 fn serve() -> Served {
     serve_with(Limits::default())
 }
@@ -117,10 +125,7 @@ fn error_code(f: &Frame) -> i64 {
 fn every_method_round_trips_and_the_bytes_on_disk_are_the_content() {
     let s = serve();
     let fs = remote(&s);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
+    let rt = test_runtime();
     rt.block_on(async {
         let none = Signal::none();
         let t = fs
@@ -208,10 +213,7 @@ fn a_streamed_file_arrives_whole_in_order_with_no_split_character() {
     let big: String = (0..200_000).map(|i| format!("{i}é🦀\n")).collect();
     std::fs::write(s.root.join("big.txt"), &big).expect("seed");
     let fs = remote(&s);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
+    let rt = test_runtime();
     rt.block_on(async {
         let t = fs
             .resolve("big.txt", ResolveOptions::default(), &Signal::none())
@@ -232,10 +234,7 @@ fn a_streamed_file_arrives_whole_in_order_with_no_split_character() {
 #[test]
 fn bad_input_is_answered_and_the_connection_goes_on() {
     let s = serve();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
+    let rt = test_runtime();
     rt.block_on(async {
         let mut raw = Raw::open(&s.socket).await;
         raw.line(b"this is not json\n").await;
@@ -327,10 +326,7 @@ fn an_oversized_frame_closes_its_connection_and_no_other() {
         max_line: 4096,
         max_payload: 1024,
     });
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
+    let rt = test_runtime();
     rt.block_on(async {
         let mut bystander = Raw::open(&s.socket).await;
         bystander.initialize().await;
@@ -369,10 +365,7 @@ fn a_stream_stays_within_its_window_until_credited_and_can_be_cancelled() {
     let s = serve();
     // Frames carry about 1 MiB: enough of them to exhaust the window and then some.
     std::fs::write(s.root.join("big.txt"), "a".repeat(16 << 20)).expect("seed");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
+    let rt = test_runtime();
     rt.block_on(async {
         let mut raw = Raw::open(&s.socket).await;
         raw.initialize().await;
@@ -428,10 +421,7 @@ fn a_stream_stays_within_its_window_until_credited_and_can_be_cancelled() {
     });
     // A client that vanished mid-stream leaves the server serving.
     let fs = remote(&s);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
+    let rt = test_runtime();
     rt.block_on(async {
         let t = fs
             .resolve("big.txt", ResolveOptions::default(), &Signal::none())
@@ -476,10 +466,7 @@ fn tcp_refuses_a_client_without_the_token_before_any_method() {
     let server = Arc::new(Server::new(fs).with_token("s3cret".into()));
     rt.spawn(server.serve_tcp(listener));
     let target = root.join("pwned.txt").to_string_lossy().into_owned();
-    let check = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
+    let check = test_runtime();
     check.block_on(async {
         for token in [None, Some("wrong")] {
             let (r, mut w) = tokio::net::TcpStream::connect(&addr)
@@ -563,10 +550,7 @@ fn a_server_that_dies_mid_mutation_leaves_its_outcome_unknown_and_it_is_not_retr
         key: seam::FsTargetKey::new("/w/a"),
         display_path: "/w/a".into(),
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
+    let rt = test_runtime();
     let err = rt
         .block_on(fs.write_text(&t, "x", None, None, &Signal::none()))
         .expect_err("no answer");
@@ -588,10 +572,7 @@ fn a_server_that_answers_garbage_is_reported_with_what_it_said() {
     let fs = RemoteFileSystem::new(Arc::new(
         Connection::connect(&Address::Unix(socket), None).expect("connect"),
     ));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
+    let rt = test_runtime();
     let err = rt
         .block_on(fs.resolve("a", ResolveOptions::default(), &Signal::none()))
         .expect_err("garbage");
@@ -607,10 +588,7 @@ fn a_server_that_answers_garbage_is_reported_with_what_it_said() {
 #[test]
 fn binding_never_takes_over_a_path() {
     let s = serve();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
+    let rt = test_runtime();
     let _enter = rt.enter();
     let err = Server::bind_unix(&s.socket).expect_err("a live server's socket");
     assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse, "{err}");
