@@ -55,6 +55,19 @@ impl Factory for LocalFactory {
             keep_alive: Box::new(dir),
         })
     }
+
+    /// A second `LocalFileSystem` on the same directory: what a second agent process opens.
+    fn reopen(
+        &self,
+        options: &CaseOptions,
+        subject: &Subject,
+    ) -> Option<Result<Arc<dyn seam::FileSystem>, String>> {
+        let root = subject.world.root_display();
+        Some(
+            local_config(&root, options, second_seed(options))
+                .map(|c| Arc::new(LocalFileSystem::new(c)) as Arc<dyn seam::FileSystem>),
+        )
+    }
 }
 
 /// A fresh temporary directory for one case, its world, and the local configuration the case
@@ -65,15 +78,33 @@ fn case_root(options: &CaseOptions) -> Result<(tempfile::TempDir, DiskWorld, Loc
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let world = DiskWorld::new(dir.path()).map_err(|e| e.to_string())?;
-    let config = LocalConfig::new(world.root_display())
+    let config = local_config(&world.root_display(), options, options.seed)?;
+    Ok((dir, world, config))
+}
+
+/// The local configuration a case asks for, on `root`, its staging names drawn from `seed`.
+fn local_config(root: &str, options: &CaseOptions, seed: u64) -> Result<LocalConfig, String> {
+    Ok(LocalConfig::new(root)
         .with_durability(match options.durability {
             CaseDurability::Full => Durability::Full,
             CaseDurability::Relaxed => Durability::None,
         })
         .with_diff_basis_max_bytes(SUITE_DIFF_LIMIT)
-        .with_seeded_nonces(options.seed)
-        .with_staging(LocalFactory::staging(&options.configuration)?);
-    Ok((dir, world, config))
+        .with_seeded_nonces(seed)
+        .with_staging(LocalFactory::staging(&options.configuration)?))
+}
+
+/// The seed of a second instance's staging names: another process draws other names.
+fn second_seed(options: &CaseOptions) -> u64 {
+    options.seed ^ 0x5EC0_17D0
+}
+
+/// The sandbox configuration of `mode` on a case root.
+fn sandbox_config(mode: SandboxMode, root: &str, local: LocalConfig) -> SandboxConfig {
+    let workspace = format!("{root}/{}", seam_conformance::DEPLOYMENT_WORKSPACE);
+    SandboxConfig::new(workspace, mode)
+        .with_local(local)
+        .with_temp_roots(Vec::new())
 }
 
 /// The sandbox provider in one mode, its default workspace the suite's `d` in the case's
@@ -94,20 +125,28 @@ impl Factory for SandboxFactory {
 
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
         let (dir, world, local) = case_root(options)?;
-        let workspace = format!(
-            "{}/{}",
-            world.root_display(),
-            seam_conformance::DEPLOYMENT_WORKSPACE
-        );
-        let config = SandboxConfig::new(workspace, self.0)
-            .with_local(local)
-            .with_temp_roots(Vec::new());
+        let config = sandbox_config(self.0, &world.root_display(), local);
         Ok(Subject {
             fs: Arc::new(SandboxFileSystem::new(config)),
             world: Arc::new(world),
             diff_basis_max_bytes: SUITE_DIFF_LIMIT,
             keep_alive: Box::new(dir),
         })
+    }
+
+    /// A second sandboxed provider on the same directory, deployed the same way.
+    fn reopen(
+        &self,
+        options: &CaseOptions,
+        subject: &Subject,
+    ) -> Option<Result<Arc<dyn seam::FileSystem>, String>> {
+        let root = subject.world.root_display();
+        Some(
+            local_config(&root, options, second_seed(options)).map(|local| {
+                Arc::new(SandboxFileSystem::new(sandbox_config(self.0, &root, local)))
+                    as Arc<dyn seam::FileSystem>
+            }),
+        )
     }
 }
 

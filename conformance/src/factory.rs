@@ -46,8 +46,9 @@ pub struct Subject {
     pub world: Arc<dyn World>,
     /// The provider's exclusive diff-basis limit, so the model predicts `before` exactly.
     pub diff_basis_max_bytes: u64,
-    /// Anything that must live as long as the subject (a temporary directory, a server).
-    pub keep_alive: Box<dyn Send + Sync>,
+    /// Anything that must live as long as the subject (a temporary directory, a server). A
+    /// factory may look into it again in [`Factory::reopen`] (it is `Any` for that).
+    pub keep_alive: Box<dyn std::any::Any + Send + Sync>,
 }
 
 /// The default workspace a fencing backend's factory deploys it with, relative to the case's
@@ -74,4 +75,18 @@ pub trait Factory: Send + Sync {
 
     /// A fresh, empty subject.
     fn make(&self, options: &CaseOptions) -> Result<Subject, String>;
+
+    /// A second provider instance over the storage of `subject` (made by this factory with
+    /// `options`), as a second agent process would open it: its own caches, locks and
+    /// connections, the same files. A backend that claims [`seam::Capability::SharedStorage`]
+    /// must be able to give one; the suite then runs its compare-and-swap races and
+    /// linearizability batches across the two instances. `None` (the default): not offered.
+    fn reopen(
+        &self,
+        options: &CaseOptions,
+        subject: &Subject,
+    ) -> Option<Result<Arc<dyn FileSystem>, String>> {
+        let _ = (options, subject);
+        None
+    }
 }

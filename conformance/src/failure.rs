@@ -39,6 +39,11 @@ pub enum FailureKind {
     Claim,
     /// A concurrent race had zero or several winners, or a loser with the wrong code.
     Race,
+    /// Operations that ran at the same time had outcomes (or left a state) that no sequential
+    /// order of them explains: a lost update, a guard that held against nothing.
+    Linearizability,
+    /// A reader saw a file part-way through a change: empty, truncated or mixed bytes.
+    TornRead,
     /// A sandbox fence let through what it must deny, or changed something while denying.
     Sandbox,
     /// Through the agent surface, a session changed a file it had not observed at its current
@@ -76,6 +81,8 @@ impl FailureKind {
             FailureKind::PathFacts => "path-facts",
             FailureKind::Claim => "claim",
             FailureKind::Race => "race",
+            FailureKind::Linearizability => "linearizability",
+            FailureKind::TornRead => "torn-read",
             FailureKind::Sandbox => "sandbox",
             FailureKind::Policy => "policy",
             FailureKind::Differential => "differential",

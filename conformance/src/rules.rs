@@ -51,6 +51,7 @@ const BYTES: Option<Capability> = Some(Capability::ReadBytes);
 const CANCEL: Option<Capability> = Some(Capability::CancelPoints);
 const STAGING: Option<Capability> = Some(Capability::StagingProbe);
 const SANDBOX: Option<Capability> = Some(Capability::SandboxModes);
+const SHARED: Option<Capability> = Some(Capability::SharedStorage);
 
 rules! {
     PathBlank = "path.blank", CORE, "a blank path is FS_NOT_FOUND with the blank-path text";
@@ -154,6 +155,10 @@ rules! {
     StagingPrivate = "staging.private", STAGING, "staged content is 0700/0600 while it exists";
     StagingNotClobbered = "staging.not-clobbered", STAGING, "a pre-existing entry at the staging name is never touched";
     RaceOneWinner = "race.one-winner", CORE, "concurrent guarded mutations at one version have exactly one winner";
+    RaceAcrossInstances = "race.across-instances", SHARED, "concurrent guarded mutations at one version through two provider instances over one storage have exactly one winner";
+    Linearizable = "concurrency.linearizable", CORE, "a batch of operations run at the same time has outcomes and a final state that some sequential order of them explains";
+    LinearizableAcrossInstances = "concurrency.linearizable-across-instances", SHARED, "a batch run at the same time through two provider instances over one storage is explained by some sequential order";
+    VisibilityWhole = "visibility.whole", CORE, "readers running during large writes and edits see the old or the new content, never an empty, partial or mixed file";
     PermissionDenied = "permission.denied", PERMS, "what the OS refuses is FS_PERMISSION_DENIED, naming the path, changing nothing";
     ClaimReadBytes = "claim.read-bytes", CORE, "read_bytes works when claimed and returns no content when not";
     ClaimCancelPoints = "claim.cancel-points", CORE, "checkpoints are shown in order when claimed and never when not";

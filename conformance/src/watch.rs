@@ -402,6 +402,23 @@ impl Factory for WatchedFactory {
             keep_alive: subject.keep_alive,
         })
     }
+
+    fn reopen(
+        &self,
+        options: &CaseOptions,
+        subject: &Subject,
+    ) -> Option<Result<Arc<dyn seam::FileSystem>, String>> {
+        let opened = {
+            let _guard = self.monitor.enter("factory reopen".into());
+            self.inner.reopen(options, subject)?
+        };
+        Some(opened.map(|fs| {
+            Arc::new(Watched {
+                inner: fs,
+                monitor: self.monitor.clone(),
+            }) as Arc<dyn seam::FileSystem>
+        }))
+    }
 }
 
 /// Runs `work` on a thread of its own; gives up when a watched call is overdue, and turns a

@@ -36,4 +36,18 @@ impl Factory for FaultyFactory {
             keep_alive: subject.keep_alive,
         })
     }
+
+    fn reopen(
+        &self,
+        options: &CaseOptions,
+        subject: &Subject,
+    ) -> Option<Result<Arc<dyn seam::FileSystem>, String>> {
+        // The subject's own fs is already broken; the second instance is the inner factory's,
+        // broken the same way over the same world.
+        let opened = self.inner.reopen(options, subject)?;
+        Some(opened.map(|fs| {
+            Arc::new(Faulty::new(fs, subject.world.clone(), self.fault))
+                as Arc<dyn seam::FileSystem>
+        }))
+    }
 }

@@ -10,6 +10,7 @@ pub mod containment;
 pub mod differential;
 pub mod facts;
 pub mod identity;
+pub mod linearizable;
 pub mod permissions;
 pub mod policy;
 pub mod races;
@@ -17,6 +18,7 @@ pub mod sandbox;
 pub mod sequences;
 pub mod staging;
 pub mod swap_race;
+pub mod visibility;
 
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind, fail};
@@ -149,6 +151,8 @@ pub fn registry() -> Vec<Arc<dyn Property>> {
         Arc::new(staging::StagingPrivate),
         Arc::new(staging::StagingNotClobbered),
         Arc::new(races::CasRaces),
+        Arc::new(linearizable::Linearizable),
+        Arc::new(visibility::AtomicVisibility),
         Arc::new(permissions::PermissionDenied),
         Arc::new(sandbox::SandboxModes),
         Arc::new(containment::Containment),

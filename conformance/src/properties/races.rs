@@ -1,6 +1,11 @@
 //! Compare-and-swap under real concurrency: many threads mutate one file at the same version, or
 //! create one file with create-if-absent, at the same moment. Exactly one may win; every loser
 //! gets the guard's code; the file holds the winner's bytes and nothing else is left behind.
+//!
+//! For a backend that claims [`seam::Capability::SharedStorage`] the same rounds run again with
+//! the racers spread over two provider instances over one storage: two agents rarely share a
+//! provider object, they share the files, and a lock that lives only in one instance lets two
+//! guarded writers win.
 
 use super::{Context, Property, Run};
 use crate::failure::{Failure, FailureKind, fail};
@@ -29,10 +34,21 @@ impl Property for CasRaces {
     fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
         let rt = cx.runtime()?;
         for r in 0..ROUNDS {
-            round(cx, &rt, r % 2 == 0, &mut out.stats)
+            round(cx, &rt, r % 2 == 0, false, &mut out.stats)
                 .map_err(|f| Failure::new(f.kind, format!("round {r}: {}", f.message)))?;
         }
         out.stats.rule(Rule::RaceOneWinner);
+        if cx.caps.shared_storage {
+            for r in 0..ROUNDS_ACROSS {
+                round(cx, &rt, r % 2 == 0, true, &mut out.stats).map_err(|f| {
+                    Failure::new(
+                        f.kind,
+                        format!("round {r} across two instances: {}", f.message),
+                    )
+                })?;
+            }
+            out.stats.rule(Rule::RaceAcrossInstances);
+        }
         Ok(())
     }
 }
@@ -41,6 +57,8 @@ impl Property for CasRaces {
 const RACERS: usize = 6;
 /// Rounds.
 const ROUNDS: usize = 12;
+/// Rounds across two instances (a cross-instance lock is slower to get wrong visibly).
+pub const ROUNDS_ACROSS: usize = 24;
 
 fn setup(e: impl std::fmt::Display) -> Failure {
     fail(FailureKind::Setup, e.to_string())
@@ -50,11 +68,27 @@ fn round(
     cx: &Context,
     rt: &tokio::runtime::Runtime,
     create: bool,
+    across: bool,
     stats: &mut Stats,
 ) -> Result<(), Failure> {
-    let subject = cx.factory.make(&cx.options()).map_err(setup)?;
+    let options = cx.options();
+    let subject = cx.factory.make(&options).map_err(setup)?;
     let root = subject.world.root_display();
     let fs: Arc<dyn FileSystem> = subject.fs.clone();
+    let second: Arc<dyn FileSystem> = if across {
+        match cx.factory.reopen(&options, &subject) {
+            Some(Ok(fs)) => fs,
+            Some(Err(e)) => return Err(setup(format!("cannot open a second instance: {e}"))),
+            None => {
+                return Err(fail(
+                    FailureKind::Claim,
+                    "the backend claims shared_storage but its factory gives no second instance (Factory::reopen)",
+                ));
+            }
+        }
+    } else {
+        fs.clone()
+    };
     if !create {
         subject
             .world
@@ -81,7 +115,11 @@ fn round(
     let results: Vec<Result<String, FsErrorCode>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..RACERS)
             .map(|i| {
-                let fs = fs.clone();
+                let fs = if (i / 2) % 2 == 0 {
+                    fs.clone()
+                } else {
+                    second.clone()
+                };
                 let target = target.clone();
                 let version = version.clone();
                 let barrier = barrier.clone();

@@ -44,17 +44,24 @@ pub enum Capability {
     /// The provider fences mutations by [`crate::SandboxMode`] and reports its default mode from
     /// [`crate::FileSystem::sandbox_mode`].
     SandboxModes,
+    /// Several provider instances over one storage (other processes, other connections, other
+    /// hosts) are linearizable together: a guard checked by one instance holds against a
+    /// publication by another, so two agents that share a tree but not a provider object still
+    /// cannot both win a compare-and-swap. Without it, the guarantees hold within one instance
+    /// only.
+    SharedStorage,
 }
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 6] = [
+    pub const ALL: [Capability; 7] = [
         Capability::Symlinks,
         Capability::Permissions,
         Capability::ReadBytes,
         Capability::CancelPoints,
         Capability::StagingProbe,
         Capability::SandboxModes,
+        Capability::SharedStorage,
     ];
 
     /// A stable snake_case name (`cancel_points`).
@@ -66,6 +73,7 @@ impl Capability {
             Capability::CancelPoints => "cancel_points",
             Capability::StagingProbe => "staging_probe",
             Capability::SandboxModes => "sandbox_modes",
+            Capability::SharedStorage => "shared_storage",
         }
     }
 
@@ -98,6 +106,8 @@ pub struct Capabilities {
     pub staging_probe: bool,
     /// See [`Capability::SandboxModes`].
     pub sandbox_modes: bool,
+    /// See [`Capability::SharedStorage`].
+    pub shared_storage: bool,
 }
 
 impl Capabilities {
@@ -110,6 +120,7 @@ impl Capabilities {
             cancel_points: false,
             staging_probe: false,
             sandbox_modes: false,
+            shared_storage: false,
         }
     }
 
@@ -149,6 +160,7 @@ impl Capabilities {
             Capability::CancelPoints => &mut self.cancel_points,
             Capability::StagingProbe => &mut self.staging_probe,
             Capability::SandboxModes => &mut self.sandbox_modes,
+            Capability::SharedStorage => &mut self.shared_storage,
         }
     }
 }

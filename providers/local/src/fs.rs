@@ -65,6 +65,7 @@ impl FileSystem for LocalFileSystem {
             .with(Capability::ReadBytes)
             .with(Capability::CancelPoints)
             .with(Capability::StagingProbe)
+            .with(Capability::SharedStorage)
     }
 
     fn search(&self) -> Option<&dyn seam::Search> {
