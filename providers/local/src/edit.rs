@@ -24,6 +24,8 @@ impl Core {
         let key = target.key.as_str();
         let display = target.display_path.as_str();
         let verb = Verb::Edit;
+        // Held until the returned version is read: see `crate::xlock`.
+        let mut held = crate::xlock::lock_target(root, key);
         let stale = || FsError::changed_since_read(verb, display);
         let (file, probe) = match existing(root, key, verb, display)? {
             // An edit never creates: nothing there (or a dangling link) is a stale view.
@@ -66,6 +68,7 @@ impl Core {
             verb,
             display,
             signal,
+            &mut held,
             |staged| {
                 staged
                     .publish_replace(name)

@@ -46,6 +46,7 @@ mod stream;
 mod sweep;
 mod version;
 mod write;
+mod xlock;
 
 pub use beneath::{Confinement, is_escape};
 pub use config::{Durability, LocalConfig, Staging};

@@ -8,6 +8,7 @@ use crate::core::Core;
 use crate::errors::os;
 use crate::root::Root;
 use crate::stage::{StageSpec, Staged, stage};
+use crate::xlock::Held;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
 use seam::{CancelPoint, Checkpoint, FsError, FsVersion, Signal, Verb};
@@ -55,8 +56,9 @@ impl Core {
         }
     }
 
-    /// Stages `parts` in `parent`, offers the staged checkpoint, sets `mode`, publishes with
-    /// `publish`, reports the commit and syncs the directory.
+    /// Stages `parent`, offers the staged checkpoint, sets `mode`, locks the staged file into
+    /// `held` (so the next writer elsewhere waits for this mutation's returned version),
+    /// publishes with `publish`, reports the commit and syncs the directory.
     #[allow(clippy::too_many_arguments)]
     pub fn stage_and_publish(
         &self,
@@ -67,6 +69,7 @@ impl Core {
         verb: Verb,
         display: &str,
         signal: &Signal,
+        held: &mut Held,
         publish: impl FnOnce(&mut Staged<'_>) -> Result<(), FsError>,
     ) -> Result<(), FsError> {
         let parent_fd = parent.as_fd();
@@ -81,6 +84,9 @@ impl Core {
         signal.checkpoint(&checkpoint(CancelPoint::Staged, verb, display, &paths))?;
         if let Some(mode) = mode {
             staged.chmod(mode).map_err(|e| os(e, verb, display))?;
+        }
+        if let Some(fd) = staged.lock() {
+            held.keep(fd);
         }
         publish(&mut staged)?;
         signal.committed(&checkpoint(CancelPoint::Committed, verb, display, &[]));

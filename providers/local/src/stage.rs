@@ -63,6 +63,12 @@ impl Staged<'_> {
         }
     }
 
+    /// Locks the staged file for other processes before it is published (see
+    /// [`crate::xlock`]); the descriptor returned holds the lock.
+    pub fn lock(&self) -> Option<OwnedFd> {
+        self.file.as_ref().and_then(crate::xlock::lock_staged)
+    }
+
     /// Renames the staged file to `name` in the parent, replacing whatever file is there.
     pub fn publish_replace(&mut self, name: &str) -> Result<(), Errno> {
         let (dir, from) = self.source();

@@ -30,6 +30,8 @@ impl Core {
         let key = target.key.as_str();
         let display = target.display_path.as_str();
         let verb = Verb::Write;
+        // Held until the returned version is read: see `crate::xlock`.
+        let mut held = crate::xlock::lock_target(root, key);
         let existing = match existing(root, key, verb, display)? {
             // A write never creates through a link and never replaces one.
             Existing::Link(_) => return Err(FsError::not_regular_file(verb, display)),
@@ -75,6 +77,7 @@ impl Core {
             verb,
             display,
             signal,
+            &mut held,
             |staged| {
                 if !no_replace {
                     return staged

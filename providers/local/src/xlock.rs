@@ -1,0 +1,176 @@
+//! The lock that makes a guard hold across processes.
+//!
+//! The per-key table in [`crate::locks`] serialises the mutations of one provider instance. Two
+//! agents rarely share an instance: they share the directory. Without a lock they both can see,
+//! two instances check the same version and both publish (the suite's cross-instance races find
+//! exactly that). So every mutation also holds an advisory `flock` from its check to the moment
+//! its returned version is read:
+//!
+//! * when a regular file is at the key, on **that file** (its inode), re-checked after the lock
+//!   is granted: if the file was replaced meanwhile, the lock is on a dead inode and is taken
+//!   again on the new one;
+//! * otherwise (nothing there yet, a link, a file this user cannot open) on the nearest existing
+//!   directory above the key, re-checked the same way (a file that appeared meanwhile is locked
+//!   instead);
+//! * and, before publication, on the **staged file**: the new inode is locked before anyone can
+//!   see it, so the next writer in another process waits until this one has read the version it
+//!   returns.
+//!
+//! No lock file is created (nothing to litter or orphan), and the kernel drops a `flock` when its
+//! holder's descriptors close — on return, on a panic, and when the process is killed. A lock
+//! that cannot be taken (a directory this user cannot open) is left out: the mutation then runs
+//! under the in-process lock only and fails or succeeds exactly as it would have.
+
+use crate::read::read_flags;
+use crate::root::Root;
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{FileType, FlockOperation, flock, fstat};
+use rustix::io::Errno;
+
+/// Locks held by one mutation; dropped (and so released) when it returns.
+#[derive(Default)]
+pub(crate) struct Held {
+    fds: Vec<OwnedFd>,
+}
+
+impl Held {
+    /// Also holds `fd`'s lock until the mutation returns.
+    pub fn keep(&mut self, fd: OwnedFd) {
+        self.fds.push(fd);
+    }
+
+    /// How many locks are held (for tests).
+    #[cfg(test)]
+    pub fn count(&self) -> usize {
+        self.fds.len()
+    }
+}
+
+/// How many times a lock is taken again after the object under it changed before the
+/// mutation goes on under the last one it got (each retry needs another writer's publication).
+const TRIES: usize = 64;
+
+/// What a lock was taken on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Anchor {
+    File,
+    Dir,
+}
+
+fn identity<Fd: AsFd>(fd: Fd) -> Result<(u64, u64), Errno> {
+    let st = fstat(fd)?;
+    Ok((st.st_dev, st.st_ino))
+}
+
+/// The regular file at `key`, opened without following a final link.
+fn open_file(root: &Root, key: &str) -> Option<OwnedFd> {
+    let fd = root.open(key, read_flags(false)).ok()?;
+    let st = fstat(&fd).ok()?;
+    (FileType::from_raw_mode(st.st_mode) == FileType::RegularFile).then_some(fd)
+}
+
+/// The nearest existing directory at or above the parent of `key`.
+fn open_ancestor(root: &Root, key: &str) -> Option<OwnedFd> {
+    let mut at = key;
+    loop {
+        at = match at.rfind('/') {
+            Some(0) => "/",
+            Some(i) => &at[..i],
+            None => return None,
+        };
+        match root.open_dir(at) {
+            Ok(fd) => return Some(fd),
+            Err(Errno::NOENT | Errno::NOTDIR) if at != "/" => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Takes the cross-process lock for a mutation of `key` (see the module docs). Blocks until it
+/// is granted: call it on a blocking thread.
+pub(crate) fn lock_target(root: &Root, key: &str) -> Held {
+    {
+        let mut last = None;
+        for _ in 0..TRIES {
+            let (fd, anchor) = match open_file(root, key) {
+                Some(fd) => (fd, Anchor::File),
+                None => match open_ancestor(root, key) {
+                    Some(fd) => (fd, Anchor::Dir),
+                    None => return Held::default(),
+                },
+            };
+            if flock(&fd, FlockOperation::LockExclusive).is_err() {
+                return Held::default();
+            }
+            let still = match anchor {
+                Anchor::File => match (open_file(root, key), identity(&fd)) {
+                    (Some(now), Ok(locked)) => identity(&now).is_ok_and(|n| n == locked),
+                    _ => false,
+                },
+                Anchor::Dir => {
+                    open_file(root, key).is_none()
+                        && match (open_ancestor(root, key), identity(&fd)) {
+                            (Some(now), Ok(locked)) => identity(&now).is_ok_and(|n| n == locked),
+                            _ => false,
+                        }
+                }
+            };
+            if still {
+                return Held { fds: vec![fd] };
+            }
+            last = Some(fd);
+        }
+        Held {
+            fds: last.into_iter().collect(),
+        }
+    }
+}
+
+/// Locks a freshly staged file before it is published (nobody else can hold it yet, so this
+/// never waits); the returned descriptor holds the lock.
+pub(crate) fn lock_staged<Fd: AsFd>(file: Fd) -> Option<OwnedFd> {
+    let fd = rustix::io::dup(file).ok()?;
+    flock(&fd, FlockOperation::NonBlockingLockExclusive).ok()?;
+    Some(fd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(dir: &std::path::Path, name: &str) -> String {
+        format!("{}/{name}", dir.display())
+    }
+
+    #[test]
+    fn a_file_is_locked_on_its_inode_and_a_missing_one_on_its_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real = std::fs::canonicalize(dir.path()).expect("real");
+        std::fs::write(real.join("f"), b"x").expect("write");
+        let root = Root::host();
+        let held = lock_target(&root, &key(&real, "f"));
+        assert_eq!(held.count(), 1);
+        // Another open file description cannot take it while it is held...
+        let other = std::fs::File::open(real.join("f")).expect("open");
+        assert_eq!(
+            flock(&other, FlockOperation::NonBlockingLockExclusive),
+            Err(Errno::WOULDBLOCK)
+        );
+        drop(held);
+        // ...and can once it is dropped.
+        assert_eq!(
+            flock(&other, FlockOperation::NonBlockingLockExclusive),
+            Ok(())
+        );
+        drop(other);
+
+        let held = lock_target(&root, &key(&real, "missing/deeper/g"));
+        assert_eq!(held.count(), 1);
+        let d = std::fs::File::open(&real).expect("open dir");
+        assert_eq!(
+            flock(&d, FlockOperation::NonBlockingLockExclusive),
+            Err(Errno::WOULDBLOCK),
+            "the nearest existing directory is the one locked"
+        );
+    }
+}
