@@ -155,13 +155,42 @@ impl Factory for RemoteFactory {
     }
 
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
+        self.open(options, None)
+    }
+
+    /// A second connection, with a backend of its own over the same case directory
+    /// (`world/reopen`).
+    fn reopen(
+        &self,
+        options: &CaseOptions,
+        subject: &Subject,
+    ) -> Option<Result<Arc<dyn seam::FileSystem>, String>> {
+        let root = subject.world.root_display();
+        let seed = options.seed ^ 0x5EC0_17D0;
+        let options = CaseOptions {
+            seed,
+            ..options.clone()
+        };
+        Some(self.open(&options, Some(&root)).map(|s| s.fs))
+    }
+}
+
+impl RemoteFactory {
+    /// A connection with a fresh case (`world/case`), or with a second backend over the case at
+    /// `existing` (`world/reopen`).
+    fn open(&self, options: &CaseOptions, existing: Option<&str>) -> Result<Subject, String> {
         let (address, token) = self.address()?;
         let conn =
             Arc::new(Connection::connect(&address, token.as_deref()).map_err(|e| e.to_string())?);
         let (case, _) = conn
             .request_blocking(
-                "world/case",
+                if existing.is_some() {
+                    "world/reopen"
+                } else {
+                    "world/case"
+                },
                 json!({
+                    "root": existing,
                     "workspace": seam_conformance::DEPLOYMENT_WORKSPACE,
                     "durability": match options.durability {
                         CaseDurability::Full => "full",

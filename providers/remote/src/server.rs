@@ -552,6 +552,49 @@ impl Conn {
                 state.case = Some(dir);
                 Ok(answer)
             }
+            "reopen" => {
+                // A second backend over a case another connection made: what a second agent
+                // process opens over the same files (the cross-instance properties).
+                let asked = params
+                    .get("root")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| failed("world/reopen needs the case's root".into()))?;
+                let real = std::fs::canonicalize(asked)
+                    .map_err(|e| failed(format!("world/reopen {asked}: {e}")))?;
+                let base = std::fs::canonicalize(base)
+                    .map_err(|e| failed(format!("world/reopen: {e}")))?;
+                if real.parent() != Some(base.as_path()) {
+                    return Err(failed(format!(
+                        "world/reopen {asked}: not a case directory of this server"
+                    )));
+                }
+                let root = real
+                    .to_str()
+                    .ok_or_else(|| failed("world/reopen: the case path is not UTF-8".into()))?
+                    .to_string();
+                let spec = CaseSpec {
+                    root: root.clone(),
+                    workspace: params
+                        .get("workspace")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    durable: params.get("durability").and_then(Value::as_str) != Some("none"),
+                    diff_basis_max_bytes: params
+                        .get("diff_basis_max_bytes")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(10 * 1024 * 1024),
+                    seed: params.get("seed").and_then(Value::as_u64).unwrap_or(0),
+                    configuration: params
+                        .get("configuration")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                };
+                let provider = maker.make(&spec).map_err(failed)?;
+                let mut answer = describe(&self.server, provider.as_ref(), Some(&root));
+                answer["root"] = json!(root);
+                lock(&self.state).provider = provider;
+                Ok(answer)
+            }
             "apply" | "snapshot" => {
                 let Some(root) = root else {
                     return Err(failed(format!("world/{method} needs world/case first")));
