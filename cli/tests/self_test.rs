@@ -186,6 +186,10 @@ caught! {
     catches_a_panicking_backend => PanicsInEdit,
     catches_a_backend_hanging_in_stat => HangsInStat,
     catches_a_backend_hanging_in_a_stream => HangsInStream,
+    catches_a_write_that_truncates_in_place => TruncatesInPlace,
+    catches_a_guard_checked_apart_from_publication => GuardCheckedApart,
+    catches_an_edit_that_reads_outside_its_lock => EditReadsOutsideLock,
+    catches_a_lock_that_lives_in_one_instance => InstanceLocalLock,
 }
 
 #[test]

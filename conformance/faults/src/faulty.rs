@@ -14,10 +14,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 pub(crate) struct Faulty {
-    inner: Arc<dyn FileSystem>,
-    world: Arc<dyn World>,
+    pub(crate) inner: Arc<dyn FileSystem>,
+    pub(crate) world: Arc<dyn World>,
     root: String,
-    fault: Fault,
+    pub(crate) fault: Fault,
+    /// This instance's own lock ([`Fault::InstanceLocalLock`]).
+    pub(crate) instance_lock: futures_util::lock::Mutex<()>,
     /// File contents as they were when their key was last resolved.
     pins: Mutex<HashMap<String, Vec<u8>>>,
 }
@@ -127,10 +129,11 @@ impl Faulty {
             world,
             fault,
             pins: Mutex::new(HashMap::new()),
+            instance_lock: futures_util::lock::Mutex::new(()),
         }
     }
 
-    fn rel(&self, path: &str) -> Option<String> {
+    pub(crate) fn rel(&self, path: &str) -> Option<String> {
         path.strip_prefix(&self.root)?
             .strip_prefix('/')
             .map(str::to_string)
@@ -145,7 +148,7 @@ impl Faulty {
         }
     }
 
-    async fn current(&self, t: &FsTarget) -> Option<FsVersion> {
+    pub(crate) async fn current(&self, t: &FsTarget) -> Option<FsVersion> {
         match self.inner.stat(t, &Signal::none()).await {
             Ok(Some(info)) => Some(info.version),
             _ => None,
@@ -165,7 +168,7 @@ impl Faulty {
         }
     }
 
-    async fn raw(&self, t: &FsTarget) -> Option<Vec<u8>> {
+    pub(crate) async fn raw(&self, t: &FsTarget) -> Option<Vec<u8>> {
         self.inner
             .read_bytes(t, u64::MAX, &Signal::none())
             .await
@@ -418,6 +421,12 @@ impl FileSystem for Faulty {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<WriteOutcome, FsError> {
+        if self.fault.is_concurrency() {
+            signal.check(Verb::Write)?;
+        }
+        if let Some(broken) = self.racy_write(target, content, expected, sandbox).await {
+            return broken;
+        }
         let signal = self.loosened(signal);
         let signal = if self.fault == Fault::WriteIgnoresEntryCancel && signal.is_cancelled() {
             Signal::none()
@@ -499,6 +508,12 @@ impl FileSystem for Faulty {
     ) -> Result<EditOutcome, FsError> {
         if self.fault == Fault::PanicsInEdit {
             panic!("a deliberately broken edit_text");
+        }
+        if self.fault.is_concurrency() {
+            signal.check(Verb::Edit)?;
+        }
+        if let Some(broken) = self.racy_edit(target, edit, expected, sandbox).await {
+            return broken;
         }
         let signal = self.loosened(signal);
         let guard = self.guard(target, expected).await;

@@ -14,6 +14,7 @@
 //! A few variants read the local provider's version token format (`dev:ino:size:mtime:ctime`) to
 //! break it precisely; over another provider they pass its tokens through unchanged.
 
+mod concurrency;
 mod factory;
 mod faulty;
 mod text;
@@ -92,11 +93,24 @@ pub enum Fault {
     HangsInStat,
     /// A stream never yields its first chunk (it stays pending).
     HangsInStream,
+    /// A write publishes by truncating the file and writing it again in place: a reader in
+    /// between sees an empty or half-written file.
+    TruncatesInPlace,
+    /// The guard is checked in one critical section and the content published in another (a
+    /// lock released before publication; a memory provider that takes its state lock twice):
+    /// two writers at one version both win.
+    GuardCheckedApart,
+    /// An edit reads the file, edits its copy and writes the result back unguarded: an edit
+    /// that lands in between is lost.
+    EditReadsOutsideLock,
+    /// Check and publication share a lock that lives in the provider instance: right within
+    /// one instance, two winners across two instances over one storage.
+    InstanceLocalLock,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 27] = [
+    pub const ALL: [Fault; 31] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -124,6 +138,10 @@ impl Fault {
         Fault::PanicsInEdit,
         Fault::HangsInStat,
         Fault::HangsInStream,
+        Fault::TruncatesInPlace,
+        Fault::GuardCheckedApart,
+        Fault::EditReadsOutsideLock,
+        Fault::InstanceLocalLock,
     ];
 
     /// A stable kebab-case name.
@@ -156,7 +174,22 @@ impl Fault {
             Fault::PanicsInEdit => "panics-in-edit",
             Fault::HangsInStat => "hangs-in-stat",
             Fault::HangsInStream => "hangs-in-stream",
+            Fault::TruncatesInPlace => "truncates-in-place",
+            Fault::GuardCheckedApart => "guard-checked-apart",
+            Fault::EditReadsOutsideLock => "edit-reads-outside-lock",
+            Fault::InstanceLocalLock => "instance-local-lock",
         }
+    }
+
+    /// Whether the fault is one of the mistakes only concurrency shows (`concurrency.rs`).
+    pub fn is_concurrency(self) -> bool {
+        matches!(
+            self,
+            Fault::TruncatesInPlace
+                | Fault::GuardCheckedApart
+                | Fault::EditReadsOutsideLock
+                | Fault::InstanceLocalLock
+        )
     }
 
     /// Parses a name given by [`Fault::name`].
@@ -204,6 +237,10 @@ impl Fault {
             Fault::FenceChecksKeyThenOpensByName => &["swapped for a link"],
             Fault::FenceNewFileParentOnly => &["ws/dang"],
             Fault::FenceIgnoresItsDefault => &["an escape"],
+            Fault::TruncatesInPlace => &["no state the file ever had"],
+            Fault::GuardCheckedApart => &["winners (must be exactly one)"],
+            Fault::EditReadsOutsideLock => &["no sequential order explains"],
+            Fault::InstanceLocalLock => &["across two instances"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -241,6 +278,9 @@ impl Fault {
             Fault::PanicsInEdit => ("sequences", &K::Panic),
             Fault::HangsInStat => ("sequences", &K::Timeout),
             Fault::HangsInStream => ("sequences", &K::Timeout),
+            Fault::TruncatesInPlace => ("atomic-visibility", &K::TornRead),
+            Fault::GuardCheckedApart | Fault::InstanceLocalLock => ("cas-races", &K::Race),
+            Fault::EditReadsOutsideLock => ("linearizable", &K::Linearizability),
         }
     }
 }

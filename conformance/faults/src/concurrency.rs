@@ -1,0 +1,165 @@
+//! The mistakes only concurrency shows: each one passes every sequential check, because a step
+//! always starts after the previous one finished.
+//!
+//! * [`Fault::TruncatesInPlace`] publishes by truncating the file and writing it again, slowly:
+//!   a reader in between sees an empty or half-written file.
+//! * [`Fault::GuardCheckedApart`] checks the guard in one critical section and publishes in
+//!   another (a lock released before publication; a memory provider whose check and publish
+//!   take the state lock twice): two writers at one version both win.
+//! * [`Fault::EditReadsOutsideLock`] reads the file, edits the copy, and writes the result back
+//!   unguarded: a concurrent edit in between is lost.
+//! * [`Fault::InstanceLocalLock`] is right within one instance (its own lock covers check and
+//!   publication) and wrong across two over one storage: the lock lives in the instance.
+
+use crate::Fault;
+use crate::faulty::Faulty;
+use seam::{
+    EditOutcome, EditRequest, FsError, FsKind, FsTarget, FsVersion, SandboxPolicy, Signal, Verb,
+    WriteIntent, WriteOperation, WriteOutcome,
+};
+use seam_model::WorldEffect;
+
+impl Faulty {
+    /// The guard, checked on its own (the mistake of [`Fault::GuardCheckedApart`] and friends).
+    async fn check_apart(
+        &self,
+        target: &FsTarget,
+        expected: Option<&WriteIntent>,
+        verb: Verb,
+    ) -> Result<Option<FsVersion>, FsError> {
+        let d = &target.display_path;
+        let now = self.inner.stat(target, &Signal::none()).await?;
+        match (expected, &now) {
+            (Some(WriteIntent::CreateIfAbsent), Some(_)) => Err(FsError::exists_not_observed(d)),
+            (Some(WriteIntent::ReplaceIfVersion { .. }), None) if verb == Verb::Write => {
+                Err(FsError::no_longer_exists(d))
+            }
+            (Some(WriteIntent::ReplaceIfVersion { version }), Some(info))
+                if &info.version != version =>
+            {
+                Err(FsError::changed_since_read(verb, d))
+            }
+            _ => Ok(now.map(|i| i.version)),
+        }
+    }
+
+    /// A broken write, when the fault breaks writes; `None` lets the write go on as usual.
+    pub(crate) async fn racy_write(
+        &self,
+        target: &FsTarget,
+        content: &str,
+        expected: Option<&WriteIntent>,
+        sandbox: Option<&SandboxPolicy>,
+    ) -> Option<Result<WriteOutcome, FsError>> {
+        match self.fault {
+            Fault::TruncatesInPlace if expected.is_none() => {
+                let rel = self.rel(&target.display_path)?;
+                let info = self.inner.stat(target, &Signal::none()).await.ok()??;
+                if info.kind != FsKind::File {
+                    return None;
+                }
+                let before = self.inner.read_text(target, &Signal::none()).await.ok();
+                let bytes = content.as_bytes();
+                let half = &bytes[..bytes.len() / 2];
+                for (step, part) in [&[][..], half, bytes].into_iter().enumerate() {
+                    let rewrite = WorldEffect::RewriteFile {
+                        path: rel.clone(),
+                        bytes: part.to_vec(),
+                        restore_mtime: false,
+                    };
+                    if let Err(e) = self.world.apply(&rewrite) {
+                        return Some(Err(FsError::io(
+                            Verb::Write,
+                            &target.display_path,
+                            &e.to_string(),
+                        )));
+                    }
+                    if step < 2 {
+                        // A slow writer: the file stays empty, then half-written, a moment.
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                    }
+                }
+                let version = self.current(target).await?;
+                Some(Ok(WriteOutcome {
+                    operation: WriteOperation::Update,
+                    version,
+                    before,
+                    after: seam::text::lf_normalize(content).into_owned(),
+                }))
+            }
+            Fault::GuardCheckedApart if expected.is_some() => {
+                if let Err(e) = self.check_apart(target, expected, Verb::Write).await {
+                    return Some(Err(e));
+                }
+                Some(
+                    self.inner
+                        .write_text(target, content, None, sandbox, &Signal::none())
+                        .await,
+                )
+            }
+            Fault::InstanceLocalLock => {
+                // Every mutation of this instance under its one lock: right within the
+                // instance, nothing across two.
+                let _held = self.instance_lock.lock().await;
+                if let Err(e) = self.check_apart(target, expected, Verb::Write).await {
+                    return Some(Err(e));
+                }
+                Some(
+                    self.inner
+                        .write_text(target, content, None, sandbox, &Signal::none())
+                        .await,
+                )
+            }
+            _ => None,
+        }
+    }
+
+    /// A broken edit, when the fault breaks edits; `None` lets the edit go on as usual.
+    pub(crate) async fn racy_edit(
+        &self,
+        target: &FsTarget,
+        edit: &EditRequest,
+        expected: Option<&FsVersion>,
+        sandbox: Option<&SandboxPolicy>,
+    ) -> Option<Result<EditOutcome, FsError>> {
+        let intent = expected.map(|v| WriteIntent::ReplaceIfVersion { version: v.clone() });
+        let held = match self.fault {
+            Fault::InstanceLocalLock => Some(self.instance_lock.lock().await),
+            Fault::GuardCheckedApart | Fault::EditReadsOutsideLock => None,
+            _ => return None,
+        };
+        let d = &target.display_path;
+        match self.check_apart(target, intent.as_ref(), Verb::Edit).await {
+            Ok(Some(_)) => {}
+            Ok(None) => return Some(Err(FsError::changed_since_read(Verb::Edit, d))),
+            Err(e) => return Some(Err(e)),
+        }
+        if self.fault != Fault::EditReadsOutsideLock {
+            let out = self
+                .inner
+                .edit_text(target, edit, None, sandbox, &Signal::none())
+                .await;
+            drop(held);
+            return Some(out);
+        }
+        // Read, edit the copy, write it back: nothing stops another edit in between.
+        let bytes = self.raw(target).await?;
+        let edited = match seam::edit::literal_edit(bytes, edit) {
+            Ok(e) => e,
+            Err(e) => return Some(Err(e.into_error(d))),
+        };
+        let bytes: Vec<u8> = edited.parts().concat();
+        let (before, after) = edited.into_before_after();
+        let text = String::from_utf8(bytes).ok()?;
+        Some(
+            self.inner
+                .write_text(target, &text, None, sandbox, &Signal::none())
+                .await
+                .map(|w| EditOutcome {
+                    version: w.version,
+                    before,
+                    after,
+                }),
+        )
+    }
+}
