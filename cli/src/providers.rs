@@ -2,9 +2,16 @@
 //! place that knows which concrete providers exist.
 
 use seam::SandboxMode;
-use seam_conformance::{CaseDurability, CaseOptions, DiskWorld, Factory, Subject, World};
+use seam_conformance::{
+    CaseDurability, CaseOptions, DiskWorld, EntryMode, Factory, Subject, World,
+};
 use seam_local::{Durability, LocalConfig, LocalFileSystem, Staging};
+use seam_memory::{
+    MemoryConfig, MemoryEntry, MemoryFileSystem, MemoryKind, MemoryStore, MemoryWorld,
+};
+use seam_model::{SnapEntry, WorldEffect};
 use seam_sandbox::{SandboxConfig, SandboxFileSystem};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Every provider `seam check` runs when none is named.
@@ -14,11 +21,124 @@ pub const SHIPPED: &[&str] = &[
     "sandbox:workspace-write",
     "sandbox:danger-full-access",
     "remote",
+    "memory",
 ];
 
 /// The diff-basis limit the suite gives the local provider: small, so generated contents cross
 /// it and `before: null` is exercised (the production default is 10 MiB).
 pub const SUITE_DIFF_LIMIT: u64 = 1024;
+
+/// Where each case of the in-memory provider lives in its store: absolute, no trailing slash.
+pub const MEMORY_ROOT: &str = "/mem";
+
+/// The in-memory provider on a fresh store per case, its root [`MEMORY_ROOT`]. The store is the
+/// subject's keep-alive, so that [`Factory::reopen`] can open a second instance over it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemoryFactory;
+
+impl MemoryFactory {
+    fn config() -> MemoryConfig {
+        MemoryConfig::new(MEMORY_ROOT).with_diff_basis_max_bytes(SUITE_DIFF_LIMIT)
+    }
+}
+
+impl Factory for MemoryFactory {
+    fn name(&self) -> String {
+        "memory".into()
+    }
+
+    fn make(&self, _options: &CaseOptions) -> Result<Subject, String> {
+        let store = MemoryStore::new();
+        let world = store.world();
+        world
+            .create_dir_all(MEMORY_ROOT)
+            .map_err(|e| format!("cannot make the case root: {e}"))?;
+        Ok(Subject {
+            fs: Arc::new(MemoryFileSystem::new(store.clone(), Self::config())),
+            world: Arc::new(MemoryCaseWorld { world }),
+            diff_basis_max_bytes: SUITE_DIFF_LIMIT,
+            keep_alive: Box::new(store),
+        })
+    }
+
+    fn reopen(
+        &self,
+        _options: &CaseOptions,
+        subject: &Subject,
+    ) -> Option<Result<Arc<dyn seam::FileSystem>, String>> {
+        let store = (*subject.keep_alive).downcast_ref::<MemoryStore>()?;
+        Some(Ok(Arc::new(MemoryFileSystem::new(
+            store.clone(),
+            Self::config(),
+        ))))
+    }
+}
+
+/// The suite's world over a store's out-of-band handle, rooted at [`MEMORY_ROOT`].
+pub struct MemoryCaseWorld {
+    world: MemoryWorld,
+}
+
+impl MemoryCaseWorld {
+    fn at(rel: &str) -> String {
+        MemoryWorld::join(MEMORY_ROOT, rel)
+    }
+}
+
+impl World for MemoryCaseWorld {
+    fn root_display(&self) -> String {
+        MEMORY_ROOT.to_string()
+    }
+
+    fn apply(&self, effect: &WorldEffect) -> std::io::Result<()> {
+        match effect {
+            WorldEffect::CreateFile { path, bytes, mode } => {
+                self.world
+                    .create_file(&Self::at(path), bytes.clone(), *mode)
+            }
+            // The store has no clock: every rewrite changes the version, restored mtime or not.
+            WorldEffect::RewriteFile { path, bytes, .. } => {
+                self.world.rewrite_file(&Self::at(path), bytes.clone())
+            }
+            WorldEffect::CreateDir { path } => self.world.create_dir(&Self::at(path)),
+            WorldEffect::Symlink { path, target } => self.world.symlink(&Self::at(path), target),
+            WorldEffect::Remove { path } => self.world.remove(&Self::at(path)),
+            WorldEffect::Chmod { path, mode } => self.world.chmod(&Self::at(path), *mode),
+            WorldEffect::Mkfifo { path } => self.world.create_other(&Self::at(path)),
+        }
+    }
+
+    fn snapshot(&self) -> std::io::Result<BTreeMap<String, SnapEntry>> {
+        Ok(self
+            .world
+            .snapshot(MEMORY_ROOT)?
+            .into_iter()
+            .map(|(path, entry)| {
+                let snap = match entry {
+                    MemoryEntry::File { bytes, mode } => SnapEntry::File {
+                        bytes,
+                        mode: Some(mode),
+                    },
+                    MemoryEntry::Dir { mode } => SnapEntry::Dir { mode: Some(mode) },
+                    MemoryEntry::Symlink { text } => SnapEntry::Symlink { target: text },
+                    MemoryEntry::Other => SnapEntry::Other,
+                };
+                (path, snap)
+            })
+            .collect())
+    }
+
+    fn entry_mode(&self, path: &str) -> std::io::Result<Option<EntryMode>> {
+        Ok(self.world.entry(path)?.map(|e| EntryMode {
+            is_dir: e.kind == MemoryKind::Dir,
+            mode: e.mode,
+        }))
+    }
+
+    fn supports_fifos(&self) -> bool {
+        true
+    }
+}
 
 /// The local provider on a fresh temporary directory per case, in two configurations: staging
 /// in an `O_TMPFILE` inode (`tmpfile`, the default) and in a private directory (`directory`).
@@ -170,6 +290,7 @@ pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
     }
     match name {
         "local" => Ok(Arc::new(LocalFactory)),
+        "memory" => Ok(Arc::new(MemoryFactory)),
         "remote" => {
             let exe = std::env::current_exe()
                 .map_err(|e| format!("cannot find the seam binary to serve from: {e}"))?;
@@ -204,7 +325,7 @@ pub fn reference(name: &str) -> Option<Arc<dyn Factory>> {
         .then(|| Arc::new(LocalFactory) as Arc<dyn Factory>)
 }
 
-/// What `seam serve` hosts: `local` or `sandbox:MODE` over `root` (the sandbox's workspace is
+/// What `seam serve` hosts: `local`, `memory` or `sandbox:MODE` over `root` (the sandbox's workspace is
 /// `root` itself, with no temp roots).
 pub fn hosted(name: &str, root: &str) -> Result<Arc<dyn seam::FileSystem>, String> {
     provider_at(name, root)
@@ -244,7 +365,9 @@ impl seam_remote::CaseMaker for ServeCases {
     }
 }
 
-/// A provider rooted at an existing directory, for the unprivileged child.
+/// A provider rooted at an existing directory, for the unprivileged child. `memory` is a fresh,
+/// empty store in which `root` is made (the disk directory is not read: the store is a world
+/// of its own that merely spells its working directory the same way).
 pub fn provider_at(name: &str, root: &str) -> Result<Arc<dyn seam::FileSystem>, String> {
     if let Some(mode) = sandbox_mode(name)? {
         let config = SandboxConfig::new(root, mode).with_temp_roots(Vec::new());
@@ -252,6 +375,17 @@ pub fn provider_at(name: &str, root: &str) -> Result<Arc<dyn seam::FileSystem>, 
     }
     match name {
         "local" => Ok(Arc::new(LocalFileSystem::new(LocalConfig::new(root)))),
+        "memory" => {
+            let store = MemoryStore::new();
+            store
+                .world()
+                .create_dir_all(root)
+                .map_err(|e| format!("cannot make {root:?} in the store: {e}"))?;
+            Ok(Arc::new(MemoryFileSystem::new(
+                store,
+                MemoryConfig::new(root),
+            )))
+        }
         // The local provider behind the wire, server and client in this process.
         "remote" => {
             let hosted: Arc<dyn seam::FileSystem> =

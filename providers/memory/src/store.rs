@@ -1,0 +1,79 @@
+//! The shared store: one lock around the whole tree, and one turn for mutations.
+//!
+//! The tree lock is the whole data story: every provider instance and every out-of-band handle
+//! over a store takes the same lock, nothing is cached outside it, and a mutation installs its
+//! result in one critical section. It is never held across a checkpoint, because the world must
+//! be able to act there (that is how a suite plays the competitor that appears mid-write).
+//!
+//! So a mutation looks twice — once to check its guard, once to publish — and something could
+//! come between the two looks. What comes from the world is a competitor, and publication
+//! re-checks for it. What would come from another provider call is prevented instead: mutations
+//! of every instance over a store take turns (the second lock, which the world never takes), so
+//! no provider write can slip between another's check and its publication. That is what makes
+//! the outcomes linearizable — a write that saw nothing and then found a file would otherwise
+//! report a create while it replaced a concurrent writer's file — and it is why two instances
+//! over one store are exactly as safe as one.
+
+use crate::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use crate::tree::Tree;
+use crate::world::MemoryWorld;
+use std::fmt;
+
+#[derive(Default)]
+struct Shared {
+    tree: Mutex<Tree>,
+    turn: Mutex<()>,
+}
+
+/// An in-memory namespace (a tree of directories, files, links and FIFO stand-ins rooted at
+/// `/`), shared by every handle cloned from it.
+///
+/// Cloning is cheap and gives another handle to the *same* store. Open providers over it with
+/// [`crate::MemoryFileSystem::new`] and change it behind their back with [`MemoryStore::world`].
+#[derive(Clone, Default)]
+pub struct MemoryStore {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryStore").finish_non_exhaustive()
+    }
+}
+
+impl MemoryStore {
+    /// An empty store: only the root directory `/` (mode 0755).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The out-of-band handle to this store: changes made through it bypass every provider
+    /// (and every provider sees them at once).
+    pub fn world(&self) -> MemoryWorld {
+        MemoryWorld::new(self.clone())
+    }
+
+    /// Whether two handles share one store.
+    pub fn same_store(&self, other: &MemoryStore) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// The tree, locked. A panic while the lock was held cannot leave a half-made change:
+    /// every mutation computes first and installs its result with infallible map operations,
+    /// so a poisoned lock still guards a consistent tree and is taken as it is.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Tree> {
+        self.shared
+            .tree
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A mutation's turn: held from a mutation's first look to its publication, checkpoints
+    /// included (the world never takes it). It guards no data, so a poisoned one is as good.
+    pub(crate) fn turn(&self) -> MutexGuard<'_, ()> {
+        self.shared
+            .turn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,7 @@
+//! Every synchronisation primitive this crate uses, and nothing else.
+//!
+//! The store's correctness rests on one lock, so it is worth model-checking: a checker such as
+//! loom replaces these types with instrumented ones under a cfg of its own. Keeping every
+//! `Mutex` and `Arc` behind this one module means that swap touches this file only.
+
+pub(crate) use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
