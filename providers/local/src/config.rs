@@ -74,7 +74,7 @@ impl std::fmt::Debug for LocalConfig {
 /// The seed's default diff-basis limit: 10 MiB.
 pub const DEFAULT_DIFF_BASIS_MAX_BYTES: u64 = 10 * 1024 * 1024;
 
-fn random_nonces() -> NonceSource {
+pub(crate) fn random_nonces() -> NonceSource {
     let state = RandomState::new();
     let counter = AtomicU64::new(0);
     Arc::new(move || {

@@ -25,6 +25,7 @@
 //! process's working directory; staging, publication and sweeping then work on the parent
 //! directory's descriptor with single-component names.
 
+pub mod atomic;
 mod beneath;
 mod config;
 mod core;
