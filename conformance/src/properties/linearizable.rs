@@ -178,7 +178,7 @@ impl Batch {
         let len = 2 + (rng.next_u32() % 3) as usize;
         let ops = (0..len)
             .map(|i| {
-                let file = usize::from(rng.next_u32() % 4 == 0);
+                let file = usize::from(rng.next_u32().is_multiple_of(4));
                 match rng.next_u32() % 10 {
                     0..=3 => Op::Write {
                         file,
@@ -190,7 +190,7 @@ impl Batch {
                         },
                     },
                     4..=7 => {
-                        let old = if rng.next_u32() % 2 == 0 {
+                        let old = if rng.next_u32().is_multiple_of(2) {
                             "alpha"
                         } else {
                             "beta"
@@ -199,7 +199,7 @@ impl Batch {
                             file,
                             old: old.into(),
                             new: format!("e{i}"),
-                            guarded: rng.next_u32() % 2 == 0,
+                            guarded: rng.next_u32().is_multiple_of(2),
                         }
                     }
                     8 => Op::Read { file },

@@ -136,16 +136,16 @@ fn check_order(calls: &[Call]) -> Result<usize, String> {
                     _ => {}
                 }
             }
-            "renameat" | "renameat2" | "rename" | "linkat" if c.result == "0" => {
-                if c.args.contains("\"t\"") {
-                    if !synced_file {
-                        return Err(format!(
-                            "write {checked}: published ({}) before the staged data was fsynced",
-                            c.name
-                        ));
-                    }
-                    published = true;
+            "renameat" | "renameat2" | "rename" | "linkat"
+                if c.result == "0" && c.args.contains("\"t\"") =>
+            {
+                if !synced_file {
+                    return Err(format!(
+                        "write {checked}: published ({}) before the staged data was fsynced",
+                        c.name
+                    ));
                 }
+                published = true;
             }
             _ => {}
         }

@@ -120,7 +120,7 @@ fn racer(fs: &LocalFileSystem, dir: &Path, id: usize) {
             &ctl.join(format!("go-{r}")),
             Duration::from_secs(60)
         ));
-        let outcome = if (r + id) % 2 == 0 {
+        let outcome = if (r + id).is_multiple_of(2) {
             rt.block_on(fs.write_text(
                 &t,
                 &format!("round {r} won by {id}\n"),
@@ -253,8 +253,8 @@ fn crasher(fs: &LocalFileSystem, id: usize) {
         let t = rt
             .block_on(fs.resolve(&format!("t{i}"), ResolveOptions::default(), &Signal::none()))
             .expect("resolve");
-        if n % 3 == 0 {
-            let (old, new) = if n % 2 == 0 {
+        if n.is_multiple_of(3) {
+            let (old, new) = if n.is_multiple_of(2) {
                 ("marker-x", "marker-y")
             } else {
                 ("marker-y", "marker-x")
