@@ -81,7 +81,15 @@ impl Default for MemoryConfig {
 /// Several instances may share a store ([`MemoryFileSystem::share`], or
 /// [`MemoryFileSystem::new`] with a clone of the same store): they take the same lock, so two
 /// instances are exactly as safe as one — a compare-and-swap has one winner whichever instances
-/// the racers use.
+/// the racers use, and concurrent calls are linearizable across them.
+///
+/// Mutations of every instance over a store take turns, from their guard check to their
+/// publication (reads never wait for them, and neither does the out-of-band [`MemoryWorld`]).
+/// A mutation waits for another only as long as that one takes, which is short unless a
+/// [`Signal`] probe pauses it at a checkpoint; for the same reason a probe must not start a
+/// mutation of the same store on its own thread and wait for it — that one waits for this.
+///
+/// [`MemoryWorld`]: crate::MemoryWorld
 #[derive(Clone, Debug)]
 pub struct MemoryFileSystem {
     store: MemoryStore,

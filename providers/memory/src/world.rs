@@ -159,8 +159,15 @@ impl MemoryWorld {
     /// Makes missing directories on the way to `path` (0755), `path` included; links on the
     /// way are followed. Something other than a directory on the way is `NotADirectory`.
     pub fn create_dir_all(&self, path: &str) -> io::Result<()> {
+        if !path.starts_with('/') {
+            return Err(error(
+                io::ErrorKind::InvalidInput,
+                "not an absolute path",
+                path,
+            ));
+        }
         let mut tree = self.store.lock();
-        Self::dirs_to(&mut tree, &entry_path(path)?, path)
+        Self::dirs_to(&mut tree, &components(path), path)
     }
 
     fn dirs_to(tree: &mut Tree, comps: &[String], path: &str) -> io::Result<()> {
