@@ -92,6 +92,10 @@ pub(crate) fn lock_target(root: &Root, key: &str) -> Held {
     {
         let mut last = None;
         for _ in 0..TRIES {
+            // Release the lock a failed check left us holding before taking the next one: the
+            // next may be on the same object (another descriptor), and we would wait for
+            // ourselves.
+            drop(last.take());
             let (fd, anchor) = match open_file(root, key) {
                 Some(fd) => (fd, Anchor::File),
                 None => match open_ancestor(root, key) {
