@@ -88,14 +88,29 @@ fn the_correct_provider_passes_the_default_run_reaching_every_rule_at_three_seed
 }
 
 fn catch(fault: Fault) {
+    // A broken fence wraps the sandbox (its fence is what the fault replaces).
+    let base: Arc<dyn seam_conformance::Factory> = if fault.name().starts_with("fence-") {
+        Arc::new(SandboxFactory(seam::SandboxMode::WorkspaceWrite))
+    } else {
+        Arc::new(LocalFactory)
+    };
+    catch_over(fault, base);
+}
+
+/// The in-memory provider with its guard check and its publication in two critical sections:
+/// caught by the same races as the disk provider with the same mistake.
+#[test]
+fn catches_a_memory_provider_whose_check_and_publish_are_two_critical_sections() {
+    catch_over(
+        Fault::GuardCheckedApart,
+        Arc::new(seam_cli::providers::MemoryFactory),
+    );
+}
+
+fn catch_over(fault: Fault, base: Arc<dyn seam_conformance::Factory>) {
     let (name, kinds) = fault.caught_as();
     for seed in SEEDS {
-        // A broken fence wraps the sandbox (its fence is what the fault replaces).
-        let base: Arc<dyn seam_conformance::Factory> = if fault.name().starts_with("fence-") {
-            Arc::new(SandboxFactory(seam::SandboxMode::WorkspaceWrite))
-        } else {
-            Arc::new(LocalFactory)
-        };
+        let base = base.clone();
         let factory = Arc::new(FaultyFactory::new(base, fault));
         let report = run_suite(factory, &config(seed, vec![name.into()]), &mut |_| {})
             .expect("the suite runs");

@@ -238,7 +238,9 @@ impl Fault {
             Fault::FenceNewFileParentOnly => &["ws/dang"],
             Fault::FenceIgnoresItsDefault => &["an escape"],
             Fault::TruncatesInPlace => &["no state the file ever had"],
-            Fault::GuardCheckedApart => &["winners (must be exactly one)"],
+            Fault::GuardCheckedApart => {
+                &["winners (must be exactly one)", "must be FS_STALE_VERSION"]
+            }
             Fault::EditReadsOutsideLock => &["no sequential order explains"],
             Fault::InstanceLocalLock => &["across two instances"],
             Fault::ClaimsSandboxWithoutFence
