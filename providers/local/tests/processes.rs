@@ -20,10 +20,20 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// Processes racing in each round.
 const RACERS: usize = 4;
-/// Rounds of the cross-process race.
+/// Rounds of the cross-process race (times `SEAM_SOAK`).
 const ROUNDS: usize = 40;
-/// Kills of the crash test (split over the two staging methods).
+/// Kills of the crash test, split over the two staging methods (times `SEAM_SOAK`).
 const KILLS: usize = 200;
+
+/// `SEAM_SOAK=N` multiplies the rounds and kills by N for a long soak (default 1). The racing
+/// children read it too, so both sides agree on the number of rounds.
+fn soak() -> usize {
+    std::env::var("SEAM_SOAK")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n: &usize| *n > 0)
+        .unwrap_or(1)
+}
 /// Targets the crashing child works on.
 const TARGETS: usize = 3;
 
@@ -102,7 +112,7 @@ fn racer(fs: &LocalFileSystem, dir: &Path, id: usize) {
     let rt = runtime();
     let ctl = dir.join("ctl");
     let mut log = String::new();
-    for r in 0..ROUNDS {
+    for r in 0..ROUNDS * soak() {
         assert!(
             wait_for(&ctl.join(format!("set-{r}")), Duration::from_secs(60)),
             "round {r} never set"
@@ -165,7 +175,7 @@ fn guarded_writes_and_edits_racing_across_processes_have_one_winner_per_round() 
         .map(|id| spawn("racer", &dir, id, "tmpfile"))
         .collect();
     let mut winners = Vec::new();
-    for r in 0..ROUNDS {
+    for r in 0..ROUNDS * soak() {
         std::fs::write(&target, format!("round {r} base\n")).expect("base");
         std::fs::write(ctl.join(format!("set-{r}")), b"").expect("set");
         for id in 0..RACERS {
@@ -186,7 +196,7 @@ fn guarded_writes_and_edits_racing_across_processes_have_one_winner_per_round() 
     for c in &mut children {
         assert!(c.wait().expect("wait").success(), "a racer failed");
     }
-    let mut per_round: Vec<Vec<(usize, String, String)>> = vec![Vec::new(); ROUNDS];
+    let mut per_round: Vec<Vec<(usize, String, String)>> = vec![Vec::new(); ROUNDS * soak()];
     for id in 0..RACERS {
         let log = std::fs::read_to_string(ctl.join(format!("log-{id}"))).expect("log");
         for line in log.lines() {
@@ -225,8 +235,9 @@ fn guarded_writes_and_edits_racing_across_processes_have_one_winner_per_round() 
         );
     }
     println!(
-        "{ROUNDS} rounds of {RACERS} processes: one winner each ({} stale losers)",
-        ROUNDS * (RACERS - 1)
+        "{} rounds of {RACERS} processes: one winner each ({} stale losers)",
+        ROUNDS * soak(),
+        ROUNDS * soak() * (RACERS - 1)
     );
 }
 
@@ -299,7 +310,7 @@ fn processes_killed_mid_mutation_leave_whole_files_no_lock_and_staging_the_next_
         for i in 0..TARGETS {
             std::fs::write(Path::new(&dir).join(format!("t{i}")), &states(i)[0]).expect("seed");
         }
-        for kill in 0..KILLS / 2 {
+        for kill in 0..KILLS * soak() / 2 {
             let mut child = spawn("crasher", &dir, kill + half, staging);
             std::thread::sleep(Duration::from_micros(2_000 + next() % 18_000));
             child.kill().expect("SIGKILL");
@@ -345,9 +356,12 @@ fn processes_killed_mid_mutation_leave_whole_files_no_lock_and_staging_the_next_
         );
         println!(
             "{staging}: {} kills, {} staging entries left by the dead, all swept",
-            KILLS / 2,
+            KILLS * soak() / 2,
             left.len()
         );
     }
-    println!("{KILLS} kills survived, no torn file; {swept} staging entries swept");
+    println!(
+        "{} kills survived, no torn file; {swept} staging entries swept",
+        KILLS * soak()
+    );
 }
