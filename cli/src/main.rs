@@ -142,7 +142,8 @@ enum Command {
         /// The directory served (with --test-control: where each test case's directory is made).
         #[arg(long, value_name = "DIR")]
         root: PathBuf,
-        /// The provider hosted: local or sandbox:MODE (the sandbox's workspace is DIR).
+        /// The provider hosted: local, sandbox:MODE (the sandbox's workspace is DIR) or memory
+        /// (an empty in-memory store whose working directory DIR is made in it).
         #[arg(long, value_name = "NAME", default_value = "local")]
         provider: String,
         /// Where to listen: unix:PATH (created 0600), tcp:HOST:PORT (needs --token-file), or
