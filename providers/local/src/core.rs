@@ -5,12 +5,11 @@ use crate::config::LocalConfig;
 use crate::locks::Locks;
 use crate::root::Root;
 use crate::sweep::Sweeper;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 pub(crate) struct Core {
     pub config: LocalConfig,
-    pub locks: Arc<Locks>,
+    pub locks: Locks,
     /// The handle every path operation runs beneath.
     pub root: Root,
     pub sweeper: Sweeper,
@@ -22,7 +21,7 @@ impl Core {
     pub fn new(config: LocalConfig) -> Self {
         Self {
             config,
-            locks: Arc::new(Locks::default()),
+            locks: Locks::default(),
             root: Root::host(),
             sweeper: Sweeper::default(),
             tmpfile_ok: AtomicBool::new(true),
