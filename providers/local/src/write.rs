@@ -69,6 +69,9 @@ impl Core {
         let (parent, mut created) = ensure_parent(root, parent_path, verb, display)?;
         let create_if_absent = matches!(expected, Some(WriteIntent::CreateIfAbsent));
         let no_replace = create_if_absent || !existed;
+        // Set when a file appeared before an unguarded create published: its lock and the text
+        // it replaced.
+        let mut late: Option<(crate::xlock::Held, Option<String>)> = None;
         self.stage_and_publish(
             &parent,
             parent_path,
@@ -92,9 +95,29 @@ impl Core {
                         let now =
                             probe_at(&parent, name, false).map_err(|e| os(e, verb, display))?;
                         match now {
-                            Some(p) if p.is_file() && !create_if_absent => staged
-                                .publish_replace(name)
-                                .map_err(|e| os(e, verb, display)),
+                            Some(p) if p.is_file() && !create_if_absent => {
+                                // Another writer created it meanwhile (elsewhere: in this
+                                // process the key lock keeps them out). Replace it as the
+                                // update it now is, under that file's lock, saying what it
+                                // replaced.
+                                let lock = crate::xlock::lock_target(root, key);
+                                let before =
+                                    match crate::existing::existing(root, key, verb, display)? {
+                                        Existing::File {
+                                            file: Some(file),
+                                            probe,
+                                        } if (content.len() as u64) < limit => {
+                                            diff_basis(&file, probe.size, limit)
+                                        }
+                                        Existing::File { .. } => None,
+                                        _ => return Err(FsError::not_regular_file(verb, display)),
+                                    };
+                                staged
+                                    .publish_replace(name)
+                                    .map_err(|e| os(e, verb, display))?;
+                                late = Some((lock, before));
+                                Ok(())
+                            }
                             Some(p) if !p.is_file() => {
                                 Err(FsError::not_regular_file(verb, display))
                             }
@@ -109,13 +132,16 @@ impl Core {
         if self.config.durability == Durability::Full {
             let _ = created.sync();
         }
+        // The late lock (if any) is held until the version is read, like `held`.
+        let (operation, before, _late_lock) = match late {
+            Some((lock, replaced)) => (WriteOperation::Update, replaced, Some(lock)),
+            None if existed => (WriteOperation::Update, before, None),
+            None => (WriteOperation::Create, before, None),
+        };
+        let version = self.version_now(root, key);
         Ok(WriteOutcome {
-            operation: if existed {
-                WriteOperation::Update
-            } else {
-                WriteOperation::Create
-            },
-            version: self.version_now(root, key),
+            operation,
+            version,
             before,
             after: seam::text::lf_normalize(content).into_owned(),
         })

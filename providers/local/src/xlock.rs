@@ -9,17 +9,20 @@
 //! * when a regular file is at the key, on **that file** (its inode), re-checked after the lock
 //!   is granted: if the file was replaced meanwhile, the lock is on a dead inode and is taken
 //!   again on the new one;
-//! * otherwise (nothing there yet, a link, a file this user cannot open) on the nearest existing
-//!   directory above the key, re-checked the same way (a file that appeared meanwhile is locked
-//!   instead);
+//! * nothing when no file is there: a create publishes without replacing, so a file that
+//!   appears meanwhile is never lost — a create-if-absent then fails `FS_NOT_OBSERVED`, and an
+//!   unguarded write takes *that* file's lock and replaces it as the update it has become,
+//!   saying what it replaced (`crate::write`). (A directory lock here would make every create in
+//!   a directory wait for every other, and a probe that writes a sibling from inside a
+//!   checkpoint wait for itself.)
 //! * and, before publication, on the **staged file**: the new inode is locked before anyone can
 //!   see it, so the next writer in another process waits until this one has read the version it
 //!   returns.
 //!
 //! No lock file is created (nothing to litter or orphan), and the kernel drops a `flock` when its
 //! holder's descriptors close — on return, on a panic, and when the process is killed. A lock
-//! that cannot be taken (a directory this user cannot open) is left out: the mutation then runs
-//! under the in-process lock only and fails or succeeds exactly as it would have.
+//! that cannot be taken (a file this user cannot open) is left out: the mutation then runs under
+//! the in-process lock only and fails or succeeds exactly as it would have.
 
 use crate::read::read_flags;
 use crate::root::Root;
@@ -50,13 +53,6 @@ impl Held {
 /// mutation goes on under the last one it got (each retry needs another writer's publication).
 const TRIES: usize = 64;
 
-/// What a lock was taken on.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Anchor {
-    File,
-    Dir,
-}
-
 fn identity<Fd: AsFd>(fd: Fd) -> Result<(u64, u64), Errno> {
     let st = fstat(fd)?;
     Ok((st.st_dev, st.st_ino))
@@ -69,64 +65,31 @@ fn open_file(root: &Root, key: &str) -> Option<OwnedFd> {
     (FileType::from_raw_mode(st.st_mode) == FileType::RegularFile).then_some(fd)
 }
 
-/// The nearest existing directory at or above the parent of `key`.
-fn open_ancestor(root: &Root, key: &str) -> Option<OwnedFd> {
-    let mut at = key;
-    loop {
-        at = match at.rfind('/') {
-            Some(0) => "/",
-            Some(i) => &at[..i],
-            None => return None,
-        };
-        match root.open_dir(at) {
-            Ok(fd) => return Some(fd),
-            Err(Errno::NOENT | Errno::NOTDIR) if at != "/" => {}
-            Err(_) => return None,
-        }
-    }
-}
-
-/// Takes the cross-process lock for a mutation of `key` (see the module docs). Blocks until it
-/// is granted: call it on a blocking thread.
+/// Takes the cross-process lock for a mutation of `key` (see the module docs): on the regular
+/// file there, or nothing. Blocks until it is granted: call it on a blocking thread.
 pub(crate) fn lock_target(root: &Root, key: &str) -> Held {
-    {
-        let mut last = None;
-        for _ in 0..TRIES {
-            // Release the lock a failed check left us holding before taking the next one: the
-            // next may be on the same object (another descriptor), and we would wait for
-            // ourselves.
-            drop(last.take());
-            let (fd, anchor) = match open_file(root, key) {
-                Some(fd) => (fd, Anchor::File),
-                None => match open_ancestor(root, key) {
-                    Some(fd) => (fd, Anchor::Dir),
-                    None => return Held::default(),
-                },
-            };
-            if flock(&fd, FlockOperation::LockExclusive).is_err() {
-                return Held::default();
-            }
-            let still = match anchor {
-                Anchor::File => match (open_file(root, key), identity(&fd)) {
-                    (Some(now), Ok(locked)) => identity(&now).is_ok_and(|n| n == locked),
-                    _ => false,
-                },
-                Anchor::Dir => {
-                    open_file(root, key).is_none()
-                        && match (open_ancestor(root, key), identity(&fd)) {
-                            (Some(now), Ok(locked)) => identity(&now).is_ok_and(|n| n == locked),
-                            _ => false,
-                        }
-                }
-            };
-            if still {
-                return Held { fds: vec![fd] };
-            }
-            last = Some(fd);
+    let mut last = None;
+    for _ in 0..TRIES {
+        // Release the lock a failed check left us holding before taking the next one: the next
+        // may be on the same file (another descriptor), and we would wait for ourselves.
+        drop(last.take());
+        let Some(fd) = open_file(root, key) else {
+            return Held::default();
+        };
+        if flock(&fd, FlockOperation::LockExclusive).is_err() {
+            return Held::default();
         }
-        Held {
-            fds: last.into_iter().collect(),
+        let still = match (open_file(root, key), identity(&fd)) {
+            (Some(now), Ok(locked)) => identity(&now).is_ok_and(|n| n == locked),
+            _ => false,
+        };
+        if still {
+            return Held { fds: vec![fd] };
         }
+        last = Some(fd);
+    }
+    Held {
+        fds: last.into_iter().collect(),
     }
 }
 
@@ -147,7 +110,7 @@ mod tests {
     }
 
     #[test]
-    fn a_file_is_locked_on_its_inode_and_a_missing_one_on_its_directory() {
+    fn a_file_is_locked_on_its_inode_and_a_missing_one_not_at_all() {
         let dir = tempfile::tempdir().expect("tempdir");
         let real = std::fs::canonicalize(dir.path()).expect("real");
         std::fs::write(real.join("f"), b"x").expect("write");
@@ -169,12 +132,10 @@ mod tests {
         drop(other);
 
         let held = lock_target(&root, &key(&real, "missing/deeper/g"));
-        assert_eq!(held.count(), 1);
-        let d = std::fs::File::open(&real).expect("open dir");
         assert_eq!(
-            flock(&d, FlockOperation::NonBlockingLockExclusive),
-            Err(Errno::WOULDBLOCK),
-            "the nearest existing directory is the one locked"
+            held.count(),
+            0,
+            "nothing is locked for a file that is not there"
         );
     }
 }

@@ -686,3 +686,51 @@ async fn grep_without_limits_finds_every_match() {
     );
     assert!(found.complete);
 }
+
+/// Another instance (another process, in life) creates the file between an unguarded create's
+/// check and its publication: the write replaces it as the update it has become and says what
+/// it replaced, so its outcome is one a sequential order explains (the create, then the write).
+#[test]
+fn an_unguarded_create_that_finds_a_file_created_elsewhere_reports_an_update() {
+    let f = fixture();
+    let other = Arc::new(LocalFileSystem::new(LocalConfig::new(f.root.clone())));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("rt");
+    let t = rt.block_on(f.target("late"));
+    let (other2, t2) = (other.clone(), t.clone());
+    let signal = Signal::with_probe(move |cp| {
+        if cp.point == CancelPoint::Staged {
+            // On a thread of its own, as another process would; it must not wait for us.
+            let (other, t) = (other2.clone(), t2.clone());
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .expect("rt");
+                rt.block_on(other.write_text(
+                    &t,
+                    "created elsewhere\n",
+                    Some(&WriteIntent::CreateIfAbsent),
+                    None,
+                    &Signal::none(),
+                ))
+                .expect("the other instance creates it")
+            })
+            .join()
+            .expect("other");
+        }
+        false
+    });
+    let out = rt
+        .block_on(f.fs.write_text(&t, "mine\n", None, None, &signal))
+        .expect("the unguarded write lands");
+    assert_eq!(out.operation, WriteOperation::Update);
+    assert_eq!(out.before.as_deref(), Some("created elsewhere\n"));
+    assert_eq!(f.get("late"), b"mine\n");
+    assert_eq!(f.names(""), ["late"]);
+    let now = rt
+        .block_on(f.fs.stat(&t, &Signal::none()))
+        .expect("stat")
+        .expect("present");
+    assert_eq!(now.version, out.version);
+}
