@@ -456,11 +456,21 @@ fn a_competitor_after_the_probe_is_never_replaced_by_a_guarded_create() {
         None,
         &Interference::Competitor(Competitor::File("theirs".into())),
     );
+    // Unguarded, it replaces the competitor as the update it has become (ours: the seed
+    // reported a create): the competitor's text is the `before` and its bits are kept.
+    let w = r.outcome.expect("unguarded overwrites");
     assert_eq!(
-        r.outcome.expect("unguarded overwrites").operation,
-        WriteOperation::Create
+        (w.operation, w.before.as_deref()),
+        (WriteOperation::Update, Some("theirs"))
     );
     assert_eq!(bytes_at(&m, "c"), b"mine");
+    assert_eq!(
+        m.snapshot().get("c"),
+        Some(&SnapEntry::File {
+            bytes: b"mine".to_vec(),
+            mode: Some(0o644)
+        })
+    );
 }
 
 #[test]

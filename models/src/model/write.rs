@@ -189,10 +189,16 @@ impl Model {
         let created = self.make_parents(&key);
         let parent = key[..key.len() - 1].to_vec();
         let no_replace = guard == Some(Guard::CreateIfAbsent) || existing.is_none();
+        // A file that appeared since the check, which an unguarded write replaces: the write
+        // is then an update of that file (its bits kept, its text the `before`), as if it had
+        // come just after whoever made it.
+        let mut appeared: Option<(Vec<u8>, u32)> = None;
         if no_replace && created == 0 {
             match self.tree.get(&key) {
                 None => {}
-                Some(Node::File { .. }) if guard != Some(Guard::CreateIfAbsent) => {}
+                Some(Node::File { bytes, mode, .. }) if guard != Some(Guard::CreateIfAbsent) => {
+                    appeared = Some((bytes.clone(), *mode));
+                }
                 Some(Node::File { .. }) => {
                     self.tree.touch_along(&parent);
                     return Err(err(FsError::exists_not_observed(d)));
@@ -203,7 +209,18 @@ impl Model {
                 }
             }
         }
-        let mode = existing.as_ref().map_or(0o600, |(_, m, _)| *m);
+        let (before, replaced_mode) = match &appeared {
+            Some((bytes, mode)) => (
+                if (content.len() as u64) < limit {
+                    diff_basis(bytes, limit)
+                } else {
+                    None
+                },
+                Some(*mode),
+            ),
+            None => (before, existing.as_ref().map(|(_, m, _)| *m)),
+        };
+        let mode = replaced_mode.unwrap_or(0o600);
         let version = self.tree.mint();
         self.tree.touch_along(&parent);
         self.tree.put(
@@ -215,7 +232,7 @@ impl Model {
             },
         );
         Ok(WriteResult {
-            operation: if existing.is_some() {
+            operation: if existing.is_some() || appeared.is_some() {
                 WriteOperation::Update
             } else {
                 WriteOperation::Create

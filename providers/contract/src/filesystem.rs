@@ -205,6 +205,10 @@ pub trait FileSystem: Send + Sync {
     /// itself refuses to replace what appeared after the check when the guard (or the absence of
     /// a file) says nothing may be replaced: a competing file makes a create-if-absent fail
     /// `FS_NOT_OBSERVED`, a competing directory or link fails any write `FS_NOT_REGULAR_FILE`.
+    /// An unguarded write that finds a file where its check saw none replaces it as an update
+    /// of that file — its bits kept, its text the `before` — as if it came just after whoever
+    /// made it (another process, another instance): the outcome stays one that a sequential
+    /// order explains.
     /// Missing parent directories are created (a parent that is a file or a dangling link is
     /// `FS_NOT_FOUND`). New files get mode 0600 and a replaced file keeps its permission bits.
     /// Readers see the old or the new content, never a mix, and nothing is left beside the file.

@@ -96,22 +96,26 @@ impl Core {
                             probe_at(&parent, name, false).map_err(|e| os(e, verb, display))?;
                         match now {
                             Some(p) if p.is_file() && !create_if_absent => {
-                                // Another writer created it meanwhile (elsewhere: in this
-                                // process the key lock keeps them out). Replace it as the
-                                // update it now is, under that file's lock, saying what it
-                                // replaced.
+                                // Someone created it meanwhile (another process, or the world:
+                                // in this process the key lock keeps our own writers out).
+                                // Replace it as the update it now is, under that file's lock,
+                                // keeping its bits and saying what it replaced.
                                 let lock = crate::xlock::lock_target(root, key);
-                                let before =
+                                let (before, mode) =
                                     match crate::existing::existing(root, key, verb, display)? {
                                         Existing::File {
                                             file: Some(file),
                                             probe,
                                         } if (content.len() as u64) < limit => {
-                                            diff_basis(&file, probe.size, limit)
+                                            (diff_basis(&file, probe.size, limit), probe.mode)
                                         }
-                                        Existing::File { .. } => None,
+                                        Existing::File { probe, .. } => (None, probe.mode),
                                         _ => return Err(FsError::not_regular_file(verb, display)),
                                     };
+                                // A replaced file keeps its permission bits.
+                                staged
+                                    .chmod(mode & 0o7777)
+                                    .map_err(|e| os(e, verb, display))?;
                                 staged
                                     .publish_replace(name)
                                     .map_err(|e| os(e, verb, display))?;

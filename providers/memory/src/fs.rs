@@ -304,9 +304,9 @@ impl MemoryFileSystem {
             Some(_) => return Err(FsError::not_regular_file(Verb::Write, display)),
         };
         check_guard(guard, current.as_ref().map(|c| c.version), display)?;
-        // A replacement is of the file the first look saw (or of whatever file is there now,
-        // should it have changed meanwhile: its bits are kept and it is the diff basis). A file
-        // that appeared where the first look saw nothing is replaced as a create would be.
+        // A replacement is of the file the first look saw, or of whatever file is there now
+        // (one that changed or appeared meanwhile: its bits are kept and it is the diff basis —
+        // the write is an update of it, as if it came just after whoever made it).
         let (operation, mode, before) = match (seen, current) {
             (Some(seen), Some(now)) => {
                 let before = if now.version == seen.version {
@@ -316,7 +316,12 @@ impl MemoryFileSystem {
                 };
                 (WriteOperation::Update, now.mode, before)
             }
-            _ => (WriteOperation::Create, NEW_FILE_MODE, None),
+            (None, Some(now)) => (
+                WriteOperation::Update,
+                now.mode,
+                self.before(&now.bytes, content.len()),
+            ),
+            (_, None) => (WriteOperation::Create, NEW_FILE_MODE, None),
         };
         tree.make_parents(&at)
             .map_err(|()| FsError::parent_not_directory(Verb::Write, display))?;

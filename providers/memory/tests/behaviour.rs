@@ -341,7 +341,8 @@ async fn publication_refuses_what_appeared_at_a_checkpoint() {
     assert_eq!(e, seam::FsError::exists_not_observed("/w/a"));
     assert_eq!(bytes_of(&world, "a").as_deref(), Some(&b"theirs\n"[..]));
 
-    // Unguarded, a competing file is replaced as a create would have made it.
+    // Unguarded, a competing file is replaced as the update the write has become: its bits are
+    // kept and its text is the `before`.
     world.remove(&at("a")).expect("remove");
     let w = world.clone();
     let file = probe(CancelPoint::BeforeStage, false, move || {
@@ -351,8 +352,12 @@ async fn publication_refuses_what_appeared_at_a_checkpoint() {
         .write_text(&t, "mine\n", None, None, &file)
         .await
         .expect("replaces a file");
-    assert_eq!((out.operation, out.before), (WriteOperation::Create, None));
-    assert_eq!(mode_of(&world, "a"), Some((MemoryKind::File, 0o600)));
+    assert_eq!(
+        (out.operation, out.before.as_deref()),
+        (WriteOperation::Update, Some("theirs\n"))
+    );
+    assert_eq!(mode_of(&world, "a"), Some((MemoryKind::File, 0o644)));
+    assert_eq!(bytes_of(&world, "a").as_deref(), Some(&b"mine\n"[..]));
 
     for (name, competitor) in [("d", "dir"), ("l", "link")] {
         let w = world.clone();
