@@ -3,12 +3,13 @@
 //! Each operation takes the store's tree lock for as short a time as it can, and never across
 //! a checkpoint: the suite (and any probe) changes the world through the out-of-band handle
 //! *inside* a checkpoint, so a held tree lock would deadlock it. A mutation therefore decides in
-//! two looks, holding the store's mutation turn throughout (so no other provider mutation comes
-//! between them; see [`crate::MemoryStore`]). The first look, before `BeforeStage`, checks the
+//! two looks, and anything — the world, another call, another instance — may come between them.
+//! The first look, before `BeforeStage`, checks the
 //! guard and gives the early failures in the contract's order. The second, at publication,
 //! looks at what is at the landing place *now*, refuses what the contract says publication must
 //! refuse (a file that appeared under create-if-absent, a directory or link that appeared under
-//! any write, a version that moved under a guard) and installs the result before it lets go. An
+//! any write, a version that moved under a guard; a file that appeared under an unguarded write
+//! makes it an update of that file) and installs the result before it lets go. An
 //! edit whose file changed between its two looks (the world rewrote it) is matched again under
 //! the lock when unguarded and refused when guarded, so the check, the match and the publication
 //! still act as one critical section.
@@ -83,11 +84,9 @@ impl Default for MemoryConfig {
 /// instances are exactly as safe as one — a compare-and-swap has one winner whichever instances
 /// the racers use, and concurrent calls are linearizable across them.
 ///
-/// Mutations of every instance over a store take turns, from their guard check to their
-/// publication (reads never wait for them, and neither does the out-of-band [`MemoryWorld`]).
-/// A mutation waits for another only as long as that one takes, which is short unless a
-/// [`Signal`] probe pauses it at a checkpoint; for the same reason a probe must not start a
-/// mutation of the same store on its own thread and wait for it — that one waits for this.
+/// No lock is held across a checkpoint, so a [`Signal`] probe may change the store (through
+/// the out-of-band [`MemoryWorld`] or another provider call) while a mutation waits there;
+/// publication then decides on what it finds, as the contract says.
 ///
 /// [`MemoryWorld`]: crate::MemoryWorld
 #[derive(Clone, Debug)]
@@ -510,7 +509,6 @@ impl FileSystem for MemoryFileSystem {
         signal: &Signal,
     ) -> Result<WriteOutcome, FsError> {
         signal.check(Verb::Write)?;
-        let _turn = self.store.turn();
         let d = target.display_path.as_str();
         let key = components(target.key.as_str());
         // First look: what is there, and whether the guard lets the write go on.
@@ -553,7 +551,6 @@ impl FileSystem for MemoryFileSystem {
         signal: &Signal,
     ) -> Result<EditOutcome, FsError> {
         signal.check(Verb::Edit)?;
-        let _turn = self.store.turn();
         let d = target.display_path.as_str();
         let key = components(target.key.as_str());
         let stale = || FsError::changed_since_read(Verb::Edit, d);

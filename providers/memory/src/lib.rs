@@ -11,9 +11,8 @@
 //!   backend whose storage is a plain tree shows which answers come from the contract and which
 //!   from an operating system's habits.
 //! * **Something small enough to model-check.** All shared state is one [`MemoryStore`]: one
-//!   lock around one tree, with one counter that mints every version, and one turn that
-//!   mutations take. Every lock and `Arc` the crate uses comes from one module, so a model
-//!   checker can swap them for instrumented ones.
+//!   lock around one tree, with one counter that mints every version. Every lock and `Arc` the
+//!   crate uses comes from one module, so a model checker can swap them for instrumented ones.
 //!
 //! The pieces:
 //!

@@ -1,18 +1,18 @@
-//! The shared store: one lock around the whole tree, and one turn for mutations.
+//! The shared store: one lock around the whole tree.
 //!
 //! The tree lock is the whole data story: every provider instance and every out-of-band handle
 //! over a store takes the same lock, nothing is cached outside it, and a mutation installs its
 //! result in one critical section. It is never held across a checkpoint, because the world must
 //! be able to act there (that is how a suite plays the competitor that appears mid-write).
 //!
-//! So a mutation looks twice — once to check its guard, once to publish — and something could
-//! come between the two looks. What comes from the world is a competitor, and publication
-//! re-checks for it. What would come from another provider call is prevented instead: mutations
-//! of every instance over a store take turns (the second lock, which the world never takes), so
-//! no provider write can slip between another's check and its publication. That is what makes
-//! the outcomes linearizable — a write that saw nothing and then found a file would otherwise
-//! report a create while it replaced a concurrent writer's file — and it is why two instances
-//! over one store are exactly as safe as one.
+//! So a mutation looks twice — once to check its guard, once to publish — and anything may
+//! come between the two looks: the world, another call, another instance over the same store.
+//! Publication re-checks what is there and decides as the contract says (a guard whose version
+//! moved fails, a file that appeared under an unguarded write makes it an update of that file),
+//! so every outcome is one a sequential order explains, and two instances over one store are
+//! exactly as safe as one. (A first version made mutations take turns on a second lock; once the
+//! contract said what a write that finds a new file reports, the turn guarded nothing, and loom
+//! explores more interleavings without it.)
 
 use crate::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use crate::tree::Tree;
@@ -22,7 +22,6 @@ use std::fmt;
 #[derive(Default)]
 struct Shared {
     tree: Mutex<Tree>,
-    turn: Mutex<()>,
 }
 
 /// An in-memory namespace (a tree of directories, files, links and FIFO stand-ins rooted at
@@ -64,15 +63,6 @@ impl MemoryStore {
     pub(crate) fn lock(&self) -> MutexGuard<'_, Tree> {
         self.shared
             .tree
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// A mutation's turn: held from a mutation's first look to its publication, checkpoints
-    /// included (the world never takes it). It guards no data, so a poisoned one is as good.
-    pub(crate) fn turn(&self) -> MutexGuard<'_, ()> {
-        self.shared
-            .turn
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }

@@ -517,56 +517,41 @@ fn two_instances_over_one_store_have_one_winner() {
 }
 
 #[test]
-fn a_mutation_of_another_instance_waits_for_publication() {
-    // While a write sits at its checkpoint (tree lock released, so the world can act), a
-    // create-if-absent through another instance must not slip in between its check and its
-    // publication: then this write would report a create while replacing that file.
+fn a_file_another_instance_creates_mid_write_makes_the_unguarded_write_an_update() {
+    // While a write sits at its checkpoint (no lock held, so anything can act), a
+    // create-if-absent through another instance gets in and lands. The write then replaces that
+    // file as the update it has become: a sequential order explains both (theirs, then mine).
     let (one, world) = setup(1024);
     let two = Arc::new(one.share());
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");
     let t = rt.block_on(target(&one, "b"));
-    let other = Arc::new(std::sync::Mutex::new(None));
-    let (slot, t2) = (other.clone(), t.clone());
+    let t2 = t.clone();
     let signal = probe(CancelPoint::BeforeStage, false, move || {
-        let (two, t2, slot) = (two.clone(), t2.clone(), slot.clone());
-        let racer = std::thread::spawn(move || {
+        let (two, t2) = (two.clone(), t2.clone());
+        std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .build()
                 .expect("runtime");
-            let r = rt.block_on(two.write_text(
+            rt.block_on(two.write_text(
                 &t2,
                 "theirs\n",
                 Some(&WriteIntent::CreateIfAbsent),
                 None,
                 &Signal::none(),
-            ));
-            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
-        });
-        // Give the racer every chance to get in; it must still be waiting afterwards.
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        assert!(
-            !racer.is_finished(),
-            "the other instance's write did not wait"
-        );
-        std::mem::drop(racer);
+            ))
+            .expect("the other instance is not kept waiting")
+        })
+        .join()
+        .expect("racer");
     });
     let mine = rt
         .block_on(one.write_text(&t, "mine\n", None, None, &signal))
         .expect("mine");
-    assert_eq!(mine.operation, WriteOperation::Create);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    let theirs = loop {
-        if let Some(r) = other.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            break r;
-        }
-        assert!(std::time::Instant::now() < deadline, "the racer never ran");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    };
     assert_eq!(
-        theirs.map(|o| o.operation),
-        Err(seam::FsError::exists_not_observed("/w/b"))
+        (mine.operation, mine.before.as_deref()),
+        (WriteOperation::Update, Some("theirs\n"))
     );
     assert_eq!(bytes_of(&world, "b").as_deref(), Some(&b"mine\n"[..]));
 }
