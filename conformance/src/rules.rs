@@ -113,7 +113,7 @@ rules! {
     WriteDiffAt = "write.diff-basis-at", CORE, "content exactly at the diff-basis limit drops `before`";
     WriteDiffAbove = "write.diff-basis-above", CORE, "content one byte over the diff-basis limit drops `before`";
     WriteBeforeBinary = "write.before-binary", CORE, "replacing a binary or invalid file has no `before`";
-    WriteCompetitorFile = "write.competitor-file", CANCEL, "a file appearing mid-write is never replaced by create-if-absent (FS_NOT_OBSERVED)";
+    WriteCompetitorFile = "write.competitor-file", CANCEL, "a file appearing mid-write is never replaced by create-if-absent (FS_NOT_OBSERVED); an unguarded write replaces it as an update of it";
     WriteCompetitorDir = "write.competitor-dir", CANCEL, "a directory appearing mid-write fails the write FS_NOT_REGULAR_FILE";
     WriteCompetitorLink = "write.competitor-link", CANCEL, "a dangling link appearing mid-write is never replaced";
     EditMissing = "edit.missing-is-stale", CORE, "editing nothing is FS_STALE_VERSION, even unguarded";

@@ -96,7 +96,8 @@ pub(crate) fn lock_target(root: &Root, key: &str) -> Held {
 /// Locks a freshly staged file before it is published (nobody else can hold it yet, so this
 /// never waits); the returned descriptor holds the lock.
 pub(crate) fn lock_staged<Fd: AsFd>(file: Fd) -> Option<OwnedFd> {
-    let fd = rustix::io::dup(file).ok()?;
+    // Close-on-exec: a child the harness spawns meanwhile must not inherit (and keep) the lock.
+    let fd = rustix::io::fcntl_dupfd_cloexec(file, 0).ok()?;
     flock(&fd, FlockOperation::NonBlockingLockExclusive).ok()?;
     Some(fd)
 }

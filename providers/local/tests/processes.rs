@@ -364,4 +364,8 @@ fn processes_killed_mid_mutation_leave_whole_files_no_lock_and_staging_the_next_
         "{} kills survived, no torn file; {swept} staging entries swept",
         KILLS * soak()
     );
+    assert!(
+        swept > 0,
+        "no kill landed while a mutation had staged content: the crashes tested nothing mid-write"
+    );
 }
