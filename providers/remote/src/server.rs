@@ -527,23 +527,7 @@ impl Conn {
                     .to_str()
                     .ok_or_else(|| failed("world/case: the case path is not UTF-8".into()))?
                     .to_string();
-                let spec = CaseSpec {
-                    root: root.clone(),
-                    workspace: params
-                        .get("workspace")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    durable: params.get("durability").and_then(Value::as_str) != Some("none"),
-                    diff_basis_max_bytes: params
-                        .get("diff_basis_max_bytes")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(10 * 1024 * 1024),
-                    seed: params.get("seed").and_then(Value::as_u64).unwrap_or(0),
-                    configuration: params
-                        .get("configuration")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                };
+                let spec = case_spec(&root, params);
                 let provider = maker.make(&spec).map_err(failed)?;
                 let mut answer = describe(&self.server, provider.as_ref(), Some(&root));
                 answer["root"] = json!(root);
@@ -572,23 +556,7 @@ impl Conn {
                     .to_str()
                     .ok_or_else(|| failed("world/reopen: the case path is not UTF-8".into()))?
                     .to_string();
-                let spec = CaseSpec {
-                    root: root.clone(),
-                    workspace: params
-                        .get("workspace")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    durable: params.get("durability").and_then(Value::as_str) != Some("none"),
-                    diff_basis_max_bytes: params
-                        .get("diff_basis_max_bytes")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(10 * 1024 * 1024),
-                    seed: params.get("seed").and_then(Value::as_u64).unwrap_or(0),
-                    configuration: params
-                        .get("configuration")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                };
+                let spec = case_spec(&root, params);
                 let provider = maker.make(&spec).map_err(failed)?;
                 let mut answer = describe(&self.server, provider.as_ref(), Some(&root));
                 answer["root"] = json!(root);
@@ -842,6 +810,27 @@ fn text_param(params: &Value, frame: &mut Frame, name: &str) -> Result<String, V
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// What `world/case` and `world/reopen` ask of the backend over a case directory at `root`.
+fn case_spec(root: &str, params: &Value) -> CaseSpec {
+    CaseSpec {
+        root: root.to_string(),
+        workspace: params
+            .get("workspace")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        durable: params.get("durability").and_then(Value::as_str) != Some("none"),
+        diff_basis_max_bytes: params
+            .get("diff_basis_max_bytes")
+            .and_then(Value::as_u64)
+            .unwrap_or(10 * 1024 * 1024),
+        seed: params.get("seed").and_then(Value::as_u64).unwrap_or(0),
+        configuration: params
+            .get("configuration")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    }
 }
 
 /// The `initialize` answer.
