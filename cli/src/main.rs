@@ -8,6 +8,7 @@ mod progress;
 mod replay;
 mod select;
 mod serve;
+mod workspace;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use seam_cli::unprivileged;
@@ -126,8 +127,20 @@ enum Command {
     Mcp {
         /// The workspace: relative paths resolve against it; the only writable root under
         /// workspace-write.
-        #[arg(long, value_name = "DIR")]
-        root: PathBuf,
+        #[arg(
+            long,
+            value_name = "DIR",
+            required_unless_present = "workspace",
+            conflicts_with = "workspace"
+        )]
+        root: Option<PathBuf>,
+        /// A registered workspace (its id or root) instead of --root; a directory not
+        /// registered yet is registered. Each call's mode and root come from the session.
+        #[arg(long, value_name = "ID|PATH")]
+        workspace: Option<String>,
+        /// The workspace registry file (default: as `seam workspace`).
+        #[arg(long, value_name = "FILE", requires = "workspace")]
+        registry: Option<PathBuf>,
         /// The sandbox mode of the deployment (default workspace-write; not with a remote
         /// provider, whose server fences with its own).
         #[arg(long, value_enum)]
@@ -157,6 +170,15 @@ enum Command {
         #[arg(long)]
         test_control: bool,
     },
+    /// Manage the workspace registry: the directories agents may work in.
+    Workspace {
+        /// The registry file (default: $SEAM_REGISTRY, else $XDG_DATA_HOME/seam/workspaces.json,
+        /// else ~/.local/share/seam/workspaces.json).
+        #[arg(long, value_name = "FILE", global = true)]
+        registry: Option<PathBuf>,
+        #[command(subcommand)]
+        action: WorkspaceCommand,
+    },
     /// Internal: run permission cases as the current (unprivileged) user.
     #[command(name = "__unprivileged", hide = true)]
     Unprivileged {
@@ -164,6 +186,29 @@ enum Command {
         provider: String,
         #[arg(long)]
         root: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum WorkspaceCommand {
+    /// List the registered workspaces.
+    List {
+        /// Print JSON (an array of records) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Register a directory (links and `..` resolved); an existing root keeps its id.
+    Add {
+        /// The directory.
+        path: PathBuf,
+        /// A title for people (default: the directory's name; renames an existing record).
+        #[arg(long)]
+        title: Option<String>,
+    },
+    /// Forget a workspace by id or root; the directory itself is untouched.
+    Remove {
+        /// An id (ws-…) or a root.
+        name: String,
     },
 }
 
@@ -276,10 +321,14 @@ fn main() -> ExitCode {
         }
         Command::Mcp {
             root,
+            workspace,
+            registry,
             mode,
             provider,
         } => match mcp::run(mcp::McpArgs {
             root,
+            workspace,
+            registry,
             mode: mode.map(Into::into),
             provider,
         }) {
@@ -302,6 +351,17 @@ fn main() -> ExitCode {
             Ok(code) => code,
             Err(e) => usage(&e),
         },
+        Command::Workspace { registry, action } => {
+            let action = match action {
+                WorkspaceCommand::List { json } => workspace::Action::List { json },
+                WorkspaceCommand::Add { path, title } => workspace::Action::Add { path, title },
+                WorkspaceCommand::Remove { name } => workspace::Action::Remove { name },
+            };
+            match workspace::run(registry.as_deref(), action) {
+                Ok(code) => code,
+                Err(e) => usage(&e),
+            }
+        }
         Command::Unprivileged { provider, root } => match unprivileged::child(&provider, &root) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -1,14 +1,16 @@
 //! `seam mcp`: the composition of an MCP filesystem server — the sandbox provider over the
 //! local disk, fenced to `--root` in `--mode` (or a server's backend over the wire), the
 //! observation policy as the gate, one owner for the session, every tool — served on stdio by
-//! `seam-mcp`.
+//! `seam-mcp`. With `--workspace`, the root is a registered workspace (a path not seen before
+//! is registered), and every call's mode and root come from the per-call policy resolver.
 
 use seam::{FileSystem, SandboxMode};
 use seam_local::LocalConfig;
-use seam_mcp::{SeamMcp, SpillDir};
+use seam_mcp::{CallContext, SeamMcp, SpillDir};
 use seam_policy::{ObservationPolicy, Owner};
 use seam_sandbox::{SandboxConfig, SandboxFileSystem};
-use seam_tools::{Exec, ImageSink, Toolset};
+use seam_tools::{Exec, ImageSink, ToolError, Toolset};
+use seam_workspace::{PolicyService, Session, WorkspaceErrorCode};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -17,7 +19,11 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct McpArgs {
     /// The workspace: relative paths resolve against it, and it is the writable root.
-    pub root: PathBuf,
+    pub root: Option<PathBuf>,
+    /// A registered workspace's id or root (instead of `root`).
+    pub workspace: Option<String>,
+    /// The registry file (`None`: the default, see `seam workspace`).
+    pub registry: Option<PathBuf>,
     /// The deployment's sandbox mode (`None`: workspace-write for local; the server's own for
     /// a remote provider).
     pub mode: Option<SandboxMode>,
@@ -25,26 +31,106 @@ pub struct McpArgs {
     pub provider: String,
 }
 
-type Composed = (Arc<dyn FileSystem>, String, Option<SandboxMode>);
+struct Composed {
+    fs: Arc<dyn FileSystem>,
+    root: String,
+    mode: Option<SandboxMode>,
+    context: Option<Arc<dyn CallContext>>,
+}
 
-/// The sandbox provider over the local disk, fenced to `--root`.
-fn local(args: &McpArgs) -> Result<Composed, String> {
-    let root = std::fs::canonicalize(&args.root)
-        .map_err(|e| format!("--root {}: {e}", args.root.display()))?;
-    if !root.is_dir() {
-        return Err(format!("--root {}: not a directory", args.root.display()));
+/// Every call of a workspace session resolves its policy anew: the session's mode choice (none
+/// is made over MCP, so the deployment's `--mode`) and the session's root.
+struct WorkspaceCalls {
+    service: PolicyService,
+    session: Session,
+}
+
+impl CallContext for WorkspaceCalls {
+    fn prepare(&self, exec: Exec) -> Result<Exec, ToolError> {
+        let call = self
+            .service
+            .resolve(Some(&self.session), None)
+            .map_err(|e| ToolError::composition(e.code().as_str(), e.message()))?;
+        Ok(exec.with_cwd(call.cwd).with_sandbox(call.policy))
     }
-    let root = root
-        .to_str()
-        .ok_or_else(|| format!("--root {}: not valid UTF-8", root.display()))?
-        .to_string();
+}
+
+/// The workspace `--workspace NAME` names: a record by id or root, or a directory registered
+/// now; and a session at its root.
+fn workspace_session(name: &str, registry: Option<&std::path::Path>) -> Result<Session, String> {
+    let file = crate::workspace::registry_file(registry)?;
+    let registry = crate::workspace::open(&file)?;
+    let rt = crate::workspace::runtime()?;
+    let signal = seam::Signal::none();
+    let record = match rt.block_on(registry.lookup(name, &signal)) {
+        Ok(w) => w,
+        Err(e) if e.code() == WorkspaceErrorCode::NotFound && !name.starts_with("ws-") => {
+            let path = crate::workspace::absolute(std::path::Path::new(name))?;
+            let path = path
+                .to_str()
+                .ok_or_else(|| format!("--workspace {name}: not valid UTF-8"))?;
+            let added = rt
+                .block_on(registry.add(path, None, &signal))
+                .map_err(|e| format!("--workspace {name}: {} [{}]", e.message(), e.code()))?;
+            eprintln!(
+                "seam mcp: registered {} {} in {}",
+                added.workspace.id,
+                added.workspace.root,
+                file.display()
+            );
+            added.workspace
+        }
+        Err(e) => {
+            return Err(format!(
+                "--workspace {name}: {} [{}]",
+                e.message(),
+                e.code()
+            ));
+        }
+    };
+    rt.block_on(registry.session(&record.root, &signal))
+        .map_err(|e| format!("--workspace {name}: {} [{}]", e.message(), e.code()))
+}
+
+/// The sandbox provider over the local disk, fenced to `--root` (or the workspace's root).
+fn local(args: &McpArgs) -> Result<Composed, String> {
     let mode = args.mode.unwrap_or(SandboxMode::WorkspaceWrite);
+    let (root, session) = match (&args.root, &args.workspace) {
+        (Some(dir), None) => {
+            let root =
+                std::fs::canonicalize(dir).map_err(|e| format!("--root {}: {e}", dir.display()))?;
+            if !root.is_dir() {
+                return Err(format!("--root {}: not a directory", dir.display()));
+            }
+            let root = root
+                .to_str()
+                .ok_or_else(|| format!("--root {}: not valid UTF-8", root.display()))?
+                .to_string();
+            (root, None)
+        }
+        (None, Some(name)) => {
+            let session = workspace_session(name, args.registry.as_deref())?;
+            (session.cwd().to_string(), Some(session))
+        }
+        _ => return Err("give exactly one of --root DIR and --workspace ID|PATH".into()),
+    };
     // Only the root is writable under workspace-write (the seed also opens /tmp; an MCP server
     // handed one directory should not).
     let config = SandboxConfig::new(root.clone(), mode)
         .with_local(LocalConfig::new(root.clone()))
         .with_temp_roots(Vec::new());
-    Ok((Arc::new(SandboxFileSystem::new(config)), root, Some(mode)))
+    let context = session.map(|session| {
+        Arc::new(WorkspaceCalls {
+            service: PolicyService::new(mode).with_fallback(session.workspace().clone()),
+            session,
+        }) as Arc<dyn CallContext>
+    });
+    Ok(Composed {
+        fs: Arc::new(SandboxFileSystem::new(config)),
+        root,
+        mode: Some(mode),
+        context,
+    })
 }
 
 /// A server's backend over the wire: `--root` is a directory in the server's world (relative
@@ -59,14 +145,21 @@ fn remote(args: &McpArgs) -> Result<Composed, String> {
             "--mode applies to the local provider; a server fences with its own mode (seam serve --provider sandbox:MODE)".into(),
         );
     }
-    let root = args
-        .root
+    if args.workspace.is_some() {
+        return Err(
+            "--workspace applies to the local provider; with a server, give --root, a directory in its world".into(),
+        );
+    }
+    let Some(root) = &args.root else {
+        return Err("--root DIR is required with a remote provider".into());
+    };
+    let root = root
         .to_str()
         .filter(|r| r.starts_with('/'))
         .ok_or_else(|| {
             format!(
                 "--root {}: with a remote provider, an absolute path in the server's world",
-                args.root.display()
+                root.display()
             )
         })?
         .to_string();
@@ -75,7 +168,12 @@ fn remote(args: &McpArgs) -> Result<Composed, String> {
         seam_remote::Connection::connect(&address, token.as_deref()).map_err(|e| e.to_string())?;
     let fs = seam_remote::RemoteFileSystem::new(Arc::new(conn));
     let mode = fs.sandbox_mode();
-    Ok((Arc::new(fs), root, mode))
+    Ok(Composed {
+        fs: Arc::new(fs),
+        root,
+        mode,
+        context: None,
+    })
 }
 
 /// `read_image` takes every format the tool knows, up to its default size.
@@ -86,7 +184,12 @@ impl ImageSink for AnyImage {}
 /// Serves until the client closes stdin. Usage problems come back as `Err` (exit 2); a
 /// session that fails after starting is reported on stderr (exit 1).
 pub fn run(args: McpArgs) -> Result<ExitCode, String> {
-    let (fs, root, mode) = if args.provider == "local" {
+    let Composed {
+        fs,
+        root,
+        mode,
+        context,
+    } = if args.provider == "local" {
         local(&args)?
     } else {
         remote(&args)?
@@ -118,7 +221,11 @@ pub fn run(args: McpArgs) -> Result<ExitCode, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let served = runtime.block_on(SeamMcp::new(tools, exec).serve_stdio());
+    let mut server = SeamMcp::new(tools, exec);
+    if let Some(context) = context {
+        server = server.with_call_context(context);
+    }
+    let served = runtime.block_on(server.serve_stdio());
     drop(spill);
     match served {
         Ok(()) => Ok(ExitCode::SUCCESS),
@@ -126,5 +233,48 @@ pub fn run(args: McpArgs) -> Result<ExitCode, String> {
             eprintln!("seam mcp: {}", e.message);
             Ok(ExitCode::FAILURE)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seam::SandboxPolicy;
+
+    #[test]
+    fn each_call_resolves_the_sessions_policy_anew() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(dir.path()).expect("canonical");
+        let project = base.join("project");
+        std::fs::create_dir(&project).expect("mkdir");
+        let project = project.to_str().expect("utf-8").to_string();
+        let registry = crate::workspace::open(&base.join("workspaces.json")).expect("registry");
+        let rt = crate::workspace::runtime().expect("runtime");
+        let signal = seam::Signal::none();
+        rt.block_on(registry.add(&project, None, &signal))
+            .expect("add");
+        let session = rt
+            .block_on(registry.session(&project, &signal))
+            .expect("session");
+        let calls = WorkspaceCalls {
+            service: PolicyService::new(SandboxMode::WorkspaceWrite),
+            session,
+        };
+        let fs: Arc<dyn FileSystem> = Arc::new(seam_local::LocalFileSystem::new(LocalConfig::new(
+            project.clone(),
+        )));
+        let exec = calls.prepare(Exec::new(fs.clone())).expect("prepared");
+        assert_eq!(exec.cwd.as_deref(), Some(project.as_str()));
+        assert_eq!(
+            exec.sandbox,
+            Some(SandboxPolicy {
+                mode: SandboxMode::WorkspaceWrite,
+                workspace_root: project.clone(),
+            })
+        );
+        // The session's choice, made after the first call, governs the next one.
+        calls.session.set_mode(Some(SandboxMode::ReadOnly));
+        let exec = calls.prepare(Exec::new(fs)).expect("prepared");
+        assert_eq!(exec.sandbox.map(|p| p.mode), Some(SandboxMode::ReadOnly));
     }
 }

@@ -14,8 +14,15 @@ type Client = RunningService<RoleClient, ()>;
 
 /// `seam mcp --root ROOT EXTRA...`, initialised.
 async fn serve(root: &Path, extra: &[&str]) -> Client {
+    let mut args = vec![std::ffi::OsString::from("--root"), root.into()];
+    args.extend(extra.iter().map(std::ffi::OsString::from));
+    serve_args(&args).await
+}
+
+/// `seam mcp ARGS...`, initialised.
+async fn serve_args(args: &[std::ffi::OsString]) -> Client {
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_seam")).configure(|c| {
-        c.arg("mcp").arg("--root").arg(root).args(extra);
+        c.arg("mcp").args(args);
     });
     let transport = TokioChildProcess::new(command).expect("spawn seam mcp");
     ().serve(transport).await.expect("MCP initialisation")
@@ -401,6 +408,87 @@ fn a_root_that_is_not_a_directory_is_a_usage_error() {
         assert!(stderr.contains(said), "{stderr}");
         assert!(out.stdout.is_empty(), "nothing on the protocol channel");
     }
+}
+
+#[tokio::test]
+async fn a_workspace_path_not_seen_before_is_registered_and_its_calls_write_where_they_say() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(dir.path()).expect("canonical");
+    let project = base.join("project");
+    std::fs::create_dir(&project).expect("mkdir");
+    std::os::unix::fs::symlink(&project, base.join("alias")).expect("symlink");
+    let registry = base.join("state/workspaces.json");
+    // Named through a link: the record and the session are the real directory.
+    let client = serve_args(&[
+        "--workspace".into(),
+        base.join("alias").into(),
+        "--registry".into(),
+        registry.clone().into(),
+    ])
+    .await;
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(&registry).expect("registered")).expect("json");
+    let records = doc["workspaces"].as_array().expect("array");
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["root"], json!(project.to_str().expect("utf-8")));
+    let id = records[0]["id"].as_str().expect("id").to_string();
+
+    let written = ok(&call(
+        &client,
+        "write",
+        json!({"file_path": "docs/a.md", "content": "# a\n"}),
+    )
+    .await);
+    let shown = project.join("docs/a.md");
+    assert!(
+        written.contains(&format!("<path>{}</path>", shown.display())),
+        "{written}"
+    );
+    assert_eq!(std::fs::read(&shown).expect("read back"), b"# a\n");
+    // The fence is the workspace: `..` out of it is refused and lands nowhere.
+    refused(
+        &call(
+            &client,
+            "write",
+            json!({"file_path": "../outside.txt", "content": "x"}),
+        )
+        .await,
+        "FS_SANDBOX_DENIED",
+    );
+    assert!(!base.join("outside.txt").exists());
+    client.cancel().await.expect("close");
+
+    // The next session names it by id; the registry still holds one record.
+    let client = serve_args(&[
+        "--workspace".into(),
+        id.clone().into(),
+        "--registry".into(),
+        registry.clone().into(),
+    ])
+    .await;
+    let read = ok(&call(&client, "read", json!({"file_path": "docs/a.md"})).await);
+    assert!(read.contains("1: # a"), "{read}");
+    client.cancel().await.expect("close");
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(&registry).expect("registry")).expect("json");
+    assert_eq!(doc["workspaces"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn an_unknown_workspace_id_is_a_usage_error_that_registers_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let registry = dir.path().join("workspaces.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(["mcp", "--workspace", "ws-0000000000000000", "--registry"])
+        .arg(&registry)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[WS_NOT_FOUND]"), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing on the protocol channel");
+    assert!(!registry.exists(), "a failed lookup wrote the registry");
 }
 
 /// `seam serve` on a Unix socket in `dir`, until dropped.

@@ -46,5 +46,5 @@ mod server;
 mod spill;
 
 pub use convert::{error_text, listed};
-pub use server::{McpError, SeamMcp};
+pub use server::{CallContext, McpError, SeamMcp};
 pub use spill::SpillDir;

@@ -9,7 +9,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use seam::Signal;
-use seam_tools::{Exec, Tool, Toolset};
+use seam_tools::{Exec, Tool, ToolError, Toolset};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::RwLock;
@@ -17,12 +17,24 @@ use tokio::sync::RwLock;
 /// Why the server stopped serving.
 pub type McpError = rmcp::ErrorData;
 
+/// The composition's say over each call: builds the call's context from the session's (the
+/// per-call sandbox policy and cwd, say), or refuses the call.
+pub trait CallContext: Send + Sync {
+    /// The context `exec` (the session's, with the call's signal) becomes for this call.
+    ///
+    /// # Errors
+    ///
+    /// A refusal the model reads as the call's error; the tool does not run.
+    fn prepare(&self, exec: Exec) -> Result<Exec, ToolError>;
+}
+
 /// One MCP session over a toolset: every call runs in (a clone of) the same [`Exec`], so under
 /// the observation policy the session is one owner.
 pub struct SeamMcp {
     tools: Toolset,
     listed: Vec<rmcp::model::Tool>,
     exec: Exec,
+    context: Option<Arc<dyn CallContext>>,
     /// Readers share it, mutations hold it alone.
     turns: Arc<RwLock<()>>,
 }
@@ -45,8 +57,15 @@ impl SeamMcp {
             tools,
             listed,
             exec,
+            context: None,
             turns: Arc::new(RwLock::new(())),
         }
+    }
+
+    /// The same session with each call's context prepared by `context` before its tool runs.
+    pub fn with_call_context(mut self, context: Arc<dyn CallContext>) -> Self {
+        self.context = Some(context);
+        self
     }
 
     /// The tools as a client lists them.
@@ -76,7 +95,10 @@ impl SeamMcp {
         cancelled: impl std::future::Future<Output = ()>,
     ) -> seam_tools::ToolResult {
         let signal = Signal::new();
-        let exec = self.exec.clone().with_signal(signal.clone());
+        let mut exec = self.exec.clone().with_signal(signal.clone());
+        if let Some(context) = &self.context {
+            exec = context.prepare(exec)?;
+        }
         let call = tool.execute(&args, &exec);
         tokio::pin!(call);
         tokio::select! {
@@ -175,5 +197,35 @@ mod tests {
             std::fs::read(dir.path().join("new.txt")).expect("read back"),
             b"x"
         );
+    }
+
+    /// Refuses every call under its own code, as a composition's rule would.
+    struct Refuse;
+
+    impl CallContext for Refuse {
+        fn prepare(&self, _exec: Exec) -> Result<Exec, ToolError> {
+            Err(ToolError::composition(
+                "WS_NOT_MEMBER",
+                "this session is in no workspace",
+            ))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_the_context_refuses_never_runs_and_carries_the_contexts_code() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server = session(dir.path()).with_call_context(Arc::new(Refuse));
+        let write = server.tools.get("write").expect("write").clone();
+        let err = server
+            .run(
+                &write,
+                json!({"file_path": "new.txt", "content": "x"}),
+                std::future::pending(),
+            )
+            .await
+            .expect_err("refused");
+        assert_eq!(err.code().map(|c| c.as_str()), Some("WS_NOT_MEMBER"));
+        assert_eq!(err.to_string(), "this session is in no workspace");
+        assert!(!dir.path().join("new.txt").exists());
     }
 }

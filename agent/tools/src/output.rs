@@ -66,6 +66,9 @@ pub enum ErrorCode {
     SearchInvalidPattern,
     /// `glob` / `grep`: the search could not run (the backend offers none).
     SearchFailed,
+    /// A refusal by the composition around the tools (a workspace rule, say), under the
+    /// composition's own stable name.
+    Composition(&'static str),
 }
 
 impl ErrorCode {
@@ -78,6 +81,7 @@ impl ErrorCode {
             ErrorCode::ImageMalformed => "IMAGE_MALFORMED",
             ErrorCode::SearchInvalidPattern => "SEARCH_INVALID_PATTERN",
             ErrorCode::SearchFailed => "SEARCH_FAILED",
+            ErrorCode::Composition(name) => name,
         }
     }
 }
@@ -125,6 +129,16 @@ impl ToolError {
         Self {
             name: "ImageError",
             code: Some(code),
+            message: message.into(),
+        }
+    }
+
+    /// A refusal by the composition before the tool ran (`code` is its stable name, such as
+    /// `WS_ESCALATION_REFUSED`).
+    pub fn composition(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            name: "CompositionError",
+            code: Some(ErrorCode::Composition(code)),
             message: message.into(),
         }
     }
