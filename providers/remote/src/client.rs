@@ -456,7 +456,7 @@ impl Connection {
             runtime: Some(runtime),
             _child: child,
         };
-        let mut params = json!({ "protocol": wire::PROTOCOL, "client": format!("seam {}", env!("CARGO_PKG_VERSION")) });
+        let mut params = json!({ "protocol": wire::PROTOCOL, "client": format!("seam {}", env!("CARGO_PKG_VERSION")), "stream_segments": true });
         if let Some(t) = token {
             params["token"] = json!(t);
         }
@@ -797,6 +797,7 @@ impl FileSystem for RemoteFileSystem {
             rx,
             id,
             done: false,
+            pending: Vec::new(),
             _watch: watch,
         }))
     }
@@ -940,6 +941,8 @@ struct RemoteText {
     rx: mpsc::UnboundedReceiver<Frame>,
     id: u64,
     done: bool,
+    /// The segments of the last chunk not yet handed out, last first.
+    pending: Vec<Vec<u8>>,
     _watch: oneshot::Sender<()>,
 }
 
@@ -947,6 +950,9 @@ impl futures_core::Stream for RemoteText {
     type Item = Result<String, FsError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(segment) = self.pending.pop() {
+            return Poll::Ready(Some(self.text(segment)));
+        }
         if self.done {
             return Poll::Ready(None);
         }
@@ -959,23 +965,36 @@ impl futures_core::Stream for RemoteText {
             Poll::Ready(Some(f)) => f,
         };
         if frame.json.get("method").and_then(Value::as_str) == Some("stream/chunk") {
-            let chunk = frame.segments.pop().map(String::from_utf8);
             let id = self.id;
             self.inner
                 .notify("stream/credit", json!({ "id": id, "chunks": 1 }));
-            return Poll::Ready(Some(match chunk {
-                Some(Ok(text)) => Ok(text),
-                _ => {
-                    self.done = true;
-                    Err(bad_answer("stream_text"))
-                }
-            }));
+            // One chunk may carry several segments (we said `stream_segments`): each is whole
+            // characters, handed out in order.
+            let mut segments = std::mem::take(&mut frame.segments);
+            segments.reverse();
+            let Some(first) = segments.pop() else {
+                self.done = true;
+                return Poll::Ready(Some(Err(bad_answer("stream_text"))));
+            };
+            self.pending = segments;
+            return Poll::Ready(Some(self.text(first)));
         }
         self.done = true;
         if let Some(e) = frame.json.remove("error") {
             return Poll::Ready(Some(Err(error_in(&e, "stream_text"))));
         }
         Poll::Ready(None)
+    }
+}
+
+impl RemoteText {
+    /// A segment as text; not UTF-8 is the server breaking the protocol, and ends the stream.
+    fn text(&mut self, segment: Vec<u8>) -> Result<String, FsError> {
+        String::from_utf8(segment).map_err(|_| {
+            self.done = true;
+            self.pending.clear();
+            bad_answer("stream_text")
+        })
     }
 }
 

@@ -181,6 +181,7 @@ impl Server {
             state: Mutex::new(State {
                 provider: self.provider.clone(),
                 initialized: false,
+                segments: false,
                 case: None,
             }),
             inflight: Mutex::new(HashMap::new()),
@@ -231,6 +232,9 @@ impl Server {
 struct State {
     provider: Arc<dyn FileSystem>,
     initialized: bool,
+    /// The client takes `stream/chunk` frames of several segments (`stream_segments` in its
+    /// `initialize`), so the backend's chunks travel as they are, without being joined.
+    segments: bool,
     case: Option<tempfile::TempDir>,
 }
 
@@ -492,6 +496,7 @@ impl Conn {
         }
         let mut state = lock(&self.state);
         state.initialized = true;
+        state.segments = params.get("stream_segments") == Some(&Value::Bool(true));
         (
             Ok(describe(
                 server,
@@ -741,8 +746,11 @@ impl Conn {
         self.send(wire::message(None, "stream/start", json!({ "id": id })))
             .await;
         // The backend's chunks are gathered into frames of about STREAM_FRAME_BYTES: each frame
-        // costs a few wake-ups on both sides, whatever its size.
-        let mut gathered = String::new();
+        // costs a few wake-ups on both sides, whatever its size. A client that takes several
+        // segments per chunk gets the backend's chunks as they are (no copy to join them).
+        let segments = lock(&self.state).segments;
+        let mut gathered: Vec<Vec<u8>> = Vec::new();
+        let mut gathered_bytes = 0;
         loop {
             let next = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await;
             let (chunk, last) = match next {
@@ -752,8 +760,12 @@ impl Conn {
             };
             let ended = chunk.is_none();
             if let Some(chunk) = chunk {
-                gathered.push_str(&chunk);
-                if gathered.len() < STREAM_FRAME_BYTES {
+                gathered_bytes += chunk.len();
+                match gathered.last_mut() {
+                    Some(joined) if !segments => joined.extend_from_slice(chunk.as_bytes()),
+                    _ => gathered.push(chunk.into_bytes()),
+                }
+                if gathered_bytes < STREAM_FRAME_BYTES {
                     continue;
                 }
             }
@@ -778,7 +790,10 @@ impl Conn {
                     }
                 }
                 let mut frame = wire::message(None, "stream/chunk", json!({ "id": id }));
-                frame.attach(std::mem::take(&mut gathered).into_bytes());
+                for segment in std::mem::take(&mut gathered) {
+                    frame.attach(segment);
+                }
+                gathered_bytes = 0;
                 self.send(frame).await;
             }
             if ended {

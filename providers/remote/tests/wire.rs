@@ -107,8 +107,12 @@ impl Raw {
     }
 
     async fn initialize(&mut self) {
+        self.initialize_with(json!({"protocol":1})).await;
+    }
+
+    async fn initialize_with(&mut self, params: Value) {
         self.send(
-            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol":1}}),
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":params}),
             vec![],
         )
         .await;
@@ -228,6 +232,77 @@ fn a_streamed_file_arrives_whole_in_order_with_no_split_character() {
         }
         assert!(chunks > 1, "{chunks}");
         assert_eq!(got, big);
+    });
+}
+
+/// Streams `file` over a raw connection initialised with `params`, granting credit for every
+/// chunk; returns each chunk's segments.
+async fn raw_stream(socket: &Path, file: &Path, params: Value) -> Vec<Vec<Vec<u8>>> {
+    let mut raw = Raw::open(socket).await;
+    raw.initialize_with(params).await;
+    let path = file.to_string_lossy().into_owned();
+    raw.send(
+        json!({"jsonrpc":"2.0","id":1,"method":"resolve","params":{"path": path}}),
+        vec![],
+    )
+    .await;
+    let target = raw.recv().await.expect("answer").json["result"].clone();
+    raw.send(
+        json!({"jsonrpc":"2.0","id":2,"method":"stream_text","params":{"target": target}}),
+        vec![],
+    )
+    .await;
+    assert_eq!(
+        raw.recv().await.expect("start").json["method"],
+        "stream/start"
+    );
+    let mut chunks = Vec::new();
+    loop {
+        let f = raw.recv().await.expect("a chunk or the end");
+        if f.json.get("method") != Some(&json!("stream/chunk")) {
+            assert_eq!(f.json["result"]["end"], true, "{:?}", f.json);
+            return chunks;
+        }
+        chunks.push(f.segments);
+        raw.send(
+            json!({"jsonrpc":"2.0","method":"stream/credit","params":{"id": 2, "chunks": 1}}),
+            vec![],
+        )
+        .await;
+    }
+}
+
+#[test]
+fn chunks_carry_several_segments_only_for_a_client_that_said_it_takes_them() {
+    let s = serve();
+    let text: String = (0..400_000).map(|i| format!("{i}é🦀\n")).collect();
+    let file = s.root.join("big.txt");
+    std::fs::write(&file, &text).expect("seed");
+    let rt = test_runtime();
+    rt.block_on(async {
+        let joined = |chunks: &[Vec<Vec<u8>>]| -> String {
+            chunks
+                .iter()
+                .flatten()
+                .map(|seg| std::str::from_utf8(seg).expect("each segment is whole characters"))
+                .collect()
+        };
+        let plain = raw_stream(&s.socket, &file, json!({"protocol":1})).await;
+        assert!(plain.len() > 1);
+        assert!(plain.iter().all(|c| c.len() == 1), "one segment per chunk");
+        assert_eq!(joined(&plain), text);
+
+        let many = raw_stream(
+            &s.socket,
+            &file,
+            json!({"protocol":1, "stream_segments": true}),
+        )
+        .await;
+        assert!(
+            many.iter().any(|c| c.len() > 1),
+            "the backend's chunks travel unjoined"
+        );
+        assert_eq!(joined(&many), text);
     });
 }
 
