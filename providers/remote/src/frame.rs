@@ -180,8 +180,12 @@ pub async fn read_frame<R: AsyncBufRead + Unpin>(
     }
     let mut segments = Vec::with_capacity(lengths.len());
     for n in lengths {
-        let mut bytes = vec![0; usize::try_from(n).unwrap_or(usize::MAX)];
-        reader.read_exact(&mut bytes).await?;
+        // Read into spare capacity: no pass to zero a buffer that is about to be overwritten.
+        let mut bytes = Vec::with_capacity(usize::try_from(n).unwrap_or(usize::MAX));
+        (&mut *reader).take(n).read_to_end(&mut bytes).await?;
+        if bytes.len() as u64 != n {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+        }
         segments.push(bytes);
     }
     Ok(Frame { json, segments })
