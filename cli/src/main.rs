@@ -127,19 +127,14 @@ enum Command {
     Mcp {
         /// The workspace: relative paths resolve against it; the only writable root under
         /// workspace-write.
-        #[arg(
-            long,
-            value_name = "DIR",
-            required_unless_present = "workspace",
-            conflicts_with = "workspace"
-        )]
+        #[arg(long, value_name = "DIR", conflicts_with = "workspace")]
         root: Option<PathBuf>,
         /// A registered workspace (its id or root) instead of --root; a directory not
         /// registered yet is registered. Each call's mode and root come from the session.
         #[arg(long, value_name = "ID|PATH")]
         workspace: Option<String>,
         /// The workspace registry file (default: as `seam workspace`).
-        #[arg(long, value_name = "FILE", requires = "workspace")]
+        #[arg(long, value_name = "FILE")]
         registry: Option<PathBuf>,
         /// The sandbox mode of the deployment (default workspace-write; not with a remote
         /// provider, whose server fences with its own).

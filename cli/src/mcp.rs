@@ -62,7 +62,10 @@ fn workspace_session(name: &str, registry: Option<&std::path::Path>) -> Result<S
     let registry = crate::workspace::open(&file)?;
     let rt = crate::workspace::runtime()?;
     let signal = seam::Signal::none();
-    let record = match rt.block_on(registry.lookup(name, &signal)) {
+    let failed = |e: seam_workspace::WorkspaceError| {
+        format!("--workspace {name}: {} [{}]", e.message(), e.code())
+    };
+    let record = match rt.block_on(crate::workspace::find(&registry, name, &signal)) {
         Ok(w) => w,
         Err(e) if e.code() == WorkspaceErrorCode::NotFound && !name.starts_with("ws-") => {
             let path = crate::workspace::absolute(std::path::Path::new(name))?;
@@ -71,25 +74,21 @@ fn workspace_session(name: &str, registry: Option<&std::path::Path>) -> Result<S
                 .ok_or_else(|| format!("--workspace {name}: not valid UTF-8"))?;
             let added = rt
                 .block_on(registry.add(path, None, &signal))
-                .map_err(|e| format!("--workspace {name}: {} [{}]", e.message(), e.code()))?;
-            eprintln!(
-                "seam mcp: registered {} {} in {}",
-                added.workspace.id,
-                added.workspace.root,
-                file.display()
-            );
+                .map_err(failed)?;
+            if added.created {
+                eprintln!(
+                    "seam mcp: registered {} {} in {}",
+                    added.workspace.id,
+                    added.workspace.root,
+                    file.display()
+                );
+            }
             added.workspace
         }
-        Err(e) => {
-            return Err(format!(
-                "--workspace {name}: {} [{}]",
-                e.message(),
-                e.code()
-            ));
-        }
+        Err(e) => return Err(failed(e)),
     };
-    rt.block_on(registry.session(&record.root, &signal))
-        .map_err(|e| format!("--workspace {name}: {} [{}]", e.message(), e.code()))
+    rt.block_on(registry.enter(&record, &signal))
+        .map_err(failed)
 }
 
 /// The sandbox provider over the local disk, fenced to `--root` (or the workspace's root).
@@ -112,11 +111,19 @@ fn local(args: &McpArgs) -> Result<Composed, String> {
             let session = workspace_session(name, args.registry.as_deref())?;
             (session.cwd().to_string(), Some(session))
         }
-        _ => return Err("give exactly one of --root DIR and --workspace ID|PATH".into()),
+        _ => return Err("give --root DIR or --workspace ID|PATH".into()),
+    };
+    // Under a workspace the provider's own default fails closed: each call's mode and root
+    // are stamped on it by the per-call policy (`WorkspaceCalls`), with `--mode` as the
+    // deployment default.
+    let provider_mode = if session.is_some() {
+        SandboxMode::ReadOnly
+    } else {
+        mode
     };
     // Only the root is writable under workspace-write (the seed also opens /tmp; an MCP server
     // handed one directory should not).
-    let config = SandboxConfig::new(root.clone(), mode)
+    let config = SandboxConfig::new(root.clone(), provider_mode)
         .with_local(LocalConfig::new(root.clone()))
         .with_temp_roots(Vec::new());
     let context = session.map(|session| {
@@ -184,6 +191,9 @@ impl ImageSink for AnyImage {}
 /// Serves until the client closes stdin. Usage problems come back as `Err` (exit 2); a
 /// session that fails after starting is reported on stderr (exit 1).
 pub fn run(args: McpArgs) -> Result<ExitCode, String> {
+    if args.registry.is_some() && args.workspace.is_none() {
+        return Err("--registry goes with --workspace".into());
+    }
     let Composed {
         fs,
         root,

@@ -5,7 +5,7 @@
 
 use seam::Signal;
 use seam_local::{LocalConfig, LocalFileSystem};
-use seam_workspace::{Registry, Workspace, WorkspaceError};
+use seam_workspace::{Registry, Workspace, WorkspaceError, WorkspaceErrorCode};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -38,7 +38,9 @@ pub fn registry_file(flag: Option<&Path>) -> Result<PathBuf, String> {
         f.to_path_buf()
     } else if let Some(f) = std::env::var_os("SEAM_REGISTRY").filter(|v| !v.is_empty()) {
         PathBuf::from(f)
-    } else if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+    } else if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|v| Path::new(v).is_absolute())
+    {
+        // The XDG rule: a relative value is ignored.
         PathBuf::from(d).join("seam").join("workspaces.json")
     } else if let Some(h) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
         PathBuf::from(h)
@@ -69,6 +71,27 @@ pub fn absolute(path: &Path) -> Result<PathBuf, String> {
 fn utf8(path: &Path) -> Result<&str, String> {
     path.to_str()
         .ok_or_else(|| format!("{}: not valid UTF-8", path.display()))
+}
+
+/// The record `name` names: an id or a recorded root as given, else a path (relative to this
+/// process's cwd) to a registered directory.
+pub async fn find(
+    registry: &Registry,
+    name: &str,
+    signal: &Signal,
+) -> Result<Workspace, WorkspaceError> {
+    match registry.lookup(name, signal).await {
+        Err(e) if e.code() == WorkspaceErrorCode::NotFound && !name.starts_with('/') => {
+            let Some(path) = absolute(Path::new(name))
+                .ok()
+                .and_then(|p| p.to_str().map(str::to_string))
+            else {
+                return Err(e);
+            };
+            registry.lookup(&path, signal).await.map_err(|_| e)
+        }
+        other => other,
+    }
 }
 
 /// The registry in `file`, kept through the local provider.
@@ -151,13 +174,11 @@ pub fn run(registry: Option<&Path>, action: Action) -> Result<ExitCode, String> 
             }
         }
         Action::Remove { name } => {
-            // A path may be relative to the shell's cwd; an id is used as given.
-            let name = if name.starts_with("ws-") || name.starts_with('/') {
-                name
-            } else {
-                utf8(&absolute(Path::new(&name))?)?.to_string()
+            let found = match rt.block_on(find(&registry, &name, &signal)) {
+                Ok(w) => w,
+                Err(e) => return Ok(failed(&e)),
             };
-            match rt.block_on(registry.remove(&name, &signal)) {
+            match rt.block_on(registry.remove(&found.id, &signal)) {
                 Ok(w) => {
                     println!("removed: {} {} (the directory is untouched)", w.id, w.root);
                     Ok(ExitCode::SUCCESS)

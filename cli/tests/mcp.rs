@@ -491,6 +491,91 @@ fn an_unknown_workspace_id_is_a_usage_error_that_registers_nothing() {
     assert!(!registry.exists(), "a failed lookup wrote the registry");
 }
 
+/// `seam mcp ARGS` with stdin closed: status and stderr. A composition that succeeded then
+/// fails at MCP initialisation (exit 1, no client); one that was refused exits 2.
+fn mcp_once(args: &[&std::ffi::OsStr], cwd: &Path) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_seam"))
+        .arg("mcp")
+        .args(args)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn root_workspace_and_registry_flags_are_checked_together() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let reg = dir.path().join("r.json");
+    let (code, said) = mcp_once(
+        &[
+            "--root".as_ref(),
+            dir.path().as_os_str(),
+            "--registry".as_ref(),
+            reg.as_os_str(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, Some(2));
+    assert!(said.contains("--registry goes with --workspace"), "{said}");
+    let (code, said) = mcp_once(&[], dir.path());
+    assert_eq!(code, Some(2));
+    assert!(said.contains("--root DIR or --workspace ID|PATH"), "{said}");
+    assert!(!reg.exists());
+}
+
+#[test]
+fn a_relative_workspace_already_registered_is_not_registered_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(dir.path()).expect("canonical");
+    std::fs::create_dir(base.join("proj")).expect("mkdir");
+    let reg = base.join("r.json");
+    let args: [&std::ffi::OsStr; 4] = [
+        "--workspace".as_ref(),
+        "proj".as_ref(),
+        "--registry".as_ref(),
+        reg.as_os_str(),
+    ];
+    let (code, said) = mcp_once(&args, &base);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("MCP initialisation failed"), "{said}");
+    assert!(said.contains("seam mcp: registered ws-"), "{said}");
+    let (code, said) = mcp_once(&args, &base);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(!said.contains("registered"), "{said}");
+}
+
+#[test]
+fn a_workspace_whose_root_became_a_link_is_refused_and_nothing_is_served() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(dir.path()).expect("canonical");
+    std::fs::create_dir(base.join("victim")).expect("mkdir");
+    std::fs::create_dir(base.join("outside")).expect("mkdir");
+    let reg = base.join("r.json");
+    let victim = base.join("victim");
+    let args: [&std::ffi::OsStr; 4] = [
+        "--workspace".as_ref(),
+        victim.as_os_str(),
+        "--registry".as_ref(),
+        reg.as_os_str(),
+    ];
+    let (code, said) = mcp_once(&args, &base);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("MCP initialisation failed"), "{said}");
+    std::fs::remove_dir(&victim).expect("rmdir");
+    std::os::unix::fs::symlink(base.join("outside"), &victim).expect("symlink");
+    let (code, said) = mcp_once(&args, &base);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("[WS_INVALID_ROOT]") && said.contains("now leads to"),
+        "{said}"
+    );
+}
+
 /// `seam serve` on a Unix socket in `dir`, until dropped.
 struct ServeChild(std::process::Child);
 

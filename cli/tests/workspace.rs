@@ -4,14 +4,23 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn seam(registry: &Path, args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_seam"))
-        .arg("workspace")
+/// `seam workspace ARGS` in `cwd`, with HOME pointed at `cwd` and no registry in the
+/// environment, so a test never touches the real per-user registry.
+fn bare(args: &[&str], cwd: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_seam"));
+    c.arg("workspace")
         .args(args)
+        .current_dir(cwd)
+        .env("HOME", cwd)
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("SEAM_REGISTRY");
+    c
+}
+
+fn seam(registry: &Path, args: &[&str], cwd: &Path) -> Output {
+    bare(args, cwd)
         .arg("--registry")
         .arg(registry)
-        .current_dir(cwd)
-        .env_remove("SEAM_REGISTRY")
         .output()
         .expect("run seam")
 }
@@ -118,20 +127,55 @@ fn refusals_exit_1_with_their_code_and_leave_the_file_alone() {
 }
 
 #[test]
-fn the_registry_comes_from_seam_registry_when_no_flag_is_given() {
+fn the_registry_is_the_flag_else_seam_registry_else_xdg_data_home_else_home() {
     let dir = tempfile::tempdir().expect("tempdir");
     let base = std::fs::canonicalize(dir.path()).expect("canonical");
-    let registry = base.join("from-env.json");
     std::fs::create_dir(base.join("p")).expect("mkdir");
-    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
-        .args(["workspace", "add", "p"])
-        .current_dir(&base)
-        .env("SEAM_REGISTRY", &registry)
-        .output()
-        .expect("run");
-    assert!(out.status.success(), "{}", stderr(&out));
+    let count = |file: &Path| records(file)["workspaces"].as_array().map(Vec::len);
+    let add = |c: &mut Command| {
+        let out = c.output().expect("run");
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+
+    // The flag beats the environment.
+    let (flag, env) = (base.join("flag.json"), base.join("env.json"));
+    add(bare(&["add", "p", "--registry"], &base)
+        .arg(&flag)
+        .env("SEAM_REGISTRY", &env));
+    assert_eq!(count(&flag), Some(1));
+    assert!(!env.exists());
+
+    // SEAM_REGISTRY beats XDG_DATA_HOME.
+    add(bare(&["add", "p"], &base)
+        .env("SEAM_REGISTRY", &env)
+        .env("XDG_DATA_HOME", base.join("xdg")));
+    assert_eq!(count(&env), Some(1));
+    assert!(!base.join("xdg").exists());
+
+    // XDG_DATA_HOME when absolute; a relative one is ignored (the XDG rule) for HOME's.
+    add(bare(&["add", "p"], &base).env("XDG_DATA_HOME", base.join("xdg")));
+    assert_eq!(count(&base.join("xdg/seam/workspaces.json")), Some(1));
+    add(bare(&["add", "p"], &base).env("XDG_DATA_HOME", "relative-xdg"));
+    assert!(!base.join("relative-xdg").exists());
     assert_eq!(
-        records(&registry)["workspaces"].as_array().map(Vec::len),
+        count(&base.join(".local/share/seam/workspaces.json")),
         Some(1)
     );
+}
+
+#[test]
+fn a_relative_path_names_a_directory_even_when_it_looks_like_an_id() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(dir.path()).expect("canonical");
+    let registry = base.join("workspaces.json");
+    std::fs::create_dir(base.join("ws-dir")).expect("mkdir");
+    let added = seam(&registry, &["add", "ws-dir"], &base);
+    assert!(added.status.success(), "{}", stderr(&added));
+    let removed = seam(&registry, &["remove", "./ws-dir"], &base);
+    assert!(removed.status.success(), "{}", stderr(&removed));
+    let added = seam(&registry, &["add", "ws-dir"], &base);
+    assert!(added.status.success(), "{}", stderr(&added));
+    let removed = seam(&registry, &["remove", "ws-dir"], &base);
+    assert!(removed.status.success(), "{}", stderr(&removed));
+    assert_eq!(records(&registry)["workspaces"], serde_json::json!([]));
 }

@@ -95,3 +95,40 @@ impl WorkspaceError {
         self.source.as_ref()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::WorkspaceErrorCode as C;
+
+    #[test]
+    fn the_codes_keep_their_stable_names() {
+        let names: Vec<&str> = [
+            C::NotFound,
+            C::InvalidRoot,
+            C::NotMember,
+            C::EscalationRefused,
+            C::NoRoot,
+            C::RegistryCorrupt,
+            C::RegistryFormat,
+            C::Contended,
+            C::Store,
+        ]
+        .into_iter()
+        .map(C::as_str)
+        .collect();
+        assert_eq!(
+            names,
+            [
+                "WS_NOT_FOUND",
+                "WS_INVALID_ROOT",
+                "WS_NOT_MEMBER",
+                "WS_ESCALATION_REFUSED",
+                "WS_NO_ROOT",
+                "WS_REGISTRY_CORRUPT",
+                "WS_REGISTRY_FORMAT",
+                "WS_CONTENDED",
+                "WS_STORE",
+            ]
+        );
+    }
+}

@@ -44,7 +44,8 @@ impl ModeRequest {
 pub enum ModeSource {
     /// An approved override for this call.
     Approved,
-    /// An unapproved request for a narrower (or the same) mode.
+    /// An unapproved request for a narrower mode (one for the same mode keeps the source it
+    /// would have had).
     Narrowed,
     /// The session's last mode choice.
     Session,

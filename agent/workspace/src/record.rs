@@ -13,8 +13,8 @@ pub const FORMAT: u64 = 1;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Workspace {
-    /// Stable for the life of the record (`ws-` and 16 hex digits); never reused for another
-    /// root in the same registry.
+    /// Stable for the life of the record (`ws-` and 16 hex digits); distinct from every other
+    /// id in the file when it is made (a hash of the root, the time and the process).
     pub id: String,
     /// The canonical root: absolute, links resolved, `..` applied to the real directory —
     /// the provider's process path of the directory.
@@ -143,6 +143,18 @@ mod tests {
             RegistryFile::parse("/r", &file.render()).expect("parse"),
             file
         );
+    }
+
+    #[test]
+    fn an_older_or_missing_format_is_corrupt() {
+        for text in [
+            r#"{"format":0,"workspaces":[]}"#,
+            r#"{"workspaces":[]}"#,
+            "[]",
+        ] {
+            let err = RegistryFile::parse("/r", text).expect_err(text);
+            assert_eq!(err.code(), WorkspaceErrorCode::RegistryCorrupt, "{err}");
+        }
     }
 
     #[test]

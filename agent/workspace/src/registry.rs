@@ -47,6 +47,8 @@ pub struct Added {
     pub workspace: Workspace,
     /// Whether the record was created (`false`: the root was already registered).
     pub created: bool,
+    /// Whether an existing record got the new title.
+    pub renamed: bool,
 }
 
 /// A registry file as read: its records and the version they were read at.
@@ -99,7 +101,8 @@ impl Registry {
         Ok(self.load(signal).await?.file.workspaces)
     }
 
-    /// The record with this id, or else the one whose root is this path (any spelling of it).
+    /// The record with this id, or else the one whose root is this path: any spelling of it
+    /// while the directory exists, the recorded spelling once it is gone.
     ///
     /// # Errors
     ///
@@ -159,6 +162,7 @@ impl Registry {
                     Added {
                         workspace: w.clone(),
                         created: false,
+                        renamed,
                     },
                     renamed,
                 ));
@@ -178,6 +182,7 @@ impl Registry {
                 Added {
                     workspace,
                     created: true,
+                    renamed: false,
                 },
                 true,
             ))
@@ -228,11 +233,9 @@ impl Registry {
         })?;
         let mut best: Option<Workspace> = None;
         for w in self.list(signal).await? {
-            let Ok(root) = self
-                .fs
-                .resolve(&w.root, ResolveOptions::default(), signal)
-                .await
-            else {
+            // A root that no longer leads to the directory on record (gone, or a link swapped
+            // in its place) admits nobody: its new target was never registered.
+            let Ok(root) = self.intact_root(&w, signal).await else {
                 continue;
             };
             let deeper = best.as_ref().is_none_or(|b| w.root.len() > b.root.len());
@@ -249,6 +252,51 @@ impl Registry {
                     self.file
                 ),
             )),
+        }
+    }
+
+    /// A session at the root of `workspace` (what a server opened on one workspace uses).
+    ///
+    /// # Errors
+    ///
+    /// `WS_INVALID_ROOT` when the root is no longer the directory on record: gone, not a
+    /// directory, or leading elsewhere (a link put in its place). The record stays; remove it
+    /// or restore the directory.
+    pub async fn enter(
+        &self,
+        workspace: &Workspace,
+        signal: &Signal,
+    ) -> Result<Session, WorkspaceError> {
+        self.intact_root(workspace, signal).await?;
+        Ok(Session::new(workspace.root.clone(), workspace.clone()))
+    }
+
+    /// The target of a record's root, if it is still the directory on record.
+    async fn intact_root(
+        &self,
+        w: &Workspace,
+        signal: &Signal,
+    ) -> Result<FsTarget, WorkspaceError> {
+        let stale = |why: String| {
+            WorkspaceError::new(
+                WorkspaceErrorCode::InvalidRoot,
+                format!(
+                    "workspace {} ({}) is {why}; remove the record or restore the directory",
+                    w.id, w.root
+                ),
+            )
+        };
+        match self.canonical_dir(&w.root, signal).await {
+            Ok((target, real)) if real == w.root => Ok(target),
+            Ok((_, real)) => Err(stale(format!(
+                "no longer the directory registered: its root now leads to {real}"
+            ))),
+            Err(e) => Err(stale(format!(
+                "no longer a directory ({})",
+                e.message()
+                    .strip_prefix(&format!("workspace root {:?}: ", w.root))
+                    .unwrap_or(e.message())
+            ))),
         }
     }
 

@@ -129,19 +129,21 @@ fn saver(dir: &Path) {
     }
 }
 
-/// Runs `role` in `PROCESSES` children started together; returns the roots on disk afterwards.
-fn race(role: &str) -> (Vec<String>, Vec<String>) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let dir = std::fs::canonicalize(dir.keep()).expect("canonical");
+/// Runs `role` in `PROCESSES` children started together, on a registry file that exists first
+/// (`seeded`) or that the race creates; returns the roots wanted and the roots on disk after.
+fn race(role: &str, seeded: bool) -> (Vec<String>, Vec<String>) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = std::fs::canonicalize(tmp.path()).expect("canonical");
     let mut wanted = Vec::new();
     for id in 0..PROCESSES {
         for k in 0..EACH {
             wanted.push(mkdir(&dir.join(format!("ws-{id}-{k}"))));
         }
     }
-    // An existing file to race on (the naive writer cannot create one safely either).
-    std::fs::create_dir_all(dir.join("state")).expect("state");
-    std::fs::write(registry_file(&dir), b"{\"format\":1,\"workspaces\":[]}\n").expect("seed");
+    if seeded {
+        std::fs::create_dir_all(dir.join("state")).expect("state");
+        std::fs::write(registry_file(&dir), b"{\"format\":1,\"workspaces\":[]}\n").expect("seed");
+    }
     let children: Vec<Child> = (0..PROCESSES).map(|id| spawn(role, &dir, id)).collect();
     std::fs::write(dir.join("go"), b"").expect("go");
     for mut c in children {
@@ -156,19 +158,24 @@ fn race(role: &str) -> (Vec<String>, Vec<String>) {
         .collect();
     got.sort();
     wanted.sort();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(tmp);
     (wanted, got)
 }
 
 #[test]
 fn processes_registering_at_once_lose_nothing_where_a_naive_writer_loses_records() {
-    let (wanted, got) = race("registrar");
+    let (wanted, got) = race("registrar", true);
     assert_eq!(got, wanted, "records lost or duplicated by the registry");
+    // The first save creates the file: several processes race to create it (one wins, the
+    // others lose create-if-absent and re-apply to the winner's file).
+    let (wanted, got) = race("registrar", false);
+    assert_eq!(got, wanted, "records lost creating the registry");
 
     // The same race without the version guard: lost records in at least one of three runs.
     let mut lost = 0;
     for _ in 0..3 {
-        let (wanted, got) = race("naive");
+        // The naive writer needs an existing file (it cannot create one safely either).
+        let (wanted, got) = race("naive", true);
         lost = wanted.len() - got.len();
         if lost > 0 {
             break;

@@ -94,6 +94,29 @@ fn a_title_renames_the_existing_record_and_moves_its_update_time_only() {
 }
 
 #[test]
+fn adding_what_is_already_there_writes_nothing() {
+    use std::os::unix::fs::MetadataExt;
+    let f = fixture();
+    let project = mkdir(&f.root.join("project"));
+    let rt = runtime();
+    rt.block_on(f.registry.add(&project, Some("P"), &Signal::none()))
+        .expect("add");
+    let before = std::fs::metadata(&f.file).expect("stat");
+    f.clock.set(9_000);
+    // The same root, without a title and with the title it already has: no change, no write
+    // (a publication would put a new inode at the name).
+    for title in [None, Some("P")] {
+        let again = rt
+            .block_on(f.registry.add(&project, title, &Signal::none()))
+            .expect("add again");
+        assert!(!again.created && !again.renamed, "{title:?}");
+    }
+    let after = std::fs::metadata(&f.file).expect("stat");
+    assert_eq!(after.ino(), before.ino(), "the registry was rewritten");
+    assert_eq!(on_disk(&f.file)["workspaces"][0]["updated_at_ms"], 1000);
+}
+
+#[test]
 fn roots_that_are_relative_missing_or_files_are_refused_and_nothing_is_written() {
     let f = fixture();
     std::fs::write(f.root.join("plain.txt"), b"x").expect("file");
@@ -315,5 +338,16 @@ fn a_registry_that_changes_under_every_attempt_gives_up_as_contended_and_keeps_t
         .expect_err("one attempt, lost");
     assert_eq!(err.code(), WorkspaceErrorCode::Contended, "{err}");
     assert!(err.message().contains(FILE), "{err}");
+    assert_eq!(roots(&r.registry), ["/ws/theirs"]);
+}
+
+#[test]
+fn removing_a_record_someone_else_removed_first_is_not_found_and_keeps_their_file() {
+    let r = race();
+    let err = runtime()
+        .block_on(r.registry.remove("/ws/seeded", &r.signal))
+        .expect_err("gone after the lost round");
+    assert_eq!(err.code(), WorkspaceErrorCode::NotFound, "{err}");
+    assert!(err.message().contains("removed by someone else"), "{err}");
     assert_eq!(roots(&r.registry), ["/ws/theirs"]);
 }

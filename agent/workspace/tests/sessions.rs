@@ -113,33 +113,96 @@ fn a_missing_relative_or_file_cwd_is_not_a_member() {
     }
 }
 
-#[test]
-fn the_innermost_of_nested_workspaces_is_the_sessions() {
+/// Registers `mono` and `mono/packages/app` in the given order, then opens sessions below
+/// both and between them.
+fn nested(inner_first: bool) {
     let f = fixture();
     let outer = mkdir(&f.root.join("mono"));
     let inner = mkdir(&f.root.join("mono/packages/app"));
     let rt = runtime();
-    // The inner one first, so a first-match search would get it wrong the other way.
-    let wi = rt
-        .block_on(f.registry.add(&inner, None, &Signal::none()))
-        .expect("inner")
-        .workspace;
-    let wo = rt
-        .block_on(f.registry.add(&outer, None, &Signal::none()))
-        .expect("outer")
-        .workspace;
+    let add = |root: &str| {
+        rt.block_on(f.registry.add(root, None, &Signal::none()))
+            .expect("add")
+            .workspace
+    };
+    let (wi, wo) = if inner_first {
+        let wi = add(&inner);
+        (wi, add(&outer))
+    } else {
+        let wo = add(&outer);
+        (add(&inner), wo)
+    };
     let deep = mkdir(&f.root.join("mono/packages/app/src"));
     let session = rt
         .block_on(f.registry.session(&deep, &Signal::none()))
         .expect("deep");
-    assert_eq!(session.workspace(), &wi);
+    assert_eq!(session.workspace(), &wi, "inner first: {inner_first}");
     let session = rt
         .block_on(
             f.registry
                 .session(&s(&f.root.join("mono/packages")), &Signal::none()),
         )
         .expect("between");
-    assert_eq!(session.workspace(), &wo);
+    assert_eq!(session.workspace(), &wo, "inner first: {inner_first}");
+}
+
+#[test]
+fn the_innermost_of_nested_workspaces_is_the_sessions_whatever_the_order_of_registration() {
+    // Either order, so neither a first-match nor a last-match search passes.
+    nested(true);
+    nested(false);
+}
+
+#[test]
+fn a_root_replaced_by_a_link_admits_no_session_in_the_links_target() {
+    let f = fixture();
+    let victim = mkdir(&f.root.join("victim"));
+    let outside = mkdir(&f.root.join("outside"));
+    let rt = runtime();
+    let w = rt
+        .block_on(f.registry.add(&victim, None, &Signal::none()))
+        .expect("add")
+        .workspace;
+    std::fs::remove_dir(&victim).expect("rmdir");
+    std::os::unix::fs::symlink(&outside, &victim).expect("a link in its place");
+    for cwd in [victim.as_str(), outside.as_str()] {
+        let err = rt
+            .block_on(f.registry.session(cwd, &Signal::none()))
+            .expect_err(cwd);
+        assert_eq!(err.code(), WorkspaceErrorCode::NotMember, "{cwd}: {err}");
+    }
+    let err = rt
+        .block_on(f.registry.enter(&w, &Signal::none()))
+        .expect_err("the record's root leads elsewhere now");
+    assert_eq!(err.code(), WorkspaceErrorCode::InvalidRoot, "{err}");
+    assert!(
+        err.message().contains(&format!("now leads to {outside}")),
+        "{err}"
+    );
+}
+
+#[test]
+fn entering_a_workspace_whose_directory_is_gone_is_an_invalid_root_naming_it() {
+    let f = fixture();
+    let gone = mkdir(&f.root.join("gone"));
+    let rt = runtime();
+    let w = rt
+        .block_on(f.registry.add(&gone, None, &Signal::none()))
+        .expect("add")
+        .workspace;
+    let session = rt
+        .block_on(f.registry.enter(&w, &Signal::none()))
+        .expect("enter while it exists");
+    assert_eq!(session.cwd(), gone);
+    std::fs::remove_dir(&gone).expect("rmdir");
+    let err = rt
+        .block_on(f.registry.enter(&w, &Signal::none()))
+        .expect_err("gone");
+    assert_eq!(err.code(), WorkspaceErrorCode::InvalidRoot, "{err}");
+    assert!(
+        err.message().contains(&w.id) && err.message().contains("no such directory"),
+        "{err}"
+    );
 }
 
 #[test]
