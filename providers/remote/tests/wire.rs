@@ -680,3 +680,78 @@ fn binding_never_takes_over_a_path() {
             .is_ok()
     );
 }
+
+/// Makes the local provider over each case's directory.
+struct LocalCases;
+
+impl seam_remote::CaseMaker for LocalCases {
+    fn make(&self, spec: &seam_remote::CaseSpec) -> Result<Arc<dyn FileSystem>, String> {
+        Ok(Arc::new(LocalFileSystem::new(LocalConfig::new(
+            spec.root.clone(),
+        ))))
+    }
+}
+
+#[test]
+fn world_reopen_opens_only_a_case_directory_of_this_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(dir.path()).expect("canonical");
+    let cases = base.join("cases");
+    std::fs::create_dir(&cases).expect("cases");
+    let elsewhere = base.join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("elsewhere");
+    let socket = base.join("s.sock");
+    let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(LocalConfig::new(
+        cases.to_string_lossy().into_owned(),
+    )));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let server = Arc::new(Server::new(fs).with_test_control(Arc::new(LocalCases), cases.clone()));
+    let listener = {
+        let _enter = rt.enter();
+        Server::bind_unix(&socket).expect("bind")
+    };
+    rt.spawn(server.serve_unix(listener));
+    test_runtime().block_on(async {
+        let mut a = Raw::open(&socket).await;
+        a.initialize().await;
+        a.send(
+            json!({"jsonrpc":"2.0","id":1,"method":"world/case","params":{}}),
+            vec![],
+        )
+        .await;
+        let case = a.recv().await.expect("case").json["result"]["root"].clone();
+        let case = case.as_str().expect("root").to_string();
+        assert!(case.starts_with(&*cases.to_string_lossy()), "{case}");
+
+        let mut b = Raw::open(&socket).await;
+        b.initialize().await;
+        let outside_case = cases.join("..").join("elsewhere");
+        for (id, params) in [
+            (2, json!({"root": elsewhere.to_string_lossy()})),
+            (3, json!({"root": outside_case.to_string_lossy()})),
+            (4, json!({"root": base.join("missing").to_string_lossy()})),
+            (5, json!({"root": cases.to_string_lossy()})),
+            (6, json!({})),
+        ] {
+            b.send(
+                json!({"jsonrpc":"2.0","id":id,"method":"world/reopen","params":params}),
+                vec![],
+            )
+            .await;
+            let f = b.recv().await.expect("answered");
+            assert_eq!(error_code(&f), -32602, "{params}: {:?}", f.json);
+        }
+        // Refusals changed nothing: the connection still serves, and a real case reopens.
+        b.send(
+            json!({"jsonrpc":"2.0","id":7,"method":"world/reopen","params":{"root": case}}),
+            vec![],
+        )
+        .await;
+        let f = b.recv().await.expect("reopened");
+        assert_eq!(f.json["result"]["root"], json!(case), "{:?}", f.json);
+    });
+}
