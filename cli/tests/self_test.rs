@@ -205,6 +205,7 @@ caught! {
     catches_a_guard_checked_apart_from_publication => GuardCheckedApart,
     catches_an_edit_that_reads_outside_its_lock => EditReadsOutsideLock,
     catches_a_lock_that_lives_in_one_instance => InstanceLocalLock,
+    catches_an_instance_serving_a_stale_copy_of_what_another_changed => StaleInstanceCache,
 }
 
 #[test]

@@ -5,8 +5,9 @@ use crate::Fault;
 use crate::text::{chunked_decode, edit_ignoring_late_nul, normalise_endings, nul_at_window_edge};
 use seam::{
     Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError,
-    FsErrorCode, FsInfo, FsKind, FsPathInfo, FsPathKind, FsTarget, FsVersion, ResolveOptions,
-    SandboxMode, SandboxPolicy, Signal, TextStream, Verb, WriteIntent, WriteOutcome,
+    FsErrorCode, FsInfo, FsKind, FsPathInfo, FsPathKind, FsTarget, FsTargetKey, FsVersion,
+    ResolveOptions, SandboxMode, SandboxPolicy, Signal, TextStream, Verb, WriteIntent,
+    WriteOutcome,
 };
 use seam_conformance::World;
 use seam_model::WorldEffect;
@@ -22,6 +23,8 @@ pub(crate) struct Faulty {
     pub(crate) instance_lock: futures_util::lock::Mutex<()>,
     /// File contents as they were when their key was last resolved.
     pins: Mutex<HashMap<String, Vec<u8>>>,
+    /// Texts this instance read, by key ([`Fault::StaleInstanceCache`]).
+    cache: Mutex<HashMap<FsTargetKey, String>>,
 }
 
 /// The local provider's token without its last field (ctime); other tokens unchanged.
@@ -129,8 +132,26 @@ impl Faulty {
             world,
             fault,
             pins: Mutex::new(HashMap::new()),
+            cache: Mutex::new(HashMap::new()),
             instance_lock: futures_util::lock::Mutex::new(()),
         }
+    }
+
+    /// The text this instance read of `target`, if it kept one.
+    fn cached(&self, target: &FsTarget) -> Option<String> {
+        self.cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&target.key)
+            .cloned()
+    }
+
+    /// Drops this instance's copy of `target`.
+    fn forget(&self, target: &FsTarget) {
+        self.cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&target.key);
     }
 
     pub(crate) fn rel(&self, path: &str) -> Option<String> {
@@ -305,6 +326,17 @@ impl FileSystem for Faulty {
     }
 
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
+        if self.fault == Fault::StaleInstanceCache {
+            if let Some(text) = self.cached(target) {
+                return Ok(text);
+            }
+            let text = self.inner.read_text(target, signal).await?;
+            self.cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(target.key.clone(), text.clone());
+            return Ok(text);
+        }
         let text = self.inner.read_text(target, signal).await;
         match self.fault {
             Fault::RewordsReadErrors => {
@@ -421,6 +453,14 @@ impl FileSystem for Faulty {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<WriteOutcome, FsError> {
+        if self.fault == Fault::StaleInstanceCache {
+            // This instance's own changes drop its copy: right within one instance.
+            self.forget(target);
+            return self
+                .inner
+                .write_text(target, content, expected, sandbox, signal)
+                .await;
+        }
         if self.fault.is_concurrency() {
             signal.check(Verb::Write)?;
         }
@@ -508,6 +548,13 @@ impl FileSystem for Faulty {
     ) -> Result<EditOutcome, FsError> {
         if self.fault == Fault::PanicsInEdit {
             panic!("a deliberately broken edit_text");
+        }
+        if self.fault == Fault::StaleInstanceCache {
+            self.forget(target);
+            return self
+                .inner
+                .edit_text(target, edit, expected, sandbox, signal)
+                .await;
         }
         if self.fault.is_concurrency() {
             signal.check(Verb::Edit)?;

@@ -106,11 +106,14 @@ pub enum Fault {
     /// Check and publication share a lock that lives in the provider instance: right within
     /// one instance, two winners across two instances over one storage.
     InstanceLocalLock,
+    /// Each instance keeps the text it read and serves it again until it changes the file
+    /// itself: right within one instance, a stale read after another instance's change.
+    StaleInstanceCache,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 31] = [
+    pub const ALL: [Fault; 32] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -142,6 +145,7 @@ impl Fault {
         Fault::GuardCheckedApart,
         Fault::EditReadsOutsideLock,
         Fault::InstanceLocalLock,
+        Fault::StaleInstanceCache,
     ];
 
     /// A stable kebab-case name.
@@ -178,6 +182,7 @@ impl Fault {
             Fault::GuardCheckedApart => "guard-checked-apart",
             Fault::EditReadsOutsideLock => "edit-reads-outside-lock",
             Fault::InstanceLocalLock => "instance-local-lock",
+            Fault::StaleInstanceCache => "stale-instance-cache",
         }
     }
 
@@ -243,6 +248,7 @@ impl Fault {
             }
             Fault::EditReadsOutsideLock => &["no sequential order explains"],
             Fault::InstanceLocalLock => &["across two instances"],
+            Fault::StaleInstanceCache => &["a stale view no order explains"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -282,7 +288,9 @@ impl Fault {
             Fault::HangsInStream => ("sequences", &K::Timeout),
             Fault::TruncatesInPlace => ("atomic-visibility", &K::TornRead),
             Fault::GuardCheckedApart | Fault::InstanceLocalLock => ("cas-races", &K::Race),
-            Fault::EditReadsOutsideLock => ("linearizable", &K::Linearizability),
+            Fault::EditReadsOutsideLock | Fault::StaleInstanceCache => {
+                ("linearizable", &K::Linearizability)
+            }
         }
     }
 }

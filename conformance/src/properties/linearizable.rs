@@ -327,6 +327,36 @@ fn run_batch(cx: &Context, batch: &Batch, stats: &mut Stats) -> Result<(), Failu
     }
     let through = super::let_through(subject.fs.as_ref(), &root);
 
+    // Every instance reads every file first, so one that caches what it read is warm when the
+    // batch changes the files through another.
+    for (i, fs) in fss.iter().enumerate() {
+        for (j, t) in targets.iter().enumerate() {
+            let want = if start[j].1.is_some() {
+                Some(BASE)
+            } else {
+                None
+            };
+            let got = rt.block_on(fs.read_text(t, &Signal::none()));
+            match (&got, want) {
+                (Ok(text), Some(want)) if text == want => {}
+                (Err(e), None) if e.code() == FsErrorCode::NotFound => {}
+                _ => {
+                    return Err(fail(
+                        FailureKind::Outcome,
+                        format!(
+                            "before the batch, instance {} read {} as {:?}; it holds {:?}",
+                            i + 1,
+                            FILES[j],
+                            got.map_err(|e| e.code()),
+                            want
+                        ),
+                    ));
+                }
+            }
+            stats.checks(1);
+        }
+    }
+
     let timed = execute(batch, &fss, &targets, &start, through.as_ref())?;
     let spans: Vec<Span> = timed.iter().map(|(_, span)| *span).collect();
     let observed: Vec<Observed> = timed.into_iter().map(|(o, _)| o).collect();
@@ -338,6 +368,41 @@ fn run_batch(cx: &Context, batch: &Batch, stats: &mut Stats) -> Result<(), Failu
             .map_err(|e| fail(FailureKind::Outcome, format!("final stat: {}", e.message())))?
             .map(|i| i.version);
         finals.push(v);
+    }
+    // Settled: every instance now reads and stats what the storage holds (one that serves a
+    // stale copy shows here; no order of the batch explains a read of a state it replaced).
+    for (i, fs) in fss.iter().enumerate().skip(1) {
+        for (j, t) in targets.iter().enumerate() {
+            let want = match snapshot.get(FILES[j]) {
+                Some(SnapEntry::File { bytes, .. }) => Some(String::from_utf8_lossy(bytes)),
+                _ => None,
+            };
+            let got = rt.block_on(fs.read_text(t, &Signal::none()));
+            let read_ok = match (&got, &want) {
+                (Ok(text), Some(want)) => text == want,
+                (Err(e), None) => e.code() == FsErrorCode::NotFound,
+                _ => false,
+            };
+            let version = rt
+                .block_on(fs.stat(t, &Signal::none()))
+                .map(|i| i.map(|i| i.version));
+            let stat_ok = version.as_ref().is_ok_and(|v| *v == finals[j]);
+            if !read_ok || !stat_ok {
+                return Err(fail(
+                    FailureKind::Linearizability,
+                    format!(
+                        "after the batch (all of it returned), instance {} read {} as {:?} at {:?}, but it holds {:?} at {:?}: a stale view no order explains",
+                        i + 1,
+                        FILES[j],
+                        got.map_err(|e| e.code()),
+                        version.map_err(|e| e.code()),
+                        want,
+                        finals[j]
+                    ),
+                ));
+            }
+            stats.checks(2);
+        }
     }
     drop(fss);
     drop(subject);
