@@ -351,3 +351,46 @@ fn removing_a_record_someone_else_removed_first_is_not_found_and_keeps_their_fil
     assert!(err.message().contains("removed by someone else"), "{err}");
     assert_eq!(roots(&r.registry), ["/ws/theirs"]);
 }
+
+/// Clears the immutable attribute it set, whatever happens to the test.
+struct Immutable(std::path::PathBuf);
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn a_save_the_storage_refuses_is_a_store_failure_and_the_old_file_stays() {
+    let f = fixture();
+    let project = mkdir(&f.root.join("project"));
+    let other = mkdir(&f.root.join("other"));
+    let rt = runtime();
+    rt.block_on(f.registry.add(&project, None, &Signal::none()))
+        .expect("add");
+    let before = std::fs::read(&f.file).expect("read");
+    // An immutable directory takes no new entry, not even from root: the save cannot stage.
+    let dir = f.file.parent().expect("parent").to_path_buf();
+    let set = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(&dir)
+        .status();
+    if !set.is_ok_and(|s| s.success()) {
+        eprintln!(
+            "skipped: chattr +i is not available here (needs root and a filesystem that has it)"
+        );
+        return;
+    }
+    let _guard = Immutable(dir);
+    let err = rt
+        .block_on(f.registry.add(&other, None, &Signal::none()))
+        .expect_err("the storage refuses the save");
+    assert_eq!(err.code(), WorkspaceErrorCode::Store, "{err}");
+    assert!(err.message().contains("save the registry"), "{err}");
+    assert!(err.fs_error().is_some(), "{err}");
+    assert_eq!(std::fs::read(&f.file).expect("read back"), before);
+}
