@@ -235,9 +235,9 @@ fn a_streamed_file_arrives_whole_in_order_with_no_split_character() {
     });
 }
 
-/// Streams `file` over a raw connection initialised with `params`, granting credit for every
-/// chunk; returns each chunk's segments.
-async fn raw_stream(socket: &Path, file: &Path, params: Value) -> Vec<Vec<Vec<u8>>> {
+/// A raw connection initialised with `params` that has resolved `file` and started streaming
+/// it as request 2 (`stream/start` received); returns it and the file's target.
+async fn start_stream(socket: &Path, file: &Path, params: Value) -> (Raw, Value) {
     let mut raw = Raw::open(socket).await;
     raw.initialize_with(params).await;
     let path = file.to_string_lossy().into_owned();
@@ -256,6 +256,13 @@ async fn raw_stream(socket: &Path, file: &Path, params: Value) -> Vec<Vec<Vec<u8
         raw.recv().await.expect("start").json["method"],
         "stream/start"
     );
+    (raw, target)
+}
+
+/// Streams `file` over a raw connection initialised with `params`, granting credit for every
+/// chunk; returns each chunk's segments.
+async fn raw_stream(socket: &Path, file: &Path, params: Value) -> Vec<Vec<Vec<u8>>> {
+    let (mut raw, _) = start_stream(socket, file, params).await;
     let mut chunks = Vec::new();
     loop {
         let f = raw.recv().await.expect("a chunk or the end");
@@ -442,22 +449,8 @@ fn a_stream_stays_within_its_window_until_credited_and_can_be_cancelled() {
     std::fs::write(s.root.join("big.txt"), "a".repeat(16 << 20)).expect("seed");
     let rt = test_runtime();
     rt.block_on(async {
-        let mut raw = Raw::open(&s.socket).await;
-        raw.initialize().await;
-        let path = s.root.join("big.txt").to_string_lossy().into_owned();
-        raw.send(
-            json!({"jsonrpc":"2.0","id":1,"method":"resolve","params":{"path": path}}),
-            vec![],
-        )
-        .await;
-        let target = raw.recv().await.expect("answer").json["result"].clone();
-        raw.send(
-            json!({"jsonrpc":"2.0","id":2,"method":"stream_text","params":{"target": target}}),
-            vec![],
-        )
-        .await;
-        let start = raw.recv().await.expect("start");
-        assert_eq!(start.json["method"], "stream/start");
+        let (mut raw, target) =
+            start_stream(&s.socket, &s.root.join("big.txt"), json!({"protocol":1})).await;
         let mut chunks = 0;
         for _ in 0..seam_remote::DEFAULT_STREAM_WINDOW {
             let f = raw.recv().await.expect("chunk");
