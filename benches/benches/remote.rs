@@ -7,6 +7,11 @@
 //! Then the peak memory of a 1 GiB stream through the wire (client and server in this one
 //! process: the growth of its high-water mark bounds both), printed as `rss:` lines.
 
+/// The allocator the `seam` binary ships with, so the server here behaves as `seam serve` does
+/// (why it matters for streams: `cli/src/main.rs`). Local and remote share it in this process.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::StreamExt;
 use seam::{FileSystem, Signal, WriteIntent};
@@ -59,6 +64,36 @@ fn drain(rt: &tokio::runtime::Runtime, fs: &dyn FileSystem, t: &seam::FsTarget) 
         }
         n
     })
+}
+
+/// The stream ratio again, from interleaved pairs (local, then remote, 30 times): criterion
+/// measures all of local before all of remote, and on a shared VM the machine's speed drifts
+/// between the two by more than the difference sought. Printed as a `ratio:` line.
+fn paired_streams(
+    rt: &tokio::runtime::Runtime,
+    local: (&dyn FileSystem, &seam::FsTarget),
+    remote: (&dyn FileSystem, &seam::FsTarget),
+) {
+    let pairs = if quick() { 2 } else { 30 };
+    let timed = |(fs, t): (&dyn FileSystem, &seam::FsTarget)| {
+        let start = std::time::Instant::now();
+        black_box(drain(rt, fs, t));
+        start.elapsed().as_secs_f64() * 1e3
+    };
+    let (mut l, mut r) = (Vec::new(), Vec::new());
+    for _ in 0..pairs {
+        l.push(timed(local));
+        r.push(timed(remote));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (lm, rm) = (median(&mut l), median(&mut r));
+    println!(
+        "ratio: stream_text, {pairs} interleaved pairs: local median {lm:.2} ms, remote median {rm:.2} ms, remote ÷ local throughput {:.3}",
+        lm / rm
+    );
 }
 
 fn hwm_kib() -> u64 {
@@ -195,6 +230,7 @@ fn remote(c: &mut Criterion) {
         b.iter(|| black_box(drain(&rt, &rfs, &rb)))
     });
     g.finish();
+    paired_streams(&rt, (&lfs, &lb), (&rfs, &rb));
 
     // Peak memory of a large stream through the wire.
     let huge_size: u64 = if quick() { 4 << 20 } else { 1 << 30 };

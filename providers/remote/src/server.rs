@@ -163,13 +163,17 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        // Unbounded, yet bounded in practice: one response per request in flight, and a stream's
-        // chunks only within its credit window.
+        // Unbounded, yet bounded in practice: one response per request in flight (a stream's
+        // chunks do not come this way: its task writes them itself).
         let (out, mut outbox) = mpsc::unbounded_channel::<Frame>();
+        let writer: SharedWriter = Arc::new(tokio::sync::Mutex::new(Box::new(writer)));
+        let socket = writer.clone();
         let writing = tokio::spawn(async move {
-            let mut writer = writer;
             while let Some(frame) = outbox.recv().await {
-                if write_frame(&mut writer, &frame).await.is_err() {
+                if write_frame(&mut *socket.lock().await, &frame)
+                    .await
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -177,6 +181,7 @@ impl Server {
         let conn = Arc::new(Conn {
             server: self.clone(),
             out,
+            writer,
             tcp,
             state: Mutex::new(State {
                 provider: self.provider.clone(),
@@ -238,10 +243,18 @@ struct State {
     case: Option<tempfile::TempDir>,
 }
 
+/// A connection's writing half, shared by its writer task and its streams; a frame is written
+/// whole under the lock, so frames never interleave.
+type SharedWriter = Arc<tokio::sync::Mutex<Box<dyn AsyncWrite + Unpin + Send>>>;
+
 /// One connection's shared state.
 struct Conn {
     server: Arc<Server>,
+    /// Responses and notifications, written in order by the connection's writer task.
     out: mpsc::UnboundedSender<Frame>,
+    /// The socket itself, for a stream's frames: the stream's task writes them without a hop
+    /// to the writer task, and a reader that stops reading stops the stream at the socket.
+    writer: SharedWriter,
     tcp: bool,
     state: Mutex<State>,
     inflight: Mutex<HashMap<String, Signal>>,
@@ -272,6 +285,15 @@ fn invalid(message: impl Into<String>) -> Value {
 impl Conn {
     async fn send(&self, frame: Frame) {
         let _ = self.out.send(frame);
+    }
+
+    /// Writes `frame` to the socket now, from the calling task (after whatever the writer task
+    /// is writing); false when the peer is gone. Only for frames that must come before
+    /// anything this request later sends through `out` (a stream's start and chunks).
+    async fn write_now(&self, frame: &Frame) -> bool {
+        write_frame(&mut *self.writer.lock().await, frame)
+            .await
+            .is_ok()
     }
 
     /// The signal a mutation runs with when its client's signal has a probe: every checkpoint
@@ -743,8 +765,12 @@ impl Conn {
             .map_err(|e| fs_error_object(&e))?;
         let credits = Arc::new(Semaphore::new(self.server.window as usize));
         lock(&self.credits).insert(id.to_string(), credits.clone());
-        self.send(wire::message(None, "stream/start", json!({ "id": id })))
-            .await;
+        if !self
+            .write_now(&wire::message(None, "stream/start", json!({ "id": id })))
+            .await
+        {
+            return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
+        }
         // The backend's chunks are gathered into frames of about STREAM_FRAME_BYTES: each frame
         // costs a few wake-ups on both sides, whatever its size. A client that takes several
         // segments per chunk gets the backend's chunks as they are (no copy to join them).
@@ -794,7 +820,12 @@ impl Conn {
                     frame.attach(segment);
                 }
                 gathered_bytes = 0;
-                self.send(frame).await;
+                // Written by this task: a hop through the writer task per frame cost measurable
+                // throughput (docs/performance.md), and a reader that stops reading now holds
+                // the stream here, at the socket, with one frame in memory.
+                if !self.write_now(&frame).await {
+                    return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
+                }
             }
             if ended {
                 return last;
