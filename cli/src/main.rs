@@ -15,8 +15,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 /// The binary's allocator. `seam serve` streams a file as a ring of 256 KiB buffers allocated on
 /// one thread and freed on another; glibc's malloc gives the pages back whenever the ring drains
 /// and faults them in again on the next lap (thousands of page faults per 64 MiB stream), and
-/// mimalloc keeps them. A remote stream's throughput against a local one went from 0.63 to 0.69
-/// with that alone (`docs/performance.md`, "Remote over a Unix socket"). Libraries stay
+/// mimalloc keeps them. Measured in `docs/performance.md` ("Stream throughput"). Libraries stay
 /// allocator-agnostic: only a binary chooses.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

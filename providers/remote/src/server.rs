@@ -163,17 +163,19 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        // Unbounded, yet bounded in practice: one response per request in flight (a stream's
-        // chunks do not come this way: its task writes them itself).
+        // Unbounded: responses, notifications and checkpoint requests wait here for the
+        // socket. A request's slot is freed once its answer is queued, so a client that sends
+        // without ever reading grows this queue; a stream's chunks never come this way (its
+        // task writes them itself, within its credit).
         let (out, mut outbox) = mpsc::unbounded_channel::<Frame>();
-        let writer: SharedWriter = Arc::new(tokio::sync::Mutex::new(Box::new(writer)));
+        let writer = Arc::new(Socket {
+            writer: tokio::sync::Mutex::new(Box::new(writer)),
+            broken: std::sync::atomic::AtomicBool::new(false),
+        });
         let socket = writer.clone();
         let writing = tokio::spawn(async move {
             while let Some(frame) = outbox.recv().await {
-                if write_frame(&mut *socket.lock().await, &frame)
-                    .await
-                    .is_err()
-                {
+                if !socket.write(&frame).await {
                     break;
                 }
             }
@@ -243,9 +245,30 @@ struct State {
     case: Option<tempfile::TempDir>,
 }
 
-/// A connection's writing half, shared by its writer task and its streams; a frame is written
-/// whole under the lock, so frames never interleave.
-type SharedWriter = Arc<tokio::sync::Mutex<Box<dyn AsyncWrite + Unpin + Send>>>;
+/// A connection's writing half, shared by its writer task and its streams.
+struct Socket {
+    /// A frame is written whole under the lock, so frames never interleave.
+    writer: tokio::sync::Mutex<Box<dyn AsyncWrite + Unpin + Send>>,
+    /// A write failed, perhaps partway through a frame: nothing more may follow it.
+    broken: std::sync::atomic::AtomicBool,
+}
+
+impl Socket {
+    /// Writes `frame` whole; false if this or an earlier write failed. A write blocked on a
+    /// full socket waits for the peer to read (cancellation is seen between frames).
+    async fn write(&self, frame: &Frame) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        let mut writer = self.writer.lock().await;
+        if self.broken.load(SeqCst) {
+            return false;
+        }
+        let written = write_frame(&mut *writer, frame).await.is_ok();
+        if !written {
+            self.broken.store(true, SeqCst);
+        }
+        written
+    }
+}
 
 /// One connection's shared state.
 struct Conn {
@@ -253,8 +276,9 @@ struct Conn {
     /// Responses and notifications, written in order by the connection's writer task.
     out: mpsc::UnboundedSender<Frame>,
     /// The socket itself, for a stream's frames: the stream's task writes them without a hop
-    /// to the writer task, and a reader that stops reading stops the stream at the socket.
-    writer: SharedWriter,
+    /// to the writer task, and a peer that stops reading the socket stops the stream there,
+    /// with one frame in the server's memory.
+    writer: Arc<Socket>,
     tcp: bool,
     state: Mutex<State>,
     inflight: Mutex<HashMap<String, Signal>>,
@@ -291,9 +315,7 @@ impl Conn {
     /// is writing); false when the peer is gone. Only for frames that must come before
     /// anything this request later sends through `out` (a stream's start and chunks).
     async fn write_now(&self, frame: &Frame) -> bool {
-        write_frame(&mut *self.writer.lock().await, frame)
-            .await
-            .is_ok()
+        self.writer.write(frame).await
     }
 
     /// The signal a mutation runs with when its client's signal has a probe: every checkpoint
@@ -821,8 +843,9 @@ impl Conn {
                 }
                 gathered_bytes = 0;
                 // Written by this task: a hop through the writer task per frame cost measurable
-                // throughput (docs/performance.md), and a reader that stops reading now holds
-                // the stream here, at the socket, with one frame in memory.
+                // throughput (docs/performance.md), and a peer that stops reading the socket
+                // holds the stream here with one frame in memory (before, every frame its
+                // credit allowed could wait in the writer's queue).
                 if !self.write_now(&frame).await {
                     return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
                 }

@@ -75,14 +75,23 @@ struct Raw {
 
 impl Raw {
     async fn open(socket: &Path) -> Raw {
-        let (r, w) = UnixStream::connect(socket)
-            .await
-            .expect("connect")
-            .into_split();
+        Raw::over(UnixStream::connect(socket).await.expect("connect"))
+    }
+
+    fn over(stream: UnixStream) -> Raw {
+        let (r, w) = stream.into_split();
         Raw {
             reader: BufReader::new(r),
             writer: w,
         }
+    }
+
+    /// The next frame, or a failure after `secs` seconds (a test that would hang fails).
+    async fn recv_within(&mut self, secs: u64) -> Frame {
+        tokio::time::timeout(std::time::Duration::from_secs(secs), self.recv())
+            .await
+            .expect("a frame in time")
+            .expect("a frame")
     }
 
     async fn line(&mut self, bytes: &[u8]) {
@@ -238,7 +247,11 @@ fn a_streamed_file_arrives_whole_in_order_with_no_split_character() {
 /// A raw connection initialised with `params` that has resolved `file` and started streaming
 /// it as request 2 (`stream/start` received); returns it and the file's target.
 async fn start_stream(socket: &Path, file: &Path, params: Value) -> (Raw, Value) {
-    let mut raw = Raw::open(socket).await;
+    start_stream_on(Raw::open(socket).await, file, params).await
+}
+
+/// [`start_stream`] over a connection already open.
+async fn start_stream_on(mut raw: Raw, file: &Path, params: Value) -> (Raw, Value) {
     raw.initialize_with(params).await;
     let path = file.to_string_lossy().into_owned();
     raw.send(
@@ -453,7 +466,7 @@ fn a_stream_stays_within_its_window_until_credited_and_can_be_cancelled() {
             start_stream(&s.socket, &s.root.join("big.txt"), json!({"protocol":1})).await;
         let mut chunks = 0;
         for _ in 0..seam_remote::DEFAULT_STREAM_WINDOW {
-            let f = raw.recv().await.expect("chunk");
+            let f = raw.recv_within(10).await;
             assert_eq!(f.json["method"], "stream/chunk");
             chunks += 1;
         }
@@ -463,17 +476,14 @@ fn a_stream_stays_within_its_window_until_credited_and_can_be_cancelled() {
             vec![],
         )
         .await;
-        let f = raw
-            .recv()
-            .await
-            .expect("stat answered beside a stalled stream");
+        let f = raw.recv_within(10).await;
         assert_eq!(f.json["id"], 3, "{:?}", f.json);
         raw.send(
             json!({"jsonrpc":"2.0","method":"stream/credit","params":{"id": 2, "chunks": 1}}),
             vec![],
         )
         .await;
-        let f = raw.recv().await.expect("one more chunk");
+        let f = raw.recv_within(10).await;
         assert_eq!(f.json["method"], "stream/chunk");
         chunks += 1;
         assert_eq!(chunks, seam_remote::DEFAULT_STREAM_WINDOW + 1);
@@ -483,7 +493,7 @@ fn a_stream_stays_within_its_window_until_credited_and_can_be_cancelled() {
             vec![],
         )
         .await;
-        let f = raw.recv().await.expect("the end");
+        let f = raw.recv_within(10).await;
         assert_eq!(f.json["id"], 2);
         assert_eq!(f.json["error"]["data"]["fs"], "FS_ABORTED", "{:?}", f.json);
     });
@@ -502,6 +512,98 @@ fn a_stream_stays_within_its_window_until_credited_and_can_be_cancelled() {
                 .map(|i| i.size),
             Some(Some(16 << 20))
         );
+    });
+}
+
+/// Credit for far more than the file, so that only the socket holds the stream back.
+async fn credit_everything(raw: &mut Raw) {
+    raw.send(
+        json!({"jsonrpc":"2.0","method":"stream/credit","params":{"id": 2, "chunks": 1000}}),
+        vec![],
+    )
+    .await;
+}
+
+#[test]
+fn a_stream_held_at_a_full_socket_is_cancelled_without_sending_the_rest() {
+    let s = serve();
+    let size = 64usize << 20;
+    std::fs::write(s.root.join("big.txt"), "a".repeat(size)).expect("seed");
+    let rt = test_runtime();
+    rt.block_on(async {
+        let (mut raw, target) =
+            start_stream(&s.socket, &s.root.join("big.txt"), json!({"protocol":1})).await;
+        credit_everything(&mut raw).await;
+        // The server fills the socket's buffers (a few MiB) and blocks writing the next frame.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        raw.send(
+            json!({"jsonrpc":"2.0","method":"$/cancel","params":{"id": 2}}),
+            vec![],
+        )
+        .await;
+        raw.send(
+            json!({"jsonrpc":"2.0","id":3,"method":"stat","params":{"target": target}}),
+            vec![],
+        )
+        .await;
+        // The stat's answer may come between the stream's frames (other answers are not held
+        // behind a stream); nothing of the stream may follow the stream's own answer.
+        let (mut streamed, mut answered, mut stat) = (0, false, false);
+        while !(answered && stat) {
+            let f = raw.recv_within(10).await;
+            if f.json.get("method") == Some(&json!("stream/chunk")) {
+                assert!(!answered, "a chunk after the stream's answer");
+                streamed += f.segments.iter().map(Vec::len).sum::<usize>();
+            } else if f.json["id"] == 2 {
+                assert_eq!(f.json["error"]["data"]["fs"], "FS_ABORTED", "{:?}", f.json);
+                answered = true;
+            } else {
+                assert_eq!(f.json["id"], 3, "{:?}", f.json);
+                assert!(f.json.get("result").is_some(), "{:?}", f.json);
+                stat = true;
+            }
+        }
+        // What the socket's buffers held, and the frame being written; not the whole file
+        // (a server that queued every credited frame before writing sent all of it).
+        assert!(
+            streamed < size / 2,
+            "{streamed} of {size} bytes sent after a cancel"
+        );
+    });
+}
+
+#[test]
+fn a_peer_gone_while_the_server_is_blocked_writing_ends_its_connection() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
+    std::fs::write(root.join("big.txt"), "a".repeat(64 << 20)).expect("seed");
+    let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(LocalConfig::new(
+        root.to_string_lossy().into_owned(),
+    )));
+    let server = Arc::new(Server::new(fs));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let (ours, theirs) = UnixStream::pair().expect("pair");
+        let (r, w) = theirs.into_split();
+        let serving = tokio::spawn(server.serve_connection(r, w, false));
+        let (mut raw, _) = start_stream_on(
+            Raw::over(ours),
+            &root.join("big.txt"),
+            json!({"protocol":1}),
+        )
+        .await;
+        credit_everything(&mut raw).await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!serving.is_finished(), "the server is blocked writing");
+        drop(raw);
+        tokio::time::timeout(std::time::Duration::from_secs(5), serving)
+            .await
+            .expect("the connection ends once its peer is gone")
+            .expect("served");
     });
 }
 
