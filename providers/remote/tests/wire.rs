@@ -21,6 +21,13 @@ struct Served {
     _rt: tokio::runtime::Runtime,
 }
 
+/// The real local provider over `root`, to be hosted.
+fn local_at(root: &Path) -> Arc<dyn FileSystem> {
+    Arc::new(LocalFileSystem::new(LocalConfig::new(
+        root.to_string_lossy().into_owned(),
+    )))
+}
+
 fn serve_with(limits: Limits) -> Served {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = std::fs::canonicalize(dir.path())
@@ -28,9 +35,7 @@ fn serve_with(limits: Limits) -> Served {
         .join("w");
     std::fs::create_dir(&root).expect("root");
     let socket = dir.path().join("s.sock");
-    let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(LocalConfig::new(
-        root.to_string_lossy().into_owned(),
-    )));
+    let fs = local_at(&root);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -84,6 +89,15 @@ impl Raw {
             reader: BufReader::new(r),
             writer: w,
         }
+    }
+
+    /// Grants stream 2 (the one [`start_stream`] starts) `chunks` more chunks of credit.
+    async fn credit(&mut self, chunks: u64) {
+        self.send(
+            json!({"jsonrpc":"2.0","method":"stream/credit","params":{"id": 2, "chunks": chunks}}),
+            vec![],
+        )
+        .await;
     }
 
     /// The next frame, or a failure after `secs` seconds (a test that would hang fails).
@@ -284,11 +298,7 @@ async fn raw_stream(socket: &Path, file: &Path, params: Value) -> Vec<Vec<Vec<u8
             return chunks;
         }
         chunks.push(f.segments);
-        raw.send(
-            json!({"jsonrpc":"2.0","method":"stream/credit","params":{"id": 2, "chunks": 1}}),
-            vec![],
-        )
-        .await;
+        raw.credit(1).await;
     }
 }
 
@@ -478,11 +488,7 @@ fn a_stream_stays_within_its_window_until_credited_and_can_be_cancelled() {
         .await;
         let f = raw.recv_within(10).await;
         assert_eq!(f.json["id"], 3, "{:?}", f.json);
-        raw.send(
-            json!({"jsonrpc":"2.0","method":"stream/credit","params":{"id": 2, "chunks": 1}}),
-            vec![],
-        )
-        .await;
+        raw.credit(1).await;
         let f = raw.recv_within(10).await;
         assert_eq!(f.json["method"], "stream/chunk");
         chunks += 1;
@@ -515,15 +521,6 @@ fn a_stream_stays_within_its_window_until_credited_and_can_be_cancelled() {
     });
 }
 
-/// Credit for far more than the file, so that only the socket holds the stream back.
-async fn credit_everything(raw: &mut Raw) {
-    raw.send(
-        json!({"jsonrpc":"2.0","method":"stream/credit","params":{"id": 2, "chunks": 1000}}),
-        vec![],
-    )
-    .await;
-}
-
 #[test]
 fn a_stream_held_at_a_full_socket_is_cancelled_without_sending_the_rest() {
     let s = serve();
@@ -533,7 +530,8 @@ fn a_stream_held_at_a_full_socket_is_cancelled_without_sending_the_rest() {
     rt.block_on(async {
         let (mut raw, target) =
             start_stream(&s.socket, &s.root.join("big.txt"), json!({"protocol":1})).await;
-        credit_everything(&mut raw).await;
+        // Credit for far more than the file: only the socket holds the stream back.
+        raw.credit(1000).await;
         // The server fills the socket's buffers (a few MiB) and blocks writing the next frame.
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         raw.send(
@@ -577,10 +575,7 @@ fn a_peer_gone_while_the_server_is_blocked_writing_ends_its_connection() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = std::fs::canonicalize(dir.path()).expect("canonical");
     std::fs::write(root.join("big.txt"), "a".repeat(64 << 20)).expect("seed");
-    let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(LocalConfig::new(
-        root.to_string_lossy().into_owned(),
-    )));
-    let server = Arc::new(Server::new(fs));
+    let server = Arc::new(Server::new(local_at(&root)));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -596,7 +591,8 @@ fn a_peer_gone_while_the_server_is_blocked_writing_ends_its_connection() {
             json!({"protocol":1}),
         )
         .await;
-        credit_everything(&mut raw).await;
+        // Credit for far more than the file: only the socket holds the stream back.
+        raw.credit(1000).await;
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         assert!(!serving.is_finished(), "the server is blocked writing");
         drop(raw);
