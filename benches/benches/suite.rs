@@ -5,6 +5,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use seam_benches::quick;
 use seam_cli::providers::LocalFactory as Local;
 use seam_conformance::{SequenceConfig, run_sequences};
+use std::sync::Arc;
 use std::time::Duration;
 
 fn suite(c: &mut Criterion) {
@@ -13,7 +14,7 @@ fn suite(c: &mut Criterion) {
         seed: 1,
         ..SequenceConfig::default()
     };
-    let steps = match run_sequences(&Local, &config, &mut |_| {}) {
+    let steps = match run_sequences(Arc::new(Local), &config, &mut |_| {}) {
         Ok(o) if o.failure.is_none() => o.stats.steps,
         Ok(o) => panic!(
             "the suite failed on local: {:?}",
@@ -27,7 +28,7 @@ fn suite(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(if quick() { 1 } else { 10 }));
     g.bench_function(
         BenchmarkId::new("local", format!("{}cases", config.cases)),
-        |b| b.iter(|| run_sequences(&Local, &config, &mut |_| {}).map(|o| o.stats.steps)),
+        |b| b.iter(|| run_sequences(Arc::new(Local), &config, &mut |_| {}).map(|o| o.stats.steps)),
     );
     g.finish();
 }

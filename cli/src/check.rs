@@ -7,13 +7,12 @@ use crate::select::factory;
 use seam_cli::providers::SHIPPED;
 use seam_cli::unprivileged::SelfExec;
 use seam_conformance::{
-    MessageCheck, Report, SequenceConfig, Status, SuiteConfig, Verdict, junit_document,
+    MessageCheck, Report, SequenceConfig, Status, SuiteConfig, Timing, Verdict, junit_document,
     property_names, run_suite,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// What `seam check` was asked to do.
 pub struct CheckArgs {
@@ -27,7 +26,7 @@ pub struct CheckArgs {
     pub trace_dir: PathBuf,
     pub properties: Vec<String>,
     pub messages: MessageCheck,
-    pub call_timeout: Duration,
+    pub timing: Timing,
     pub fault: Option<String>,
 }
 
@@ -86,7 +85,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
                 provider: name.clone(),
             })),
             only: args.properties.clone(),
-            call_timeout: args.call_timeout,
+            timing: args.timing,
             agent: Some(Arc::new(seam_cli::agent::ToolAgentFactory)),
             reference: seam_cli::providers::reference(name),
         };

@@ -101,14 +101,33 @@ enum Command {
         /// How strictly error messages are compared.
         #[arg(long, value_enum, default_value_t = Messages::Exact)]
         messages: Messages,
-        /// Seconds one provider call may take before its property fails as hung.
+        /// Seconds a provider or world call may take before it is a hang and fails its
+        /// property (the limit of an operation also grows to ten times its slowest call so far).
         #[arg(
             long,
             value_name = "SECS",
-            default_value_t = 5.0,
+            default_value_t = 30.0,
             allow_negative_numbers = true
         )]
         call_timeout: f64,
+        /// Seconds after which a call that returns is reported as slow (a warning, never a
+        /// failure).
+        #[arg(
+            long,
+            value_name = "SECS",
+            default_value_t = 1.0,
+            allow_negative_numbers = true
+        )]
+        slow_call: f64,
+        /// Seconds making a subject may take (starting an `exec:` adapter, connecting, a
+        /// server's world/case) before it is a hang.
+        #[arg(
+            long,
+            value_name = "SECS",
+            default_value_t = 60.0,
+            allow_negative_numbers = true
+        )]
+        start_timeout: f64,
         /// Check a deliberately broken variant of the provider (a build with the `faults`
         /// feature only).
         #[cfg(feature = "faults")]
@@ -280,13 +299,32 @@ fn main() -> ExitCode {
             properties,
             messages,
             call_timeout,
+            slow_call,
+            start_timeout,
             #[cfg(feature = "faults")]
             fault,
         } => {
             #[cfg(not(feature = "faults"))]
             let fault: Option<String> = None;
-            if !(call_timeout.is_finite() && call_timeout > 0.0) {
-                return usage("--call-timeout must be a positive number of seconds");
+            let mut seconds = Vec::new();
+            for (flag, value) in [
+                ("--call-timeout", call_timeout),
+                ("--slow-call", slow_call),
+                ("--start-timeout", start_timeout),
+            ] {
+                if !(value.is_finite() && value > 0.0 && value < 1e9) {
+                    return usage(&format!("{flag} must be a positive number of seconds"));
+                }
+                seconds.push(std::time::Duration::from_secs_f64(value));
+            }
+            let timing = seam_conformance::Timing {
+                hang_after: seconds[0],
+                slow_after: seconds[1],
+                start_after: seconds[2],
+                ..seam_conformance::Timing::default()
+            };
+            if let Err(e) = timing.validate() {
+                return usage(&format!("--slow-call and --call-timeout: {e}"));
             }
             let args = check::CheckArgs {
                 providers,
@@ -299,7 +337,7 @@ fn main() -> ExitCode {
                 trace_dir,
                 properties,
                 messages: messages.into(),
-                call_timeout: std::time::Duration::from_secs_f64(call_timeout),
+                timing,
                 fault,
             };
             match check::run(&args) {

@@ -13,7 +13,6 @@ use seam_conformance::{
 use seam_policy::{ObservationPolicy, Owner};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// The suite's default seed and one other.
 const SEEDS: [u64; 2] = [0x5EA4, 7];
@@ -25,7 +24,6 @@ fn run(agent: Arc<dyn AgentFactory>, seed: u64) -> Report {
             ..SequenceConfig::default()
         },
         only: vec!["policy".into()],
-        call_timeout: Duration::from_secs(5),
         agent: Some(agent),
         ..SuiteConfig::default()
     };

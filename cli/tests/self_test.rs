@@ -9,7 +9,7 @@
 use seam_cli::providers::{LocalFactory, SandboxFactory};
 use seam_cli::unprivileged::SelfExec;
 use seam_conformance::{
-    Report, SequenceConfig, Status, SuiteConfig, Verdict, property_names, run_suite,
+    Report, SequenceConfig, Status, SuiteConfig, Timing, Verdict, property_names, run_suite,
 };
 use seam_faults::{Fault, FaultyFactory};
 use std::sync::Arc;
@@ -18,8 +18,18 @@ use std::time::Duration;
 /// The suite's default seed (`SequenceConfig::default().seed`) and two others.
 const SEEDS: [u64; 3] = [0x5EA4, 7, 1_000_003];
 
-/// The longest counterexample accepted after shrinking (a hang is not shrunk).
+/// The longest counterexample accepted after shrinking (a hang is shrunk too).
 const MAX_TRACE: usize = 8;
+
+/// The timing of the runs of a hanging variant: a hang limit of 10 s instead of 30 (every
+/// hanging case waits it out once, and once more to confirm the shrunk trace). The default is
+/// tried once, in `a_planted_hang_fails_at_the_default_limit_naming_the_call`.
+fn hang_timing() -> Timing {
+    Timing {
+        hang_after: Duration::from_secs(10),
+        ..Timing::default()
+    }
+}
 
 fn config(seed: u64, only: Vec<String>) -> SuiteConfig {
     SuiteConfig {
@@ -32,7 +42,7 @@ fn config(seed: u64, only: Vec<String>) -> SuiteConfig {
             provider: "local".into(),
         })),
         only,
-        call_timeout: Duration::from_secs(2),
+        timing: Timing::default(),
         agent: Some(Arc::new(seam_cli::agent::ToolAgentFactory)),
         reference: None,
     }
@@ -112,8 +122,11 @@ fn catch_over(fault: Fault, base: Arc<dyn seam_conformance::Factory>) {
     for seed in SEEDS {
         let base = base.clone();
         let factory = Arc::new(FaultyFactory::new(base, fault));
-        let report = run_suite(factory, &config(seed, vec![name.into()]), &mut |_| {})
-            .expect("the suite runs");
+        let mut c = config(seed, vec![name.into()]);
+        if kinds.contains(&seam_conformance::FailureKind::Timeout) {
+            c.timing = hang_timing();
+        }
+        let report = run_suite(factory, &c, &mut |_| {}).expect("the suite runs");
         let p = property(&report, name);
         println!(
             "== {} at seed {seed}: {:?}",
@@ -143,9 +156,8 @@ fn catch_over(fault: Fault, base: Arc<dyn seam_conformance::Factory>) {
             p.failure_kind
         );
         assert_eq!(report.verdict, Verdict::Fail);
-        // A generated counterexample is shrunk to a few steps (a hang is not shrunk: each
-        // attempt would wait out the timeout).
-        if name == "sequences" && !kinds.contains(&seam_conformance::FailureKind::Timeout) {
+        // A generated counterexample is shrunk to a few steps, a hang too.
+        if name == "sequences" {
             let trace = p.trace.as_ref().expect("a counterexample");
             assert!(
                 p.shrunk_from.is_some(),
@@ -228,7 +240,8 @@ fn a_hang_or_a_panic_is_reported_with_the_operation_named() {
         (Fault::PanicsInEdit, "edit_text "),
     ] {
         let factory = Arc::new(FaultyFactory::new(Arc::new(LocalFactory), fault));
-        let c = config(SEEDS[0], vec!["sequences".into()]);
+        let mut c = config(SEEDS[0], vec!["sequences".into()]);
+        c.timing = hang_timing();
         let report = run_suite(factory, &c, &mut |_| {}).expect("the suite runs");
         let p = property(&report, "sequences");
         let message = p.failure.as_deref().unwrap_or("");

@@ -22,8 +22,9 @@
 //! * Every rule of the contract ([`Rule`]) is counted when a step exercised it in the situation
 //!   that tells a right backend from a wrong one; the report lists the rules a run never reached,
 //!   and such a run is *incomplete*, never a pass ([`Verdict`]).
-//! * Every provider call runs under a timeout and a panic guard: a hanging or panicking backend
-//!   fails its property with the operation named, and the run goes on.
+//! * Every provider call runs under a hang limit and a panic guard: a hanging or panicking
+//!   backend fails its property with the operation named, and the run goes on; a call that is
+//!   only slow is a warning, never a failure ([`Timing`]).
 //! * A failure is shrunk to a minimal sequence and written as a JSON [`Trace`] that [`replay`]
 //!   (and `seam replay`) runs against any provider; it carries a typed [`FailureKind`].
 //!
@@ -57,6 +58,7 @@ mod sequences;
 mod stats;
 mod step;
 mod suite;
+pub mod timing;
 mod trace;
 mod watch;
 mod world;
@@ -80,7 +82,8 @@ pub use sequences::{
 };
 pub use stats::Stats;
 pub use step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard, describe, render_path};
-pub use suite::{DEFAULT_CALL_TIMEOUT, SuiteConfig, SuiteProgress, property_names, run_suite};
+pub use suite::{SuiteConfig, SuiteProgress, property_names, run_suite};
+pub use timing::{Hang, Load, SlowCall, Slowness, Timing, TimingError};
 pub use trace::{
     ReplayOutcome, TRACE_FORMAT, Trace, TraceError, TraceFailure, replay, replay_with,
 };

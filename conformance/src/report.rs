@@ -7,6 +7,7 @@
 use crate::failure::FailureKind;
 use crate::rules::Rule;
 use crate::stats::Stats;
+use crate::timing::Slowness;
 use crate::trace::Trace;
 use seam::{Capabilities, FsErrorCode};
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,9 @@ pub struct PropertyResult {
     pub shrunk_from: Option<usize>,
     /// Seconds spent.
     pub seconds: f64,
+    /// Calls that took longer than the slow threshold and returned: a warning, not a failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow: Option<Slowness>,
 }
 
 /// Something a run did not exercise, and why.
@@ -275,6 +279,23 @@ impl Report {
             };
             let _ = writeln!(s, "  {:<width$}  {line}", p.name, width = width);
         }
+        let slow: Vec<&PropertyResult> = self
+            .properties
+            .iter()
+            .filter(|p| p.slow.is_some())
+            .collect();
+        if !slow.is_empty() {
+            let _ = writeln!(s);
+            let _ = writeln!(
+                s,
+                "slow calls (warnings, not failures: a loaded machine or a slow backend):"
+            );
+            for p in slow {
+                if let Some(w) = &p.slow {
+                    let _ = writeln!(s, "  {}: {}", p.name, w.line());
+                }
+            }
+        }
         if !self.skipped.is_empty() {
             let _ = writeln!(s);
             let _ = writeln!(s, "not generated for this backend:");
@@ -399,8 +420,8 @@ impl Report {
         junit_document(std::slice::from_ref(self))
     }
 
-    fn junit_cases(&self) -> Vec<(String, f64, JunitStatus)> {
-        let mut cases: Vec<(String, f64, JunitStatus)> = self
+    fn junit_cases(&self) -> Vec<JunitCase> {
+        let mut cases: Vec<JunitCase> = self
             .properties
             .iter()
             .map(|p| {
@@ -417,15 +438,21 @@ impl Report {
                         p.trace.as_ref().map(Trace::to_json).unwrap_or_default(),
                     ),
                 };
-                (p.name.clone(), p.seconds, status)
+                JunitCase {
+                    name: p.name.clone(),
+                    seconds: p.seconds,
+                    status,
+                    out: p.slow.as_ref().map(|w| format!("slow: {}", w.line())),
+                }
             })
             .collect();
         for k in &self.skipped {
-            cases.push((
-                format!("generated: {}", k.what),
-                0.0,
-                JunitStatus::Skipped(k.reason.clone()),
-            ));
+            cases.push(JunitCase {
+                name: format!("generated: {}", k.what),
+                seconds: 0.0,
+                status: JunitStatus::Skipped(k.reason.clone()),
+                out: None,
+            });
         }
         let coverage = match &self.verdict {
             Verdict::Incomplete(reasons) => {
@@ -433,7 +460,12 @@ impl Report {
             }
             _ => JunitStatus::Pass,
         };
-        cases.push(("coverage".into(), 0.0, coverage));
+        cases.push(JunitCase {
+            name: "coverage".into(),
+            seconds: 0.0,
+            status: coverage,
+            out: None,
+        });
         cases
     }
 
@@ -441,11 +473,11 @@ impl Report {
         let cases = self.junit_cases();
         let failures = cases
             .iter()
-            .filter(|c| matches!(c.2, JunitStatus::Failure(..)))
+            .filter(|c| matches!(c.status, JunitStatus::Failure(..)))
             .count();
         let skipped = cases
             .iter()
-            .filter(|c| matches!(c.2, JunitStatus::Skipped(_)))
+            .filter(|c| matches!(c.status, JunitStatus::Skipped(_)))
             .count();
         let _ = writeln!(
             s,
@@ -459,28 +491,37 @@ impl Report {
             "    <properties><property name=\"seed\" value=\"{}\"/></properties>",
             self.seed
         );
-        for (name, seconds, status) in &cases {
+        for case in &cases {
             let _ = write!(
                 s,
-                "    <testcase name=\"{}\" classname=\"seam.{}\" time=\"{seconds:.3}\"",
-                xml(name),
+                "    <testcase name=\"{}\" classname=\"seam.{}\" time=\"{:.3}\"",
+                xml(&case.name),
                 xml(&self.provider),
+                case.seconds,
             );
-            match status {
-                JunitStatus::Pass => {
+            let out = case
+                .out
+                .as_ref()
+                .map(|o| format!("\n      <system-out>{}</system-out>", xml(o)))
+                .unwrap_or_default();
+            match &case.status {
+                JunitStatus::Pass if out.is_empty() => {
                     let _ = writeln!(s, "/>");
+                }
+                JunitStatus::Pass => {
+                    let _ = writeln!(s, ">{out}\n    </testcase>");
                 }
                 JunitStatus::Skipped(why) => {
                     let _ = writeln!(
                         s,
-                        ">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                        ">\n      <skipped message=\"{}\"/>{out}\n    </testcase>",
                         xml(why)
                     );
                 }
                 JunitStatus::Failure(message, body) => {
                     let _ = writeln!(
                         s,
-                        ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>",
+                        ">\n      <failure message=\"{}\">{}</failure>{out}\n    </testcase>",
                         xml(message),
                         xml(body)
                     );
@@ -489,6 +530,14 @@ impl Report {
         }
         let _ = writeln!(s, "  </testsuite>");
     }
+}
+
+struct JunitCase {
+    name: String,
+    seconds: f64,
+    status: JunitStatus,
+    /// What the case printed (slow-call warnings).
+    out: Option<String>,
 }
 
 enum JunitStatus {
@@ -508,11 +557,11 @@ pub fn junit_document(reports: &[Report]) -> String {
         tests += cases.len();
         failures += cases
             .iter()
-            .filter(|c| matches!(c.2, JunitStatus::Failure(..)))
+            .filter(|c| matches!(c.status, JunitStatus::Failure(..)))
             .count();
         skipped += cases
             .iter()
-            .filter(|c| matches!(c.2, JunitStatus::Skipped(_)))
+            .filter(|c| matches!(c.status, JunitStatus::Skipped(_)))
             .count();
         r.junit_suite(&mut body);
     }

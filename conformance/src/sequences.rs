@@ -14,7 +14,8 @@ use crate::generate::{
 use crate::harness::{Harness, HarnessConfig, MessageCheck, StepRecord};
 use crate::stats::Stats;
 use crate::step::Step;
-use crate::watch::Monitor;
+use crate::timing::Timing;
+use crate::watch::{Found, Monitor, WatchedFactory, supervised};
 use proptest::strategy::{BoxedStrategy, Strategy};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use proptest_state_machine::strategy::Sequential;
@@ -187,7 +188,12 @@ pub(crate) fn run_watched(
         if let Some(seen) = seen {
             seen.fetch_add(1, Ordering::SeqCst);
         }
-        let record = harness.step(rt, i, step);
+        let mut record = harness.step(rt, i, step);
+        // A call given up at its limit is this step's failure, whatever the comparison made of
+        // the error it returned.
+        if let Some(hang) = monitor.and_then(Monitor::take_hang) {
+            record.failure = Some(Failure::new(FailureKind::Timeout, hang.message()));
+        }
         let failed = record.failure.is_some();
         records.push(record);
         if failed {
@@ -210,25 +216,50 @@ fn policies_for(fences: bool, deployment: Option<SandboxMode>, about_else: bool)
     }
 }
 
+/// What a case runs against: the factory, the reference it must answer like (a differential
+/// run) and the agent surface (a policy run). Owned, so a case can run on a thread of its own.
+#[derive(Clone)]
+pub(crate) struct Subjects {
+    pub factory: Arc<dyn Factory>,
+    pub reference: Option<Arc<dyn Factory>>,
+    pub agent: Option<Arc<dyn AgentFactory>>,
+}
+
+impl Subjects {
+    /// The same, every subject watched by `monitor`.
+    fn watched_by(&self, monitor: &Arc<Monitor>) -> Subjects {
+        let watch = |f: &Arc<dyn Factory>| -> Arc<dyn Factory> {
+            Arc::new(WatchedFactory {
+                inner: f.clone(),
+                monitor: monitor.clone(),
+            })
+        };
+        Subjects {
+            factory: watch(&self.factory),
+            reference: self.reference.as_ref().map(watch),
+            agent: self.agent.clone(),
+        }
+    }
+}
+
 /// One case: against `factory` alone, or — with a `reference` — against both, the step records
 /// compared in normal form ([`StepRecord::normal`]); the first step they answer differently
 /// fails as [`FailureKind::Differential`]. A departure from the model on either side is that
 /// side's failure, named.
-#[allow(clippy::too_many_arguments)]
 fn run_case(
-    factory: &dyn Factory,
-    reference: Option<&dyn Factory>,
+    subjects: &Subjects,
     rt: &Runtime,
     options: &CaseOptions,
     config: HarnessConfig,
     steps: &[Step],
     monitor: Option<&Monitor>,
     seen: Option<&AtomicUsize>,
-    agent: Option<&dyn AgentFactory>,
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
+    let factory = subjects.factory.as_ref();
+    let agent = subjects.agent.as_deref();
     let (mut records, mut stats) =
         run_watched(factory, rt, options, config, steps, monitor, seen, agent)?;
-    let Some(reference) = reference else {
+    let Some(reference) = subjects.reference.as_deref() else {
         return Ok((records, stats));
     };
     let (theirs, _) = run_watched(reference, rt, options, config, steps, monitor, None, agent)?;
@@ -261,26 +292,109 @@ fn run_case(
     Ok((records, stats))
 }
 
-struct RunState {
-    outcome: SequenceOutcome,
-    failing: Option<String>,
-    best_len: usize,
-    original_len: usize,
+/// [`run_case`] on a thread of its own, watched by a monitor of its own: a call that blocks its
+/// thread past its limit gives up this case alone (its steps up to that call are the record,
+/// failing there as a hang), and the run — or its shrinking — goes on. `lowered`: the case is a
+/// candidate of a hang being shrunk (see [`Monitor::for_case`]).
+#[allow(clippy::too_many_arguments)]
+fn run_case_supervised(
+    subjects: &Subjects,
+    parent: &Monitor,
+    lowered: bool,
+    options: &CaseOptions,
+    config: HarnessConfig,
+    steps: &[Step],
+    seen: Option<Arc<AtomicUsize>>,
+) -> Result<(Vec<StepRecord>, Stats), Failure> {
+    let monitor = parent.for_case(lowered);
+    let watched = subjects.watched_by(&monitor);
+    let (m, options, owned) = (monitor.clone(), options.clone(), steps.to_vec());
+    let result = supervised(
+        &monitor,
+        move || -> Result<(Vec<StepRecord>, Stats), Failure> {
+            let rt = runtime().map_err(|e| Failure::new(FailureKind::Setup, e))?;
+            run_case(
+                &watched,
+                &rt,
+                &options,
+                config,
+                &owned,
+                Some(&m),
+                seen.as_deref(),
+            )
+        },
+        &mut || {},
+    );
+    match result {
+        Ok(r) => r,
+        Err(given_up) => {
+            let reached = monitor.current_case().unwrap_or_default();
+            let mut records: Vec<StepRecord> = reached
+                .iter()
+                .enumerate()
+                .map(|(i, s)| StepRecord::unfinished(i, s))
+                .collect();
+            match records.last_mut() {
+                Some(last) => {
+                    last.failure = Some(given_up.failure());
+                    Ok((records, Stats::default()))
+                }
+                // Given up before its first step: making the subject hung.
+                None => Err(given_up.failure()),
+            }
+        }
+    }
 }
 
-/// Runs the sequence property against subjects from `factory`.
+/// Whether a shrinking candidate's failure reproduces the one found: a hang only by a hang, a
+/// panic only by a panic, and any other failure only by another of the same kind of kind — so
+/// that a candidate that merely timed out or panicked never takes the place of what was found.
+fn reproduces(found: FailureKind, candidate: FailureKind) -> bool {
+    let class = |k: FailureKind| match k {
+        FailureKind::Timeout => 0,
+        FailureKind::Panic => 1,
+        FailureKind::Setup => 2,
+        _ => 3,
+    };
+    class(found) == class(candidate)
+}
+
+/// The first failure a run found, as generated: what shrinking must reproduce, and what is
+/// reported if the shrunk trace does not fail the same way when run again.
+struct First {
+    options: CaseOptions,
+    failure: Failure,
+    steps: Vec<Step>,
+    records: Vec<StepRecord>,
+}
+
+struct RunState {
+    outcome: SequenceOutcome,
+    first: Option<First>,
+    best_len: usize,
+    shrink_runs: u64,
+    /// A case that could not even be set up (the factory failed): the run stops and says so;
+    /// it is not shrunk.
+    setup: Option<Failure>,
+}
+
+/// Runs the sequence property against subjects from `factory`, with the default [`Timing`].
 pub fn run_sequences(
-    factory: &dyn Factory,
+    factory: Arc<dyn Factory>,
     config: &SequenceConfig,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SequenceOutcome, Failure> {
-    run_sequences_watched(
+    let subjects = Subjects {
         factory,
-        None,
+        reference: None,
+        agent: None,
+    };
+    let monitor = Monitor::new(Timing::default());
+    run_sequences_watched(
+        &subjects,
         config,
         HarnessConfig::default(),
-        None,
-        None,
+        &monitor,
         progress,
     )
 }
@@ -288,50 +402,56 @@ pub fn run_sequences(
 /// Generated sequences of tool calls by two sessions through `agent` over subjects from
 /// `factory`, with the world changing behind their backs: the policy property.
 pub fn run_agent_sequences(
-    factory: &dyn Factory,
-    agent: &dyn AgentFactory,
+    factory: Arc<dyn Factory>,
+    agent: Arc<dyn AgentFactory>,
     config: &SequenceConfig,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SequenceOutcome, Failure> {
-    run_sequences_watched(
+    let subjects = Subjects {
         factory,
-        None,
+        reference: None,
+        agent: Some(agent),
+    };
+    let monitor = Monitor::new(Timing::default());
+    run_sequences_watched(
+        &subjects,
         config,
         HarnessConfig::default(),
-        None,
-        Some(agent),
+        &monitor,
         progress,
     )
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The sequence property. `subjects` are unwatched: every case watches its own with a monitor
+/// of its own under `monitor` (see [`run_case_supervised`]).
 pub(crate) fn run_sequences_watched(
-    factory: &dyn Factory,
-    reference: Option<&dyn Factory>,
+    subjects: &Subjects,
     config: &SequenceConfig,
     harness_config: HarnessConfig,
-    monitor: Option<&Monitor>,
-    agent: Option<&dyn AgentFactory>,
+    monitor: &Arc<Monitor>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SequenceOutcome, Failure> {
     let started = Instant::now();
-    let rt = runtime().map_err(|e| Failure::new(FailureKind::Setup, e))?;
     let harness_config = HarnessConfig {
         messages: config.messages,
         ..harness_config
     };
+    let factory = subjects.factory.as_ref();
     let configurations = factory.configurations();
     let first = configurations
         .first()
         .cloned()
         .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
-    let probe = factory
-        .make(&CaseOptions::new(
-            config.seed,
-            CaseDurability::Relaxed,
-            first,
-        ))
-        .map_err(|e| Failure::new(FailureKind::Setup, format!("cannot make a subject: {e}")))?;
+    let probe = WatchedFactory {
+        inner: subjects.factory.clone(),
+        monitor: monitor.clone(),
+    }
+    .make(&CaseOptions::new(
+        config.seed,
+        CaseDurability::Relaxed,
+        first,
+    ))
+    .map_err(|e| Failure::new(FailureKind::Setup, format!("cannot make a subject: {e}")))?;
     let caps = probe.fs.capabilities();
     let gen_config = GenConfig {
         caps,
@@ -340,7 +460,7 @@ pub(crate) fn run_sequences_watched(
         policies: policies_for(
             caps.sandbox_modes,
             probe.fs.sandbox_mode(),
-            reference.is_some() || agent.is_some(),
+            subjects.reference.is_some() || subjects.agent.is_some(),
         ),
     };
     drop(probe);
@@ -350,7 +470,7 @@ pub(crate) fn run_sequences_watched(
     // so preconditions always hold and shrinking may delete any step.
     // The initial state carries an aimed opening (often empty) that the first transitions play.
     let opening_config = gen_config.clone();
-    let agent_mode = agent.is_some();
+    let agent_mode = subjects.agent.is_some();
     let strategy = Sequential::new(
         (1..=config.max_steps.max(1)).into(),
         move || {
@@ -392,9 +512,10 @@ pub(crate) fn run_sequences_watched(
     let mut runner = TestRunner::new_with_rng(proptest_config, rng_for(config.seed));
     let state = RefCell::new(RunState {
         outcome: SequenceOutcome::default(),
-        failing: None,
+        first: None,
         best_len: usize::MAX,
-        original_len: 0,
+        shrink_runs: 0,
+        setup: None,
     });
     let every = u64::from(config.full_durability_every.max(1));
     let progress = RefCell::new(progress);
@@ -413,73 +534,109 @@ pub(crate) fn run_sequences_watched(
     let result = runner.run(
         &strategy,
         |(_, steps, seen): (GenState, Vec<Step>, Option<Arc<AtomicUsize>>)| {
-            let (case_no, failing) = {
+            let (case_no, found, stopped) = {
                 let st = state.borrow();
-                (st.outcome.cases, st.failing.is_some())
+                (
+                    st.outcome.cases,
+                    st.first
+                        .as_ref()
+                        .map(|f| (f.options.clone(), f.failure.kind)),
+                    st.setup.is_some(),
+                )
             };
-            // While shrinking, every attempt reruns the failing case's options.
-            let case_no = if failing { case_no - 1 } else { case_no };
-            let options = options_for(case_no);
-            let (records, stats) = run_case(
-                factory,
-                reference,
-                &rt,
+            if stopped {
+                return Ok(());
+            }
+            // While shrinking, every attempt reruns the failing case's options; a hang's
+            // candidates only have to show that they still hang (at a lowered limit).
+            let (options, lowered) = match &found {
+                Some((options, kind)) => (options.clone(), *kind == FailureKind::Timeout),
+                None => (options_for(case_no), false),
+            };
+            let ran = run_case_supervised(
+                subjects,
+                monitor,
+                lowered,
                 &options,
                 harness_config,
                 &steps,
-                monitor,
-                seen.as_deref(),
-                agent,
-            )
-            .map_err(|f| TestCaseError::fail(f.to_string()))?;
+                seen,
+            );
             let mut st = state.borrow_mut();
+            let (records, stats) = match ran {
+                Ok(r) => r,
+                // A case that cannot be set up while shrinking does not reproduce; before, it
+                // stops the run.
+                Err(f) => {
+                    if found.is_none() {
+                        st.setup = Some(f);
+                    }
+                    return Ok(());
+                }
+            };
             let failure = records
                 .last()
                 .and_then(|r| r.failure.clone().map(|f| (r.index, f)));
-            if failing {
-                if let Some(f) = st.outcome.failure.as_mut() {
-                    f.shrink_runs += 1;
+            if let Some((_, kind)) = found {
+                // A hang is shrunk afterwards, by `shrink_hang`, within a budget: each candidate
+                // that still hangs costs its limit, and proptest's shrinker tries hundreds.
+                if kind == FailureKind::Timeout {
+                    return Ok(());
                 }
-                if let Some((index, _)) = &failure {
+                st.shrink_runs += 1;
+                let again = failure.as_ref().filter(|(_, f)| reproduces(kind, f.kind));
+                if let Some((index, f)) = again {
                     st.best_len = st.best_len.min(index + 1);
+                    // Keep the smallest failure seen for a property given up later (a hang's
+                    // candidates are not confirmed at the full limit, so not those).
+                    if kind != FailureKind::Timeout {
+                        monitor.found(Found {
+                            failure: f.clone(),
+                            steps: steps[..=*index].to_vec(),
+                            configuration: Some(options.configuration.clone()),
+                        });
+                    }
                 }
-                let (attempt, len) = (
-                    st.outcome.failure.as_ref().map_or(0, |f| f.shrink_runs),
-                    st.best_len,
-                );
+                let (attempt, len) = (st.shrink_runs, st.best_len);
+                let message = again.map(|(index, f)| format!("step {index}: {f}"));
                 drop(st);
                 (progress.borrow_mut())(Progress::Shrinking { attempt, len });
-            } else {
-                st.outcome.cases += 1;
-                if options.durability == CaseDurability::Full {
-                    st.outcome.full_durability_cases += 1;
-                }
-                *st.outcome
-                    .configurations
-                    .entry(options.configuration.clone())
-                    .or_default() += 1;
-                st.outcome.stats.merge(&stats);
-                if let Some((index, f)) = &failure {
-                    st.failing = Some(options.configuration.clone());
-                    st.original_len = index + 1;
-                    st.best_len = index + 1;
-                    st.outcome.failure = Some(SequenceFailure {
-                        failure: f.clone(),
-                        steps: Vec::new(),
-                        original_len: index + 1,
-                        records: Vec::new(),
-                        shrink_runs: 0,
-                        configuration: options.configuration.clone(),
-                    });
-                }
-                let p = Progress::Case {
-                    done: st.outcome.cases,
-                    total: u64::from(config.cases),
-                    steps: st.outcome.stats.steps,
+                return match message {
+                    Some(m) => Err(TestCaseError::fail(m)),
+                    // Passed, or failed some other way (a timeout, a panic): not this failure.
+                    None => Ok(()),
                 };
-                drop(st);
-                (progress.borrow_mut())(p);
             }
+            st.outcome.cases += 1;
+            if options.durability == CaseDurability::Full {
+                st.outcome.full_durability_cases += 1;
+            }
+            *st.outcome
+                .configurations
+                .entry(options.configuration.clone())
+                .or_default() += 1;
+            st.outcome.stats.merge(&stats);
+            if let Some((index, f)) = &failure {
+                st.best_len = index + 1;
+                monitor.found(Found {
+                    failure: f.clone(),
+                    steps: steps[..=*index].to_vec(),
+                    configuration: Some(options.configuration.clone()),
+                });
+                st.first = Some(First {
+                    options: options.clone(),
+                    failure: f.clone(),
+                    steps: steps[..=*index].to_vec(),
+                    records: records.clone(),
+                });
+            }
+            let p = Progress::Case {
+                done: st.outcome.cases,
+                total: u64::from(config.cases),
+                steps: st.outcome.stats.steps,
+            };
+            drop(st);
+            (progress.borrow_mut())(p);
             match failure {
                 Some((index, f)) => Err(TestCaseError::fail(format!("step {index}: {f}"))),
                 None => Ok(()),
@@ -487,45 +644,76 @@ pub(crate) fn run_sequences_watched(
         },
     );
     let mut st = state.into_inner();
+    if let Some(f) = st.setup.take() {
+        return Err(f);
+    }
     match result {
         Ok(()) => {}
         Err(TestError::Fail(_, (_, steps, _))) => {
-            // Replay the minimal sequence once more for a clean record of each step.
-            let case_no = st.outcome.cases.saturating_sub(1);
-            let options = options_for(case_no);
-            let (records, _) = run_case(
-                factory,
-                reference,
-                &rt,
-                &options,
+            let Some(first) = st.first.take() else {
+                return Err(Failure::new(
+                    FailureKind::Setup,
+                    "the run reported a failure it never recorded",
+                ));
+            };
+            let steps = if first.failure.kind == FailureKind::Timeout {
+                let (small, runs) = shrink_hang(
+                    subjects,
+                    monitor,
+                    &first.options,
+                    harness_config,
+                    &first.steps,
+                    &mut |attempt, len| {
+                        (progress.borrow_mut())(Progress::Shrinking { attempt, len });
+                    },
+                );
+                st.shrink_runs += runs;
+                st.best_len = small.len();
+                small
+            } else {
+                steps
+            };
+            // Run the minimal sequence once more, at the full limits, for a clean record of
+            // each step and to confirm it: a trace that does not fail the same way again is
+            // not reported; the failure as generated is.
+            let ran = run_case_supervised(
+                subjects,
+                monitor,
+                false,
+                &first.options,
                 harness_config,
                 &steps,
-                monitor,
                 None,
-                agent,
-            )?;
-            let shrink_runs = st.outcome.failure.as_ref().map_or(0, |f| f.shrink_runs);
-            let first = st.outcome.failure.as_ref().map(|f| f.failure.clone());
-            let (failure, len) = match records.last().and_then(|r| r.failure.clone()) {
-                Some(f) => (f, records.len()),
-                None => (
-                    Failure::new(
-                        first.as_ref().map_or(FailureKind::Setup, |f| f.kind),
+            );
+            let confirmed = ran.ok().and_then(|(records, _)| {
+                let f = records.last().and_then(|r| r.failure.clone())?;
+                reproduces(first.failure.kind, f.kind).then_some((f, records))
+            });
+            let original_len = first.steps.len();
+            st.outcome.failure = Some(match confirmed {
+                Some((failure, records)) => SequenceFailure {
+                    failure,
+                    steps: steps[..records.len().min(steps.len())].to_vec(),
+                    original_len,
+                    records,
+                    shrink_runs: st.shrink_runs,
+                    configuration: first.options.configuration,
+                },
+                None => SequenceFailure {
+                    failure: Failure::new(
+                        first.failure.kind,
                         format!(
-                            "a flaky failure: the shrunk sequence passed when replayed; the first failure seen was: {}",
-                            first.map_or_else(|| "?".to_string(), |f| f.to_string())
+                            "{} (shown as generated: the shrunk trace of {} steps did not fail the same way when run again)",
+                            first.failure.message,
+                            st.best_len.min(steps.len())
                         ),
                     ),
-                    steps.len(),
-                ),
-            };
-            st.outcome.failure = Some(SequenceFailure {
-                failure,
-                steps: steps[..len.min(steps.len())].to_vec(),
-                original_len: st.original_len,
-                records,
-                shrink_runs,
-                configuration: options.configuration,
+                    steps: first.steps,
+                    original_len,
+                    records: first.records,
+                    shrink_runs: st.shrink_runs,
+                    configuration: first.options.configuration,
+                },
             });
         }
         Err(TestError::Abort(why)) => {
@@ -537,4 +725,50 @@ pub(crate) fn run_sequences_watched(
     }
     st.outcome.seconds = started.elapsed().as_secs_f64();
     Ok(st.outcome)
+}
+
+/// How long shrinking a hang may take: each candidate that still hangs costs its (lowered)
+/// limit and the grace after it.
+const HANG_SHRINK_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Shrinks a case that hung at its last step: first the hanging step alone, then without each
+/// earlier step in turn (latest first), keeping every deletion after which it still hangs —
+/// at a lowered limit, within [`HANG_SHRINK_BUDGET`]. The caller confirms the result at the
+/// full limit. Returns the smallest case found and the candidates run.
+fn shrink_hang(
+    subjects: &Subjects,
+    monitor: &Arc<Monitor>,
+    options: &CaseOptions,
+    config: HarnessConfig,
+    steps: &[Step],
+    progress: &mut dyn FnMut(u64, usize),
+) -> (Vec<Step>, u64) {
+    let started = Instant::now();
+    let mut runs = 0;
+    let hangs = |candidate: &[Step], runs: &mut u64| -> bool {
+        *runs += 1;
+        let ran = run_case_supervised(subjects, monitor, true, options, config, candidate, None);
+        matches!(ran, Ok((records, _))
+            if records.len() == candidate.len()
+                && records.last().and_then(|r| r.failure.as_ref()).is_some_and(|f| f.kind == FailureKind::Timeout))
+    };
+    let Some(last) = steps.last() else {
+        return (Vec::new(), 0);
+    };
+    if steps.len() > 1 && hangs(std::slice::from_ref(last), &mut runs) {
+        progress(runs, 1);
+        return (vec![last.clone()], runs);
+    }
+    let mut best = steps.to_vec();
+    let mut i = best.len().saturating_sub(1);
+    while i > 0 && started.elapsed() < HANG_SHRINK_BUDGET {
+        i -= 1;
+        let mut candidate = best.clone();
+        candidate.remove(i);
+        if hangs(&candidate, &mut runs) {
+            best = candidate;
+        }
+        progress(runs, best.len());
+    }
+    (best, runs)
 }

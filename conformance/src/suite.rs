@@ -4,21 +4,19 @@
 
 use crate::agent::AgentFactory;
 use crate::factory::{CaseDurability, CaseOptions, Factory};
-use crate::failure::Failure;
+use crate::failure::{Failure, FailureKind};
 use crate::generate::{GenConfig, skipped_steps};
 use crate::properties::permissions::Unprivileged;
 use crate::properties::{self, Context, Run};
 use crate::report::{Applicability, PropertyResult, Report, Skipped, Status, Verdict, rule_lines};
 use crate::sequences::{Progress, SequenceConfig};
 use crate::stats::Stats;
+use crate::timing::Timing;
 use crate::trace::Trace;
-use crate::watch::{Monitor, WatchedFactory, supervised};
+use crate::watch::{GivenUp, Monitor, WatchedFactory, supervised};
 use std::collections::BTreeMap;
 use std::sync::{Arc, mpsc};
-use std::time::{Duration, Instant};
-
-/// The default limit on one provider call.
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(5);
+use std::time::Instant;
 
 /// Settings of a suite run.
 #[derive(Clone)]
@@ -30,8 +28,8 @@ pub struct SuiteConfig {
     /// Run only the properties with these names (all when empty). A run that leaves out a core
     /// property is incomplete, not a pass.
     pub only: Vec<String>,
-    /// How long one provider (or world) call may take before the property fails as hung.
-    pub call_timeout: Duration,
+    /// When a call is slow (a warning) and when it is hung (a failure): [`Timing`].
+    pub timing: Timing,
     /// The agent side (tools and policy) to check over the provider, when the run has one.
     pub agent: Option<Arc<dyn AgentFactory>>,
     /// A provider this one must answer exactly like, step by step (the `differential`
@@ -45,7 +43,7 @@ impl Default for SuiteConfig {
             sequences: SequenceConfig::default(),
             unprivileged: None,
             only: Vec::new(),
-            call_timeout: DEFAULT_CALL_TIMEOUT,
+            timing: Timing::default(),
             agent: None,
             reference: None,
         }
@@ -79,6 +77,7 @@ fn result(name: &str, summary: &str, core: bool, status: Status) -> PropertyResu
         trace: None,
         shrunk_from: None,
         seconds: 0.0,
+        slow: None,
     }
 }
 
@@ -105,7 +104,11 @@ pub fn run_suite(
     let seq = &config.sequences;
 
     // A first subject tells what the backend claims and what its world can do.
-    let monitor = Monitor::new(config.call_timeout);
+    config
+        .timing
+        .validate()
+        .map_err(|e| format!("bad timing: {e}"))?;
+    let monitor = Monitor::new(config.timing);
     let watched = WatchedFactory {
         inner: factory.clone(),
         monitor: monitor.clone(),
@@ -130,7 +133,7 @@ pub fn run_suite(
         },
         &mut || {},
     )
-    .map_err(|f| format!("the first subject could not be made: {f}"))??;
+    .map_err(|g| format!("the first subject could not be made: {}", g.failure()))??;
 
     let (tx, rx) = mpsc::channel::<SuiteProgress>();
     let wanted = |name: &str| config.only.is_empty() || config.only.iter().any(|o| o == name);
@@ -151,8 +154,9 @@ pub fn run_suite(
             ));
             continue;
         }
-        let monitor = Monitor::new(config.call_timeout);
+        let monitor = Monitor::new(config.timing);
         let cx = Arc::new(Context {
+            inner: factory.clone(),
             factory: Arc::new(WatchedFactory {
                 inner: factory.clone(),
                 monitor: monitor.clone(),
@@ -195,24 +199,19 @@ pub fn run_suite(
         while let Ok(p) = rx.try_recv() {
             progress(p);
         }
-        let (run, verdict): (Run, Result<(), Failure>) = match outcome {
+        let (mut run, mut verdict): (Run, Result<(), Failure>) = match outcome {
             Ok(pair) => pair,
-            Err(f) => {
-                // Hung or panicked: the run is lost, the steps that led there are not.
-                let mut run = Run::default();
-                if let Some(steps) = monitor.current_case() {
-                    run.trace = Some(Trace::failing(
-                        factory.name(),
-                        name,
-                        seq.seed,
-                        None,
-                        steps,
-                        &f,
-                    ));
-                }
-                (run, Err(f))
-            }
+            Err(given_up) => given_up_run(&monitor, factory.name(), name, seq.seed, &given_up),
         };
+        // A call given up at its limit is the failure, whatever the property made of the error
+        // that call returned.
+        if let Some(hang) = monitor.take_hang() {
+            let failure = Failure::new(FailureKind::Timeout, hang.message());
+            if let Some(t) = run.trace.as_mut() {
+                t.fail_with(&failure);
+            }
+            verdict = Err(failure);
+        }
         if name == "sequences" {
             sequences_ran = true;
             cases = run.cases;
@@ -223,6 +222,7 @@ pub fn run_suite(
         let mut r = result(name, summary, core, Status::Passed);
         r.checks = run.stats.checks;
         r.seconds = property_started.elapsed().as_secs_f64();
+        r.slow = monitor.slowness();
         r.trace = run.trace;
         r.shrunk_from = run.shrunk_from;
         match verdict {
@@ -332,4 +332,39 @@ fn verdict(
     } else {
         Verdict::Incomplete(reasons)
     }
+}
+
+/// What a property given up on reports: the best failure it had found before (with its trace),
+/// or the hang or panic itself with the steps of the case it was in.
+fn given_up_run(
+    monitor: &Monitor,
+    provider: String,
+    property: &str,
+    seed: u64,
+    given_up: &GivenUp,
+) -> (Run, Result<(), Failure>) {
+    let mut run = Run::default();
+    let why = given_up.failure();
+    if let Some(found) = monitor.best_found() {
+        let failure = Failure::new(
+            found.failure.kind,
+            format!(
+                "{} (reported as found: the property was then given up: {})",
+                found.failure.message, why.message
+            ),
+        );
+        run.trace = Some(Trace::failing(
+            provider,
+            property,
+            seed,
+            found.configuration,
+            found.steps,
+            &found.failure,
+        ));
+        return (run, Err(failure));
+    }
+    if let Some(steps) = monitor.current_case() {
+        run.trace = Some(Trace::failing(provider, property, seed, None, steps, &why));
+    }
+    (run, Err(why))
 }

@@ -89,6 +89,16 @@ impl Trace {
         }
     }
 
+    /// The same trace, failing at its last step for `failure` instead.
+    pub fn fail_with(&mut self, failure: &Failure) {
+        let step = self.steps.len().saturating_sub(1);
+        self.failure = Some(TraceFailure {
+            step,
+            message: failure.message.clone(),
+            kind: Some(failure.kind),
+        });
+    }
+
     /// Parses a trace.
     pub fn parse(text: &str) -> Result<Trace, TraceError> {
         let trace: Trace =

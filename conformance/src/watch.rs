@@ -1,21 +1,34 @@
 //! A gate that survives its subject. A backend under test may hang (a lost wake-up, a deadlock,
-//! a remote peer that never answers) or panic; the gate must still finish and say which call
-//! did it. So every provider and world call goes through a [`Watched`] wrapper that records what
-//! is in flight and since when, and names the operation in a panic; every property runs on a
-//! thread of its own under [`supervised`], which gives up on a call older than the timeout,
-//! reports it, and goes on with the next property. (The stuck thread is abandoned: a thread
-//! cannot be killed, and its temporary directory stays behind.)
+//! a remote peer that never answers) or panic, and on a busy machine a correct one may be slow;
+//! the gate must still finish, say which call hung, and never call a slow one hung. So every
+//! provider and world call goes through a [`Watched`] wrapper that records what is in flight and
+//! since when, names the operation in a panic, and measures every call that returns (the hang
+//! limits grow with the slowest; slow calls are warnings: see [`crate::timing`]).
+//!
+//! Three levels give up on a hang, each without losing what was found before it:
+//!
+//! 1. an asynchronous call past its limit is dropped by its own timer, recorded as a hang, and
+//!    its caller gets an error — the step fails as a hang and the case goes on to its end;
+//! 2. a generated case runs on a thread of its own under [`supervised`] with a monitor of its
+//!    own ([`Monitor::for_case`]): a call that blocks its thread past its limit gives up that
+//!    case alone, and shrinking goes on;
+//! 3. every property runs under [`supervised`] too: a blocked call outside a case gives up the
+//!    property, which then reports the best failure it had found ([`Monitor::found`]).
+//!
+//! A thread given up on is left behind (a thread cannot be killed), and so is its temporary
+//! directory.
 
 use crate::factory::{CaseOptions, Factory, Subject};
 use crate::failure::{Failure, FailureKind};
 use crate::harness::panic_text;
 use crate::step::Step;
+use crate::timing::{CallKind, Hang, Load, SlowCall, Slowness, Timing};
 use crate::world::{EntryMode, World};
 use futures_util::FutureExt;
 use seam::{
-    Capabilities, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo, FsPathInfo,
-    FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal, TextStream,
-    WriteIntent, WriteOutcome,
+    Capabilities, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsErrorCode, FsInfo,
+    FsPathInfo, FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal,
+    TextStream, WriteIntent, WriteOutcome,
 };
 use seam_model::{SnapEntry, WorldEffect};
 use std::collections::{BTreeMap, HashMap};
@@ -27,85 +40,252 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-/// What is in flight, for one property.
+/// What every monitor of one property shares: the thresholds, the slowest call of each operation
+/// that returned so far (the hang limits grow with it), and the slow calls.
+struct Clock {
+    timing: Timing,
+    slowest: Mutex<HashMap<&'static str, Duration>>,
+    slow: Mutex<Slowness>,
+}
+
+/// A call in flight.
+struct InFlight {
+    what: String,
+    kind: CallKind,
+    since: Instant,
+    limit: Duration,
+}
+
+/// The best failure a property found so far, so that a property abandoned later (a shrinking
+/// candidate that blocked its thread for good) still reports what it found.
+#[derive(Clone, Debug)]
+pub(crate) struct Found {
+    pub failure: Failure,
+    pub steps: Vec<Step>,
+    pub configuration: Option<String>,
+}
+
+/// What is in flight, for one property (or one generated case of it: [`Monitor::for_case`]).
 pub(crate) struct Monitor {
-    calls: Mutex<HashMap<u64, (String, Instant)>>,
+    clock: Arc<Clock>,
+    calls: Mutex<HashMap<u64, InFlight>>,
     next: AtomicU64,
-    timeout: Duration,
     /// The generated case being run and the step it is at, so a hang can be reported with the
     /// steps that led to it.
     case: Mutex<Option<(Vec<Step>, usize)>>,
+    /// The first call given up at its limit.
+    hang: Mutex<Option<Hang>>,
+    /// Hang limits at a tenth of the floor (at least a second): a candidate of a hang being
+    /// shrunk only has to show that it still hangs.
+    lowered: bool,
+    found: Mutex<Option<Found>>,
 }
 
-/// Removes its call from the monitor when the call returns (or unwinds).
+/// Removes its call from the monitor when the call returns (or unwinds); a call that returned
+/// is measured (its duration raises the limit of its operation, and a slow one is recorded).
 pub(crate) struct CallGuard {
     monitor: Arc<Monitor>,
     id: u64,
+    limit: Duration,
+    returned: bool,
+}
+
+impl CallGuard {
+    /// The call's hang limit.
+    pub fn limit(&self) -> Duration {
+        self.limit
+    }
+
+    /// The call returned (as opposed to being given up or unwinding).
+    pub fn returned(mut self) {
+        self.returned = true;
+    }
 }
 
 impl Drop for CallGuard {
     fn drop(&mut self) {
-        self.monitor.lock_calls().remove(&self.id);
+        let Some(call) = self.monitor.lock_calls().remove(&self.id) else {
+            return;
+        };
+        if !self.returned {
+            return;
+        }
+        let took = call.since.elapsed();
+        let clock = &self.monitor.clock;
+        {
+            let mut slowest = lock(&clock.slowest);
+            let entry = slowest.entry(call.kind.name()).or_default();
+            *entry = (*entry).max(took);
+        }
+        if took > clock.timing.slow_after {
+            lock(&clock.slow).record(SlowCall {
+                what: call.what,
+                seconds: took.as_secs_f64(),
+                load: Load::now(),
+            });
+        }
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// How far past its limit a call may go before a supervisor gives up on the thread that made it:
+/// an asynchronous call is given up at its limit by its own timer, and this is only for one that
+/// blocks its thread.
+pub(crate) const GRACE: Duration = Duration::from_secs(2);
+
 impl Monitor {
-    pub fn new(timeout: Duration) -> Arc<Self> {
+    pub fn new(timing: Timing) -> Arc<Self> {
         Arc::new(Self {
+            clock: Arc::new(Clock {
+                timing,
+                slowest: Mutex::new(HashMap::new()),
+                slow: Mutex::new(Slowness {
+                    slow_after: timing.slow_after.as_secs_f64(),
+                    ..Slowness::default()
+                }),
+            }),
             calls: Mutex::new(HashMap::new()),
             next: AtomicU64::new(0),
-            timeout,
             case: Mutex::new(None),
+            hang: Mutex::new(None),
+            lowered: false,
+            found: Mutex::new(None),
         })
     }
 
-    fn lock_calls(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (String, Instant)>> {
-        self.calls.lock().unwrap_or_else(|p| p.into_inner())
+    /// A monitor for one generated case: its own calls in flight (a case given up on leaves its
+    /// calls behind, and they must not be mistaken for the next case's), the property's clock.
+    /// `lowered`: the case is a candidate of a hang being shrunk.
+    pub fn for_case(&self, lowered: bool) -> Arc<Self> {
+        Arc::new(Self {
+            clock: self.clock.clone(),
+            calls: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(0),
+            case: Mutex::new(None),
+            hang: Mutex::new(None),
+            lowered,
+            found: Mutex::new(None),
+        })
     }
 
-    pub fn enter(self: &Arc<Self>, what: String) -> CallGuard {
+    fn lock_calls(&self) -> std::sync::MutexGuard<'_, HashMap<u64, InFlight>> {
+        lock(&self.calls)
+    }
+
+    /// The hang limit a call of `kind` gets now.
+    pub fn limit(&self, kind: CallKind) -> Duration {
+        let t = &self.clock.timing;
+        let floor = match kind {
+            CallKind::Start => t.start_after,
+            CallKind::Op(_) if self.lowered => (t.hang_after / 10).max(Duration::from_secs(1)),
+            CallKind::Op(_) => t.hang_after,
+        };
+        let measured = lock(&self.clock.slowest)
+            .get(kind.name())
+            .map_or(Duration::ZERO, |d| d.saturating_mul(t.hang_scale));
+        floor.max(measured)
+    }
+
+    pub fn enter(self: &Arc<Self>, what: String, kind: CallKind) -> CallGuard {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        self.lock_calls().insert(id, (what, Instant::now()));
+        let limit = self.limit(kind);
+        self.lock_calls().insert(
+            id,
+            InFlight {
+                what,
+                kind,
+                since: Instant::now(),
+                limit,
+            },
+        );
         CallGuard {
             monitor: self.clone(),
             id,
+            limit,
+            returned: false,
         }
     }
 
-    /// The oldest call in flight for longer than the timeout.
-    pub fn overdue(&self) -> Option<String> {
+    fn hang_of(&self, what: String, kind: CallKind, limit: Duration) -> Hang {
+        Hang {
+            what,
+            limit,
+            start: kind == CallKind::Start,
+            load: Load::now(),
+            lowered: self.lowered && kind != CallKind::Start,
+        }
+    }
+
+    /// Records a call given up at its limit (the first one is kept).
+    pub fn gave_up(&self, what: String, kind: CallKind, limit: Duration) {
+        let hang = self.hang_of(what, kind, limit);
+        lock(&self.hang).get_or_insert(hang);
+    }
+
+    /// The call given up at its limit since the last look, if any.
+    pub fn take_hang(&self) -> Option<Hang> {
+        lock(&self.hang).take()
+    }
+
+    /// The oldest call in flight for longer than its limit and `grace`.
+    pub fn overdue(&self, grace: Duration) -> Option<Hang> {
         let calls = self.lock_calls();
         calls
             .values()
-            .filter(|(_, since)| since.elapsed() > self.timeout)
-            .min_by_key(|(_, since)| *since)
-            .map(|(what, _)| what.clone())
+            .filter(|c| c.since.elapsed() > c.limit + grace)
+            .min_by_key(|c| c.since)
+            .map(|c| self.hang_of(c.what.clone(), c.kind, c.limit))
     }
 
-    pub fn timeout(&self) -> Duration {
-        self.timeout
+    /// The slow calls of the property so far.
+    pub fn slowness(&self) -> Option<Slowness> {
+        let slow = lock(&self.clock.slow);
+        (slow.count > 0).then(|| slow.clone())
     }
 
     /// Records the generated case being run.
     pub fn set_case(&self, steps: &[Step]) {
-        *self.case.lock().unwrap_or_else(|p| p.into_inner()) = Some((steps.to_vec(), 0));
+        *lock(&self.case) = Some((steps.to_vec(), 0));
     }
 
     /// Records the step the case is at.
     pub fn set_step(&self, index: usize) {
-        if let Some((_, at)) = self.case.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        if let Some((_, at)) = lock(&self.case).as_mut() {
             *at = index;
         }
     }
 
     /// The current case up to and including its current step.
     pub fn current_case(&self) -> Option<Vec<Step>> {
-        self.case
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        lock(&self.case)
             .as_ref()
             .map(|(steps, at)| steps[..(*at + 1).min(steps.len())].to_vec())
     }
+
+    /// Keeps the best failure found so far.
+    pub fn found(&self, found: Found) {
+        *lock(&self.found) = Some(found);
+    }
+
+    /// The best failure found so far.
+    pub fn best_found(&self) -> Option<Found> {
+        lock(&self.found).clone()
+    }
+}
+
+/// The error a provider call given up at its limit returns to its caller (the step then fails as
+/// a hang, whatever the comparison made of it).
+fn given_up(what: &str, limit: Duration) -> FsError {
+    FsError::new(
+        FsErrorCode::IoError,
+        format!(
+            "seam-conformance gave up on `{what}` after {:.1}s",
+            limit.as_secs_f64()
+        ),
+    )
 }
 
 /// Runs `what` and re-raises a panic with the operation's name in it.
@@ -136,25 +316,49 @@ pub(crate) struct Watched {
 }
 
 impl Watched {
-    async fn call<T>(&self, what: String, fut: impl Future<Output = T>) -> T {
-        let _guard = self.monitor.enter(what.clone());
-        named(&what, fut).await
+    /// Runs a provider call under its hang limit: past it the call is dropped, recorded as a
+    /// hang, and its caller gets an error.
+    async fn call<T>(
+        &self,
+        what: String,
+        op: &'static str,
+        fut: impl Future<Output = Result<T, FsError>>,
+    ) -> Result<T, FsError> {
+        let guard = self.monitor.enter(what.clone(), CallKind::Op(op));
+        let limit = guard.limit();
+        match tokio::time::timeout(limit, named(&what, fut)).await {
+            Ok(v) => {
+                guard.returned();
+                v
+            }
+            Err(_) => {
+                drop(guard);
+                self.monitor.gave_up(what.clone(), CallKind::Op(op), limit);
+                Err(given_up(&what, limit))
+            }
+        }
     }
 
-    fn sync<T>(&self, what: String, f: impl FnOnce() -> T) -> T {
-        let _guard = self.monitor.enter(what.clone());
-        named_sync(&what, f)
+    fn sync<T>(&self, what: String, op: &'static str, f: impl FnOnce() -> T) -> T {
+        let guard = self.monitor.enter(what.clone(), CallKind::Op(op));
+        let v = named_sync(&what, f);
+        guard.returned();
+        v
     }
 }
 
 #[async_trait::async_trait]
 impl FileSystem for Watched {
     fn capabilities(&self) -> Capabilities {
-        self.sync("capabilities".into(), || self.inner.capabilities())
+        self.sync("capabilities".into(), "capabilities", || {
+            self.inner.capabilities()
+        })
     }
 
     fn sandbox_mode(&self) -> Option<SandboxMode> {
-        self.sync("sandbox_mode".into(), || self.inner.sandbox_mode())
+        self.sync("sandbox_mode".into(), "sandbox_mode", || {
+            self.inner.sandbox_mode()
+        })
     }
 
     async fn resolve(
@@ -165,21 +369,26 @@ impl FileSystem for Watched {
     ) -> Result<FsTarget, FsError> {
         self.call(
             format!("resolve {path:?}"),
+            "resolve",
             self.inner.resolve(path, options, signal),
         )
         .await
     }
 
     fn process_path(&self, target: &FsTarget) -> String {
-        self.sync(format!("process_path {:?}", target.display_path), || {
-            self.inner.process_path(target)
-        })
+        self.sync(
+            format!("process_path {:?}", target.display_path),
+            "process_path",
+            || self.inner.process_path(target),
+        )
     }
 
     fn file_url(&self, target: &FsTarget) -> String {
-        self.sync(format!("file_url {:?}", target.display_path), || {
-            self.inner.file_url(target)
-        })
+        self.sync(
+            format!("file_url {:?}", target.display_path),
+            "file_url",
+            || self.inner.file_url(target),
+        )
     }
 
     fn contains(&self, parent: &FsTarget, child: &FsTarget) -> bool {
@@ -188,6 +397,7 @@ impl FileSystem for Watched {
                 "contains {:?} {:?}",
                 parent.display_path, child.display_path
             ),
+            "contains",
             || self.inner.contains(parent, child),
         )
     }
@@ -195,6 +405,7 @@ impl FileSystem for Watched {
     async fn stat(&self, target: &FsTarget, signal: &Signal) -> Result<Option<FsInfo>, FsError> {
         self.call(
             format!("stat {:?}", target.display_path),
+            "stat",
             self.inner.stat(target, signal),
         )
         .await
@@ -208,6 +419,7 @@ impl FileSystem for Watched {
     ) -> Result<Option<FsPathInfo>, FsError> {
         self.call(
             format!("lstat {path:?}"),
+            "lstat",
             self.inner.lstat(path, options, signal),
         )
         .await
@@ -216,6 +428,7 @@ impl FileSystem for Watched {
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
         self.call(
             format!("read_text {:?}", target.display_path),
+            "read_text",
             self.inner.read_text(target, signal),
         )
         .await
@@ -224,13 +437,18 @@ impl FileSystem for Watched {
     async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
         let what = format!("stream_text {:?}", target.display_path);
         let stream = self
-            .call(what.clone(), self.inner.stream_text(target, signal))
+            .call(
+                what.clone(),
+                "stream_text",
+                self.inner.stream_text(target, signal),
+            )
             .await?;
         Ok(Box::pin(WatchedStream {
             inner: stream,
             monitor: self.monitor.clone(),
             what: format!("{what} (next chunk)"),
-            guard: None,
+            waiting: None,
+            done: false,
         }))
     }
 
@@ -242,6 +460,7 @@ impl FileSystem for Watched {
     ) -> Result<Vec<u8>, FsError> {
         self.call(
             format!("read_bytes {:?}", target.display_path),
+            "read_bytes",
             self.inner.read_bytes(target, max_bytes, signal),
         )
         .await
@@ -254,6 +473,7 @@ impl FileSystem for Watched {
     ) -> Result<Vec<FsDirEntry>, FsError> {
         self.call(
             format!("list_dir {:?}", target.display_path),
+            "list_dir",
             self.inner.list_dir(target, signal),
         )
         .await
@@ -269,6 +489,7 @@ impl FileSystem for Watched {
     ) -> Result<WriteOutcome, FsError> {
         self.call(
             format!("write_text {:?}", target.display_path),
+            "write_text",
             self.inner
                 .write_text(target, content, expected, sandbox, signal),
         )
@@ -285,6 +506,7 @@ impl FileSystem for Watched {
     ) -> Result<EditOutcome, FsError> {
         self.call(
             format!("edit_text {:?}", target.display_path),
+            "edit_text",
             self.inner
                 .edit_text(target, edit, expected, sandbox, signal),
         )
@@ -292,12 +514,15 @@ impl FileSystem for Watched {
     }
 }
 
-/// A stream whose every wait for a chunk is recorded.
+/// A stream whose every wait for a chunk is recorded and bounded by its hang limit.
 struct WatchedStream {
     inner: TextStream,
     monitor: Arc<Monitor>,
     what: String,
-    guard: Option<CallGuard>,
+    /// The wait in progress: its record and its deadline.
+    waiting: Option<(CallGuard, Pin<Box<tokio::time::Sleep>>)>,
+    /// Given up: the stream ends.
+    done: bool,
 }
 
 impl futures_core::Stream for WatchedStream {
@@ -305,16 +530,58 @@ impl futures_core::Stream for WatchedStream {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if this.guard.is_none() {
-            this.guard = Some(this.monitor.enter(this.what.clone()));
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if this.waiting.is_none() {
+            let guard = this
+                .monitor
+                .enter(this.what.clone(), CallKind::Op("stream_text"));
+            let sleep = Box::pin(tokio::time::sleep(guard.limit()));
+            this.waiting = Some((guard, sleep));
         }
         let what = this.what.clone();
         let inner = &mut this.inner;
         let poll = named_sync(&what, || inner.as_mut().poll_next(cx));
         if poll.is_ready() {
-            this.guard = None;
+            if let Some((guard, _)) = this.waiting.take() {
+                guard.returned();
+            }
+            return poll;
         }
-        poll
+        let expired = this
+            .waiting
+            .as_mut()
+            .is_some_and(|(_, sleep)| sleep.as_mut().poll(cx).is_ready());
+        if expired && let Some((guard, _)) = this.waiting.take() {
+            let limit = guard.limit();
+            drop(guard);
+            this.done = true;
+            this.monitor
+                .gave_up(what.clone(), CallKind::Op("stream_text"), limit);
+            return Poll::Ready(Some(Err(given_up(&what, limit))));
+        }
+        Poll::Pending
+    }
+}
+
+/// A world change in a few words (its bytes by their length: a 1 MiB content is no name).
+fn describe_effect(effect: &WorldEffect) -> String {
+    match effect {
+        WorldEffect::CreateFile { path, bytes, mode } => {
+            format!(
+                "create_file {path:?} ({} bytes, mode {mode:o})",
+                bytes.len()
+            )
+        }
+        WorldEffect::RewriteFile { path, bytes, .. } => {
+            format!("rewrite_file {path:?} ({} bytes)", bytes.len())
+        }
+        WorldEffect::CreateDir { path } => format!("create_dir {path:?}"),
+        WorldEffect::Symlink { path, target } => format!("symlink {path:?} -> {target:?}"),
+        WorldEffect::Remove { path } => format!("remove {path:?}"),
+        WorldEffect::Chmod { path, mode } => format!("chmod {mode:o} {path:?}"),
+        WorldEffect::Mkfifo { path } => format!("mkfifo {path:?}"),
     }
 }
 
@@ -325,47 +592,63 @@ pub(crate) struct WatchedWorld {
 }
 
 impl WatchedWorld {
-    fn sync<T>(&self, what: String, f: impl FnOnce() -> T) -> T {
-        let _guard = self.monitor.enter(what.clone());
-        named_sync(&what, f)
+    fn sync<T>(&self, what: String, op: &'static str, f: impl FnOnce() -> T) -> T {
+        let guard = self.monitor.enter(what.clone(), CallKind::Op(op));
+        let v = named_sync(&what, f);
+        guard.returned();
+        v
     }
 }
 
 impl World for WatchedWorld {
     fn root_display(&self) -> String {
-        self.sync("world root_display".into(), || self.inner.root_display())
+        self.sync("world root_display".into(), "world root_display", || {
+            self.inner.root_display()
+        })
     }
 
     fn process_root(&self) -> String {
-        self.sync("world process_root".into(), || self.inner.process_root())
+        self.sync("world process_root".into(), "world process_root", || {
+            self.inner.process_root()
+        })
     }
 
     fn apply(&self, effect: &WorldEffect) -> std::io::Result<()> {
-        self.sync(format!("world apply {effect:?}"), || {
-            self.inner.apply(effect)
-        })
+        self.sync(
+            format!("world apply {}", describe_effect(effect)),
+            "world apply",
+            || self.inner.apply(effect),
+        )
     }
 
     fn snapshot(&self) -> std::io::Result<BTreeMap<String, SnapEntry>> {
-        self.sync("world snapshot".into(), || self.inner.snapshot())
+        self.sync("world snapshot".into(), "world snapshot", || {
+            self.inner.snapshot()
+        })
     }
 
     fn entry_mode(&self, path: &str) -> std::io::Result<Option<EntryMode>> {
-        self.sync(format!("world entry_mode {path:?}"), || {
-            self.inner.entry_mode(path)
-        })
+        self.sync(
+            format!("world entry_mode {path:?}"),
+            "world entry_mode",
+            || self.inner.entry_mode(path),
+        )
     }
 
     fn supports_fifos(&self) -> bool {
-        self.sync("world supports_fifos".into(), || {
-            self.inner.supports_fifos()
-        })
+        self.sync(
+            "world supports_fifos".into(),
+            "world supports_fifos",
+            || self.inner.supports_fifos(),
+        )
     }
 
     fn open_to_others(&self) -> std::io::Result<()> {
-        self.sync("world open_to_others".into(), || {
-            self.inner.open_to_others()
-        })
+        self.sync(
+            "world open_to_others".into(),
+            "world open_to_others",
+            || self.inner.open_to_others(),
+        )
     }
 }
 
@@ -386,8 +669,10 @@ impl Factory for WatchedFactory {
 
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
         let subject = {
-            let _guard = self.monitor.enter("factory make".into());
-            named_sync("factory make", || self.inner.make(options))?
+            let guard = self.monitor.enter("factory make".into(), CallKind::Start);
+            let made = named_sync("factory make", || self.inner.make(options));
+            guard.returned();
+            made?
         };
         Ok(Subject {
             fs: Arc::new(Watched {
@@ -409,8 +694,10 @@ impl Factory for WatchedFactory {
         subject: &Subject,
     ) -> Option<Result<Arc<dyn seam::FileSystem>, String>> {
         let opened = {
-            let _guard = self.monitor.enter("factory reopen".into());
-            self.inner.reopen(options, subject)?
+            let guard = self.monitor.enter("factory reopen".into(), CallKind::Start);
+            let opened = named_sync("factory reopen", || self.inner.reopen(options, subject));
+            guard.returned();
+            opened?
         };
         Some(opened.map(|fs| {
             Arc::new(Watched {
@@ -421,26 +708,51 @@ impl Factory for WatchedFactory {
     }
 }
 
-/// Runs `work` on a thread of its own; gives up when a watched call is overdue, and turns a
-/// panic into a failure.
+/// Why supervised work was given up.
+#[derive(Debug)]
+pub(crate) enum GivenUp {
+    /// A call blocked its thread past its limit.
+    Hung(Hang),
+    /// The work panicked outside any call's own guard.
+    Panicked(String),
+    /// The thread could not be started or ended without a result.
+    Lost(String),
+}
+
+impl GivenUp {
+    /// As a failure of the property.
+    pub fn failure(&self) -> Failure {
+        match self {
+            GivenUp::Hung(h) => Failure::new(
+                FailureKind::Timeout,
+                format!("{}; the work was given up", h.message()),
+            ),
+            GivenUp::Panicked(p) => {
+                Failure::new(FailureKind::Panic, format!("the provider panicked: {p}"))
+            }
+            GivenUp::Lost(why) => Failure::new(FailureKind::Setup, why.clone()),
+        }
+    }
+}
+
+/// Runs `work` on a thread of its own; gives up on it when a watched call blocks past its limit
+/// (and [`GRACE`]: an asynchronous call is given up at its limit by its own timer), and turns a
+/// panic into [`GivenUp::Panicked`]. A thread given up on is left behind: a thread cannot be
+/// killed.
 pub(crate) fn supervised<T: Send + 'static>(
     monitor: &Arc<Monitor>,
     work: impl FnOnce() -> T + Send + 'static,
     tick: &mut dyn FnMut(),
-) -> Result<T, Failure> {
+) -> Result<T, GivenUp> {
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new()
-        .name("seam-property".into())
+        .name("seam-supervised".into())
         .spawn(move || {
             let result = std::panic::catch_unwind(AssertUnwindSafe(work));
             let _ = tx.send(result);
         });
-    let handle = spawned.map_err(|e| {
-        Failure::new(
-            FailureKind::Setup,
-            format!("cannot start a thread for the property: {e}"),
-        )
-    })?;
+    let handle =
+        spawned.map_err(|e| GivenUp::Lost(format!("cannot start a thread for the work: {e}")))?;
     loop {
         tick();
         match rx.recv_timeout(Duration::from_millis(20)) {
@@ -450,26 +762,16 @@ pub(crate) fn supervised<T: Send + 'static>(
             }
             Ok(Err(payload)) => {
                 let _ = handle.join();
-                return Err(Failure::new(
-                    FailureKind::Panic,
-                    format!("the provider panicked: {}", panic_text(payload.as_ref())),
-                ));
+                return Err(GivenUp::Panicked(panic_text(payload.as_ref())));
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if let Some(what) = monitor.overdue() {
-                    return Err(Failure::new(
-                        FailureKind::Timeout,
-                        format!(
-                            "`{what}` did not return within {:.1}s (the call timeout); the property was abandoned",
-                            monitor.timeout().as_secs_f64()
-                        ),
-                    ));
+                if let Some(hang) = monitor.overdue(GRACE) {
+                    return Err(GivenUp::Hung(hang));
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(Failure::new(
-                    FailureKind::Panic,
-                    "the property's thread ended without a result",
+                return Err(GivenUp::Lost(
+                    "the work's thread ended without a result".into(),
                 ));
             }
         }

@@ -73,6 +73,22 @@ pub struct StepRecord {
     pub failure: Option<Failure>,
 }
 
+impl StepRecord {
+    /// The record of a step that never finished (its case was given up while it ran, or
+    /// before): its description only.
+    pub fn unfinished(index: usize, step: &Step) -> Self {
+        StepRecord {
+            index,
+            description: crate::step::describe(step),
+            expected: String::new(),
+            actual: String::new(),
+            normal: String::new(),
+            expected_code: None,
+            failure: None,
+        }
+    }
+}
+
 /// Settings of a harness.
 #[derive(Clone, Copy, Debug)]
 pub struct HarnessConfig {

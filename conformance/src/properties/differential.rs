@@ -10,9 +10,8 @@
 
 use super::{Context, Property, Run};
 use crate::failure::Failure;
-use crate::sequences::run_sequences_watched;
+use crate::sequences::{Subjects, run_sequences_watched};
 use crate::suite::SuiteProgress;
-use crate::watch::WatchedFactory;
 
 /// `differential`.
 pub struct Differential;
@@ -44,17 +43,16 @@ impl Property for Differential {
         let Some(reference) = cx.config.reference.clone() else {
             return Ok(());
         };
-        let reference = WatchedFactory {
-            inner: reference,
-            monitor: cx.monitor.clone(),
+        let subjects = Subjects {
+            factory: cx.inner.clone(),
+            reference: Some(reference),
+            agent: None,
         };
         let outcome = run_sequences_watched(
-            cx.factory.as_ref(),
-            Some(&reference),
+            &subjects,
             &cx.config.sequences,
             cx.harness_config(),
-            Some(&cx.monitor),
-            None,
+            &cx.monitor,
             &mut |p| {
                 if let Some(tx) = &cx.progress {
                     let _ = tx.send(SuiteProgress::Sequences(p));

@@ -38,6 +38,9 @@ pub(crate) type Intent = (usize, Option<FsErrorCode>);
 
 /// Everything a property needs to run. Owned, because a property runs on a thread of its own.
 pub struct Context {
+    /// The factory as it was given, for work that watches its subjects with a monitor of its
+    /// own (a generated case: [`Monitor::for_case`]).
+    pub(crate) inner: Arc<dyn Factory>,
     /// Makes (watched) subjects.
     pub factory: Arc<dyn Factory>,
     /// What is in flight, for the supervisor.
@@ -71,7 +74,10 @@ impl Context {
     pub(crate) fn harness_config(&self) -> HarnessConfig {
         HarnessConfig {
             messages: self.config.sequences.messages,
-            checkpoint_wait: (self.config.call_timeout / 2).min(std::time::Duration::from_secs(2)),
+            // A world change at a checkpoint is a world call: one that has not returned by then
+            // is blocked by the provider (half the hang limit, so that the mutation it is in,
+            // which has the whole limit, is not given up first).
+            checkpoint_wait: self.config.timing.hang_after / 2,
         }
     }
 

@@ -11,7 +11,7 @@
 
 use super::{Context, Property, Run};
 use crate::failure::Failure;
-use crate::sequences::{SequenceConfig, run_sequences_watched};
+use crate::sequences::{SequenceConfig, Subjects, run_sequences_watched};
 use crate::suite::SuiteProgress;
 
 /// `policy`.
@@ -48,13 +48,16 @@ impl Property for Policy {
             max_steps: cx.config.sequences.max_steps.min(24),
             ..cx.config.sequences.clone()
         };
+        let subjects = Subjects {
+            factory: cx.inner.clone(),
+            reference: None,
+            agent: Some(agent),
+        };
         let outcome = run_sequences_watched(
-            cx.factory.as_ref(),
-            None,
+            &subjects,
             &config,
             cx.harness_config(),
-            Some(&cx.monitor),
-            Some(agent.as_ref()),
+            &cx.monitor,
             &mut |p| {
                 if let Some(tx) = &cx.progress {
                     let _ = tx.send(SuiteProgress::Sequences(p));

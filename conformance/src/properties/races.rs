@@ -125,9 +125,7 @@ fn round(
                 let barrier = barrier.clone();
                 let through = through.clone();
                 s.spawn(move || {
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .build()
-                        .map_err(|_| FsErrorCode::IoError)?;
+                    let rt = crate::sequences::runtime().map_err(|_| FsErrorCode::IoError)?;
                     let content = format!("racer {i}\n");
                     barrier.wait();
                     rt.block_on(async {

@@ -3,7 +3,7 @@
 
 use super::{Context, Property, Run};
 use crate::failure::Failure;
-use crate::sequences::run_sequences_watched;
+use crate::sequences::{Subjects, run_sequences_watched};
 use crate::suite::SuiteProgress;
 use crate::trace::Trace;
 
@@ -24,13 +24,16 @@ impl Property for Sequences {
     }
 
     fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
+        let subjects = Subjects {
+            factory: cx.inner.clone(),
+            reference: None,
+            agent: None,
+        };
         let outcome = run_sequences_watched(
-            cx.factory.as_ref(),
-            None,
+            &subjects,
             &cx.config.sequences,
             cx.harness_config(),
-            Some(&cx.monitor),
-            None,
+            &cx.monitor,
             &mut |p| {
                 if let Some(tx) = &cx.progress {
                     let _ = tx.send(SuiteProgress::Sequences(p));
