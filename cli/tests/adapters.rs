@@ -1,7 +1,8 @@
 //! Backends in other languages through the gate: `seam check --provider exec:…` against the
 //! Python adapter in `fixtures/adapters/python/` (standard library only), the whole default run —
 //! cancellation inside mutations and competitors appearing mid-write included, through the
-//! protocol's checkpoints.
+//! protocol's checkpoints; and what it does not do (it serves one request at a time, so
+//! visibility does not apply) said in every report format.
 
 use std::path::Path;
 use std::process::Command;
@@ -23,7 +24,17 @@ fn the_python_adapter_passes_the_gate_for_what_it_claims() {
     let dir = tempfile::tempdir().expect("tempdir");
     let provider = format!("exec:python3 {} --test-control", adapter.display());
     let out = Command::new(env!("CARGO_BIN_EXE_seam"))
-        .args(["check", "--provider", &provider, "--seed", "24228"])
+        .args([
+            "check",
+            "--provider",
+            &provider,
+            "--seed",
+            "24228",
+            "--json",
+            "r.json",
+            "--junit",
+            "r.xml",
+        ])
         .current_dir(dir.path())
         .output()
         .expect("run seam");
@@ -52,4 +63,23 @@ fn the_python_adapter_passes_the_gate_for_what_it_claims() {
         );
     }
     assert!(!stdout.contains("UNREACHED"), "{stdout}");
+    // The adapter serves one request at a time: no read is answered while a write is in flight,
+    // and the report says visibility does not apply, why, in every format — it claims no
+    // overlap it did not see.
+    let why = "does not apply: the backend answered no read while a write was in flight";
+    assert!(
+        stdout.contains(&format!("  atomic-visibility      {why}")),
+        "{stdout}"
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("r.json")).expect("json written"),
+    )
+    .expect("json");
+    let visibility = json[0]["properties"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["name"] == "atomic-visibility"))
+        .expect("in the json");
+    assert_eq!(visibility["status"]["status"], "does_not_apply");
+    let xml = std::fs::read_to_string(dir.path().join("r.xml")).expect("junit written");
+    assert!(xml.contains(&format!("<skipped message=\"{why}")), "{xml}");
 }

@@ -26,6 +26,9 @@ pub enum Status {
     NotClaimed(String),
     /// The property did not run (left out by a filter, or unable to run here), with the reason.
     NotRun(String),
+    /// The property ran and found that what it checks cannot happen through this backend (a
+    /// fact about the backend, with the reason): not a pass of it, and not a gap in the run.
+    DoesNotApply(String),
 }
 
 /// One property's result.
@@ -58,6 +61,9 @@ pub struct PropertyResult {
     /// Calls that took longer than the slow threshold and returned: a warning, not a failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow: Option<Slowness>,
+    /// What the property observed, where its count of checks alone does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// Something a run did not exercise, and why.
@@ -141,29 +147,35 @@ pub struct Report {
 }
 
 /// What decides whether a rule applies to a run.
-pub(crate) struct Applicability<'a> {
+pub(crate) struct RuleContext<'a> {
     /// The backend's claims.
     pub caps: &'a Capabilities,
     /// Whether the run had an agent surface.
     pub agent: bool,
     /// Whether contents around the backend's diff-basis limit were generated.
     pub diff_limit_generated: bool,
+    /// Rules a property found not to apply to this backend, with the reason.
+    pub found_not_applying: &'a BTreeMap<Rule, String>,
 }
 
 /// The rule lines of a run.
-pub(crate) fn rule_lines(stats: &Stats, a: &Applicability<'_>) -> Vec<RuleLine> {
+pub(crate) fn rule_lines(stats: &Stats, a: &RuleContext<'_>) -> Vec<RuleLine> {
     Rule::ALL
         .iter()
         .map(|&r| {
             let steps = stats.rule_count(r);
+            let found = a.found_not_applying.get(&r);
             let applies = r.needs().is_none_or(|c| a.caps.has(c))
                 && r.also_needs().is_none_or(|c| a.caps.has(c))
                 && (a.agent || !r.is_agent())
-                && (a.diff_limit_generated || !r.needs_small_diff_limit());
+                && (a.diff_limit_generated || !r.needs_small_diff_limit())
+                && found.is_none();
             RuleLine {
                 id: r.id().to_string(),
                 text: r.text().to_string(),
-                needs: if r.is_agent() {
+                needs: if let Some(why) = found {
+                    Some(why.clone())
+                } else if r.is_agent() {
                     Some("an agent surface".to_string())
                 } else if r.needs_small_diff_limit() {
                     Some("a diff-basis limit of at most 1 MiB".to_string())
@@ -276,8 +288,12 @@ impl Report {
                 ),
                 Status::NotClaimed(why) => format!("not claimed: {why}"),
                 Status::NotRun(why) => format!("NOT RUN: {why}"),
+                Status::DoesNotApply(why) => format!("does not apply: {why}"),
             };
             let _ = writeln!(s, "  {:<width$}  {line}", p.name, width = width);
+            if let Some(d) = &p.detail {
+                let _ = writeln!(s, "  {:<width$}    {d}", "", width = width);
+            }
         }
         let slow: Vec<&PropertyResult> = self
             .properties
@@ -429,6 +445,9 @@ impl Report {
                     Status::Passed => JunitStatus::Pass,
                     Status::NotClaimed(why) => JunitStatus::Skipped(format!("not claimed: {why}")),
                     Status::NotRun(why) => JunitStatus::Skipped(format!("not run: {why}")),
+                    Status::DoesNotApply(why) => {
+                        JunitStatus::Skipped(format!("does not apply: {why}"))
+                    }
                     Status::Failed => JunitStatus::Failure(
                         format!(
                             "[{}] {}",
@@ -442,7 +461,15 @@ impl Report {
                     name: p.name.clone(),
                     seconds: p.seconds,
                     status,
-                    out: p.slow.as_ref().map(|w| format!("slow: {}", w.line())),
+                    out: {
+                        let lines: Vec<String> = p
+                            .detail
+                            .iter()
+                            .cloned()
+                            .chain(p.slow.as_ref().map(|w| format!("slow: {}", w.line())))
+                            .collect();
+                        (!lines.is_empty()).then(|| lines.join("\n"))
+                    },
                 }
             })
             .collect();
@@ -609,10 +636,11 @@ mod tests {
         for (limit, applies) in [(10 * 1024 * 1024, false), (1024, true)] {
             let lines = rule_lines(
                 &stats,
-                &Applicability {
+                &RuleContext {
                     caps: &caps,
                     agent: false,
                     diff_limit_generated: crate::generate::diff_limit_generated(limit),
+                    found_not_applying: &BTreeMap::new(),
                 },
             );
             let diff: Vec<&RuleLine> = lines

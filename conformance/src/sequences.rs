@@ -169,7 +169,24 @@ pub(crate) fn run_watched(
     let subject = factory
         .make(options)
         .map_err(|e| Failure::new(FailureKind::Setup, format!("cannot make a subject: {e}")))?;
+    let second = if steps.iter().any(Step::uses_second_instance) {
+        match factory.reopen(options, &subject) {
+            Some(Ok(fs)) => Some(fs),
+            Some(Err(e)) => {
+                return Err(Failure::new(
+                    FailureKind::Setup,
+                    format!("cannot open a second instance: {e}"),
+                ));
+            }
+            None => None,
+        }
+    } else {
+        None
+    };
     let mut harness = Harness::with_agent(subject, config, agent);
+    if let Some(fs) = second {
+        harness = harness.with_second(fs);
+    }
     if let Err(e) = harness.verify_world() {
         return Err(Failure::new(
             FailureKind::Setup,

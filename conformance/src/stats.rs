@@ -28,6 +28,13 @@ pub struct Stats {
     pub staging_observed: u64,
     /// Full comparisons of the world with the model.
     pub world_checks: u64,
+    /// Reads answered while a mutation was paused at a checkpoint.
+    #[serde(default)]
+    pub paused_reads_served: u64,
+    /// Reads sent while a mutation was paused at a checkpoint and answered only after it went
+    /// on (a backend that serves one call at a time).
+    #[serde(default)]
+    pub paused_reads_unserved: u64,
     /// Outcomes per operation: `ok` or the error code.
     pub outcomes: BTreeMap<String, BTreeMap<String, u64>>,
     /// Steps that exercised each rule, by rule id.
@@ -99,6 +106,8 @@ impl Stats {
         self.fresh_stats += other.fresh_stats;
         self.staging_observed += other.staging_observed;
         self.world_checks += other.world_checks;
+        self.paused_reads_served += other.paused_reads_served;
+        self.paused_reads_unserved += other.paused_reads_unserved;
         for (op, m) in &other.outcomes {
             let mine = self.outcomes.entry(op.clone()).or_default();
             add(mine, m);

@@ -48,6 +48,13 @@ pub enum Interfere {
     CancelAt(CancelPoint),
     /// Something appears at the target between the guard check and publication.
     Competitor(Competitor),
+    /// At each checkpoint of the mutation (the backend claims cancel points), while the
+    /// mutation is paused there, readers read the target — `read_text`, `stream_text` and
+    /// `read_bytes` where claimed — through instance `0` (the subject) or `1` (a second
+    /// instance over the same storage, [`crate::Factory::reopen`]): before publication they
+    /// must see the file as it was, at `committed` as it is now. A read not answered while the
+    /// mutation is paused is checked when it is answered: the old file or the new one, whole.
+    ReadersAtCheckpoints(u8),
 }
 
 impl Interfere {
@@ -296,6 +303,11 @@ impl Step {
     pub fn reusing(mut self) -> Self {
         self.reuse = true;
         self
+    }
+
+    /// Whether the step uses a second provider instance over the same storage.
+    pub fn uses_second_instance(&self) -> bool {
+        matches!(self.interfere, Interfere::ReadersAtCheckpoints(n) if n > 0)
     }
 }
 

@@ -7,8 +7,8 @@ use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind};
 use crate::generate::{GenConfig, skipped_steps};
 use crate::properties::permissions::Unprivileged;
-use crate::properties::{self, Context, Run};
-use crate::report::{Applicability, PropertyResult, Report, Skipped, Status, Verdict, rule_lines};
+use crate::properties::{self, Applicability, Context, NotChecked, Run};
+use crate::report::{PropertyResult, Report, RuleContext, Skipped, Status, Verdict, rule_lines};
 use crate::sequences::{Progress, SequenceConfig};
 use crate::stats::Stats;
 use crate::timing::Timing;
@@ -19,7 +19,7 @@ use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
 /// Settings of a suite run.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct SuiteConfig {
     /// The generated-sequence property.
     pub sequences: SequenceConfig,
@@ -37,18 +37,6 @@ pub struct SuiteConfig {
     pub reference: Option<Arc<dyn Factory>>,
 }
 
-impl Default for SuiteConfig {
-    fn default() -> Self {
-        Self {
-            sequences: SequenceConfig::default(),
-            unprivileged: None,
-            only: Vec::new(),
-            timing: Timing::default(),
-            agent: None,
-            reference: None,
-        }
-    }
-}
 
 /// What a suite run is doing, for progress displays.
 #[derive(Clone, Debug)]
@@ -78,6 +66,7 @@ fn result(name: &str, summary: &str, core: bool, status: Status) -> PropertyResu
         shrunk_from: None,
         seconds: 0.0,
         slow: None,
+        detail: None,
     }
 }
 
@@ -143,6 +132,7 @@ pub fn run_suite(
     let mut full = 0;
     let mut configurations = BTreeMap::new();
     let mut sequences_ran = false;
+    let mut not_applying = BTreeMap::new();
     for property in registry {
         let (name, summary, core) = (property.name(), property.summary(), property.core());
         if !wanted(name) {
@@ -167,15 +157,18 @@ pub fn run_suite(
             fifos,
             progress: Some(tx.clone()),
         });
-        if let Err(why) = property.applies(&cx) {
-            let status = match why.strip_prefix("not claimed") {
-                Some(rest) => Status::NotClaimed(
-                    rest.trim_start_matches([' ', ':', '('])
-                        .trim_end_matches(')')
-                        .to_string(),
-                ),
-                None => Status::NotRun(why),
-            };
+        let status = match property.applies(&cx) {
+            Applicability::Runs => None,
+            Applicability::NotClaimed(missing) => Some(Status::NotClaimed(
+                missing
+                    .iter()
+                    .map(|c| c.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )),
+            Applicability::CannotRun(why) => Some(Status::NotRun(why)),
+        };
+        if let Some(status) = status {
             results.push(result(name, summary, core, status));
             continue;
         }
@@ -212,25 +205,31 @@ pub fn run_suite(
             }
             verdict = Err(failure);
         }
-        if name == "sequences" {
+        if let Some(g) = run.generated.take() {
             sequences_ran = true;
-            cases = run.cases;
-            full = run.full_durability_cases;
-            configurations = run.configurations.clone();
+            cases = g.cases;
+            full = g.full_durability_cases;
+            configurations = g.configurations;
         }
         stats.merge(&run.stats);
         let mut r = result(name, summary, core, Status::Passed);
         r.checks = run.stats.checks;
         r.seconds = property_started.elapsed().as_secs_f64();
         r.slow = monitor.slowness();
+        r.detail = run.detail.take();
         r.trace = run.trace;
         r.shrunk_from = run.shrunk_from;
         match verdict {
-            Ok(()) => {
-                if let Some(why) = run.skipped {
-                    r.status = Status::NotRun(why);
+            Ok(()) => match run.not_checked {
+                Some(NotChecked::NotRun(why)) => r.status = Status::NotRun(why),
+                Some(NotChecked::DoesNotApply { reason, rules }) => {
+                    for rule in rules {
+                        not_applying.insert(rule, format!("{name} to apply (it does not)"));
+                    }
+                    r.status = Status::DoesNotApply(reason);
                 }
-            }
+                None => {}
+            },
             Err(f) => {
                 r.status = Status::Failed;
                 r.failure = Some(f.message);
@@ -256,10 +255,11 @@ pub fn run_suite(
     };
     let rules = rule_lines(
         &stats,
-        &Applicability {
+        &RuleContext {
             caps: &caps,
             agent: config.agent.is_some(),
             diff_limit_generated: crate::generate::diff_limit_generated(diff_limit),
+            found_not_applying: &not_applying,
         },
     );
     let verdict = verdict(

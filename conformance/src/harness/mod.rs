@@ -34,6 +34,7 @@ use seam_model::{Key, Model, ModelConfig, ModelError, Observations, Resolved, Sn
 use std::collections::{BTreeMap, HashMap};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use tokio::runtime::Runtime;
 
@@ -97,6 +98,10 @@ pub struct HarnessConfig {
     /// How long a probe waits for the world to place a competitor inside a checkpoint before it
     /// concludes the provider holds a lock the world needs.
     pub checkpoint_wait: Duration,
+    /// How long a mutation paused at a checkpoint waits for its readers before it concludes the
+    /// backend does not serve a read meanwhile (it then goes on, and the reads are checked when
+    /// they are answered; later checkpoints on that instance do not wait again).
+    pub reader_wait: Duration,
 }
 
 impl Default for HarnessConfig {
@@ -104,6 +109,7 @@ impl Default for HarnessConfig {
         Self {
             messages: MessageCheck::Exact,
             checkpoint_wait: Duration::from_secs(2),
+            reader_wait: Duration::from_secs(5),
         }
     }
 }
@@ -167,6 +173,11 @@ pub struct Harness {
     /// Set by a mutation the model's fence denies: the writable root of its call (`None`: no
     /// root at all), so that a change outside it is reported as an escape.
     denied_root: Option<Option<Key>>,
+    /// A second instance over the same storage, for steps that name instance 1.
+    second: Option<Arc<dyn FileSystem>>,
+    /// Per instance: whether readers at a checkpoint are still waited for (see
+    /// [`probe::Readers::patient`]).
+    patience: [Arc<AtomicBool>; 2],
 }
 
 fn show_err(e: &FsError) -> String {
@@ -264,6 +275,34 @@ impl Harness {
             tracks: HashMap::new(),
             stats: Stats::default(),
             denied_root: None,
+            second: None,
+            patience: [
+                Arc::new(AtomicBool::new(true)),
+                Arc::new(AtomicBool::new(true)),
+            ],
+        }
+    }
+
+    /// The same harness, with a second instance over the subject's storage for steps that name
+    /// instance 1.
+    pub fn with_second(mut self, fs: Arc<dyn FileSystem>) -> Self {
+        self.second = Some(fs);
+        self
+    }
+
+    /// The provider instance a step names: `0` the subject, `1` the second instance.
+    fn instance(&self, n: u8) -> Result<Arc<dyn FileSystem>, Failure> {
+        match (n, &self.second) {
+            (0, _) => Ok(self.fs.clone()),
+            (1, Some(fs)) => Ok(fs.clone()),
+            (1, None) => Err(fail(
+                FailureKind::Setup,
+                "the step uses a second instance, and the factory gives none (Factory::reopen)",
+            )),
+            (n, _) => Err(fail(
+                FailureKind::Setup,
+                format!("the step uses instance {n}; a trace names instance 0 or 1"),
+            )),
         }
     }
 

@@ -3,12 +3,13 @@
 
 use super::laws::PendingLaw;
 use super::ops::interference;
+use super::probe::{Expect, READ_BYTES_CAP, Readers};
 use super::{Harness, StepRecord, same, show_bytes};
 use crate::failure::{Check, FailureKind, fail};
 use crate::rules::Rule;
-use crate::step::{Step, WriteGuard};
+use crate::step::{Interfere, Step, WriteGuard};
 use seam::{EditRequest, FsTarget, FsVersion, Signal, WriteIntent};
-use seam_model::{Guard, MutationResult};
+use seam_model::{Guard, MutationResult, Resolved};
 
 impl Harness {
     pub(super) async fn write_step(
@@ -38,6 +39,7 @@ impl Harness {
         };
         let interference = interference(&step.interfere);
         let before = self.write_situation(&r, content);
+        let old = self.expect_if_read(step, &r);
         let (policy, fence) = self.fence_of(step, &r);
         if fence.denial.is_some() {
             self.denied_root = Some(fence.root.clone());
@@ -52,7 +54,8 @@ impl Harness {
                 .model
                 .write_target(&r, content, model_guard, &interference),
         };
-        let (signal, log) = self.probe(&step.interfere, result.competitor.clone());
+        let readers = self.readers(step, &t, &r, old)?;
+        let (signal, log) = self.probe(&step.interfere, result.competitor.clone(), readers);
         let actual = self
             .fs
             .write_text(&t, content, intent.as_ref(), policy.as_ref(), &signal)
@@ -132,6 +135,7 @@ impl Harness {
         };
         let interference = interference(&step.interfere);
         let before = self.edit_situation(&r, request, model_guard);
+        let old = self.expect_if_read(step, &r);
         let (policy, fence) = self.fence_of(step, &r);
         if fence.denial.is_some() {
             self.denied_root = Some(fence.root.clone());
@@ -147,7 +151,8 @@ impl Harness {
                 &interference,
             ),
         };
-        let (signal, log) = self.probe(&step.interfere, None);
+        let readers = self.readers(step, &t, &r, old)?;
+        let (signal, log) = self.probe(&step.interfere, None, readers);
         let actual = self
             .fs
             .edit_text(
@@ -200,6 +205,44 @@ impl Harness {
             });
             h.observe(&m.0, &a.version, Some(&real))
         })
+    }
+
+    /// What a reader of `r` sees now, as the model says — for a step with readers at its
+    /// checkpoints only (it copies the file).
+    fn expect_if_read(&self, step: &Step, r: &Resolved) -> Option<Expect> {
+        matches!(step.interfere, Interfere::ReadersAtCheckpoints(_)).then(|| Expect {
+            text: self.model.read_text_target(r).map_err(|e| e.code),
+            bytes: self
+                .model
+                .read_bytes_target(r, READ_BYTES_CAP)
+                .map_err(|e| e.code),
+        })
+    }
+
+    /// The readers of a step with readers at its checkpoints: the file before (`old`) and after
+    /// the mutation as the model now says, through the instance the step names.
+    fn readers(
+        &self,
+        step: &Step,
+        target: &FsTarget,
+        r: &Resolved,
+        old: Option<Expect>,
+    ) -> Result<Option<Readers>, crate::failure::Failure> {
+        let (Interfere::ReadersAtCheckpoints(instance), Some(old)) = (&step.interfere, old) else {
+            return Ok(None);
+        };
+        let fs = self.instance(*instance)?;
+        let new = self.expect_if_read(step, r).unwrap_or_else(|| old.clone());
+        Ok(Some(Readers {
+            fs,
+            instance: *instance,
+            target: target.clone(),
+            old,
+            new,
+            bytes: self.caps.read_bytes,
+            wait: self.config.reader_wait,
+            patient: self.patience[usize::from(*instance > 0)].clone(),
+        }))
     }
 
     async fn fresh_stat(&mut self, target: &FsTarget, version: &FsVersion) -> Check {

@@ -3,6 +3,10 @@
 //! where the step asks, inspects staging at `staged`, and checks that an unclaimed capability is
 //! not offered (no checkpoint without `cancel_points`, no staging paths without `staging_probe`).
 //!
+//! Where a step asks for it ([`Interfere::ReadersAtCheckpoints`]), readers read the target while
+//! the mutation is paused at each checkpoint — the overlap of a reader and a writer made, not
+//! hoped for — and what they see is checked against the file before and after the mutation.
+//!
 //! The competitor is placed through the backend's world on a helper thread with a bounded wait:
 //! a provider that holds a lock its world needs across `checkpoint` would otherwise deadlock the
 //! suite. After the wait the step fails with a diagnosis instead (see `seam::signal`).
@@ -11,8 +15,10 @@ use super::Harness;
 use crate::failure::{Check, Failure, FailureKind, fail};
 use crate::step::Interfere;
 use crate::world::World;
-use seam::{CancelPoint, Signal};
+use futures_util::StreamExt;
+use seam::{CancelPoint, FileSystem, FsError, FsErrorCode, FsTarget, Signal};
 use seam_model::WorldEffect;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
@@ -22,6 +28,185 @@ pub(super) struct ProbeLog {
     problems: Vec<Failure>,
     staged_seen: bool,
     points: Vec<CancelPoint>,
+    /// Reads answered while the mutation was paused at a checkpoint (and checked there).
+    served: u64,
+    /// Reads not answered while the mutation was paused: checked when they are answered.
+    late: Vec<LateReads>,
+}
+
+/// What a reader must see: the file's text (or the code reading it fails with) and its bytes.
+#[derive(Clone, Debug)]
+pub(super) struct Expect {
+    pub text: Result<String, FsErrorCode>,
+    pub bytes: Result<Vec<u8>, FsErrorCode>,
+}
+
+/// The readers a mutation's probe runs at its checkpoints (see [`Interfere::ReadersAtCheckpoints`]).
+pub(super) struct Readers {
+    /// The instance they read through, and its number in reports.
+    pub fs: Arc<dyn FileSystem>,
+    pub instance: u8,
+    pub target: FsTarget,
+    /// The file before the mutation, and after it (as the model predicts).
+    pub old: Expect,
+    pub new: Expect,
+    /// Whether `read_bytes` is claimed.
+    pub bytes: bool,
+    /// How long a paused mutation waits for its readers.
+    pub wait: Duration,
+    /// Cleared once a read on this instance went unanswered while a mutation was paused: the
+    /// backend does not serve a read meanwhile, and later checkpoints do not wait again.
+    pub patient: Arc<AtomicBool>,
+}
+
+/// Reads sent at a checkpoint and not answered while the mutation was paused there.
+pub(super) struct LateReads {
+    instance: u8,
+    point: CancelPoint,
+    pending: usize,
+    answers: mpsc::Receiver<(ReadHow, Result<Vec<u8>, FsError>)>,
+    old: Expect,
+    new: Expect,
+}
+
+/// How a reader reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ReadHow {
+    Text,
+    Stream,
+    Bytes,
+}
+
+impl ReadHow {
+    fn name(self) -> &'static str {
+        match self {
+            ReadHow::Text => "read_text",
+            ReadHow::Stream => "stream_text",
+            ReadHow::Bytes => "read_bytes",
+        }
+    }
+}
+
+/// The largest file a checkpoint reader reads with `read_bytes`.
+pub(super) const READ_BYTES_CAP: u64 = 64 * 1024 * 1024;
+
+/// One read, as bytes (a text read's text as its UTF-8).
+async fn read_as(fs: &dyn FileSystem, target: &FsTarget, how: ReadHow) -> Result<Vec<u8>, FsError> {
+    let none = Signal::none();
+    match how {
+        ReadHow::Text => fs.read_text(target, &none).await.map(String::into_bytes),
+        ReadHow::Bytes => fs.read_bytes(target, READ_BYTES_CAP, &none).await,
+        ReadHow::Stream => {
+            let mut stream = fs.stream_text(target, &none).await?;
+            let mut text = String::new();
+            while let Some(chunk) = stream.next().await {
+                text.push_str(&chunk?);
+            }
+            Ok(text.into_bytes())
+        }
+    }
+}
+
+/// Whether a read's answer is what `e` says the file holds.
+fn matches(e: &Expect, how: ReadHow, got: &Result<Vec<u8>, FsError>) -> bool {
+    let want = match how {
+        ReadHow::Bytes => e.bytes.as_ref().map(|b| b.as_slice()),
+        ReadHow::Text | ReadHow::Stream => e.text.as_ref().map(|t| t.as_bytes()),
+    };
+    match (want, got) {
+        (Ok(w), Ok(g)) => w == g.as_slice(),
+        (Err(code), Err(e)) => *code == e.code(),
+        _ => false,
+    }
+}
+
+fn show_read(got: &Result<Vec<u8>, FsError>) -> String {
+    match got {
+        Ok(b) => super::show_bytes(b),
+        Err(e) => format!("{} {:?}", e.code(), e.message()),
+    }
+}
+
+fn show_expect(e: &Expect, how: ReadHow) -> String {
+    match how {
+        ReadHow::Bytes => match &e.bytes {
+            Ok(b) => super::show_bytes(b),
+            Err(c) => c.to_string(),
+        },
+        ReadHow::Text | ReadHow::Stream => match &e.text {
+            Ok(t) => super::show_bytes(t.as_bytes()),
+            Err(c) => c.to_string(),
+        },
+    }
+}
+
+impl Readers {
+    /// Sends the reads at `point` and waits for them while the mutation is paused.
+    fn at(&self, point: CancelPoint, log: &mut ProbeLog) {
+        let mut hows = vec![ReadHow::Text, ReadHow::Stream];
+        if self.bytes {
+            hows.push(ReadHow::Bytes);
+        }
+        let (tx, rx) = mpsc::channel();
+        let (fs, target, list) = (self.fs.clone(), self.target.clone(), hows.clone());
+        std::thread::spawn(move || {
+            let Ok(rt) = crate::sequences::runtime() else {
+                return;
+            };
+            for how in list {
+                let got = rt.block_on(read_as(fs.as_ref(), &target, how));
+                if tx.send((how, got)).is_err() {
+                    return;
+                }
+            }
+        });
+        let expect = if point == CancelPoint::Committed {
+            &self.new
+        } else {
+            &self.old
+        };
+        let mut pending = hows.len();
+        if self.patient.load(Ordering::Relaxed) {
+            let deadline = std::time::Instant::now() + self.wait;
+            while pending > 0 {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                let Ok((how, got)) = rx.recv_timeout(left) else {
+                    self.patient.store(false, Ordering::Relaxed);
+                    break;
+                };
+                pending -= 1;
+                if matches(expect, how, &got) {
+                    log.served += 1;
+                } else {
+                    log.problems.push(fail(
+                        FailureKind::TornRead,
+                        format!(
+                            "while the mutation was paused at {point:?}, a {} on instance {} returned {}; the file {} is {}",
+                            how.name(),
+                            self.instance,
+                            show_read(&got),
+                            if point == CancelPoint::Committed {
+                                "after it"
+                            } else {
+                                "before it"
+                            },
+                            show_expect(expect, how)
+                        ),
+                    ));
+                }
+            }
+        }
+        if pending > 0 {
+            log.late.push(LateReads {
+                instance: self.instance,
+                point,
+                pending,
+                answers: rx,
+                old: self.old.clone(),
+                new: self.new.clone(),
+            });
+        }
+    }
 }
 
 /// Carries out `effect` through `world` on a helper thread, waiting at most `wait`.
@@ -52,6 +237,7 @@ impl Harness {
         &self,
         interfere: &Interfere,
         competitor: Option<WorldEffect>,
+        readers: Option<Readers>,
     ) -> (Signal, Arc<Mutex<ProbeLog>>) {
         let log: Arc<Mutex<ProbeLog>> = Arc::default();
         let cancel_at = match interfere {
@@ -75,6 +261,9 @@ impl Harness {
                         cp.point
                     ),
                 ));
+            }
+            if let Some(r) = &readers {
+                r.at(cp.point, &mut log);
             }
             match cp.point {
                 CancelPoint::BeforeStage => {
@@ -128,9 +317,40 @@ impl Harness {
 
     /// The first problem the probe saw, and the claim check on the checkpoints it was shown.
     pub(super) fn probe_problems(&mut self, log: &Arc<Mutex<ProbeLog>>) -> Check {
-        let log = log.lock().unwrap_or_else(|p| p.into_inner());
+        let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
         if log.staged_seen {
             self.stats.staging_observed += 1;
+        }
+        if log.served > 0 {
+            self.stats.paused_reads_served += log.served;
+            self.stats.checks(log.served);
+            self.hit(crate::rules::Rule::VisibilityWhole);
+        }
+        // Reads the backend answered only after the mutation went on: the old file or the new
+        // one, whole (waited for as long as a paused mutation waits for its readers).
+        let wait = self.config.checkpoint_wait;
+        for late in std::mem::take(&mut log.late) {
+            self.stats.paused_reads_unserved += late.pending as u64;
+            for _ in 0..late.pending {
+                let Ok((how, got)) = late.answers.recv_timeout(wait) else {
+                    break;
+                };
+                self.stats.check();
+                if !matches(&late.old, how, &got) && !matches(&late.new, how, &got) {
+                    log.problems.push(fail(
+                        FailureKind::TornRead,
+                        format!(
+                            "a {} on instance {} sent while the mutation was paused at {:?} returned {}: neither the file before the mutation ({}) nor after it ({})",
+                            how.name(),
+                            late.instance,
+                            late.point,
+                            show_read(&got),
+                            show_expect(&late.old, how),
+                            show_expect(&late.new, how)
+                        ),
+                    ));
+                }
+            }
         }
         self.stats.check();
         if !self.caps.cancel_points && !log.points.is_empty() {

@@ -14,9 +14,10 @@
 //! subject. The factory must not make the case's directory writable through a temp root: the
 //! suite's "outside" is the rest of the case's directory.
 
-use super::{Context, Property, Run};
+use super::{Applicability, Context, Property, Run};
 use crate::failure::{Failure, FailureKind, fail};
 use crate::rules::Rule;
+use seam::Capability;
 use seam::{
     EditRequest, FileSystem, FsError, FsErrorCode, ResolveOptions, SandboxMode, SandboxPolicy,
     Signal, WriteIntent,
@@ -170,14 +171,8 @@ pub(super) fn outside(world: &BTreeMap<String, SnapEntry>) -> BTreeMap<&String, 
 }
 
 /// Whether a property that attacks the fence applies: it needs sandbox modes and links.
-pub(super) fn fenced_with_links(cx: &Context) -> Result<(), String> {
-    if cx.caps.sandbox_modes && cx.caps.symlinks {
-        Ok(())
-    } else if cx.caps.sandbox_modes {
-        Err("not claimed (symlinks)".into())
-    } else {
-        Err("not claimed (sandbox_modes)".into())
-    }
+pub(super) fn fenced_with_links(cx: &Context) -> Applicability {
+    Applicability::needs(&cx.caps, &[Capability::SandboxModes, Capability::Symlinks])
 }
 
 impl Property for Containment {
@@ -189,7 +184,7 @@ impl Property for Containment {
         "under workspace-write nothing reaches outside the workspace: links out of every kind, `..`, a sibling prefix, a directory swapped for a link after resolution"
     }
 
-    fn applies(&self, cx: &Context) -> Result<(), String> {
+    fn applies(&self, cx: &Context) -> Applicability {
         fenced_with_links(cx)
     }
 

@@ -8,7 +8,7 @@
 //! It runs when the composition names a reference (`SuiteConfig::reference`; `seam check` gives
 //! the local provider to the sandbox); otherwise it does not run, and says so.
 
-use super::{Context, Property, Run};
+use super::{Applicability, Context, Property, Run};
 use crate::failure::Failure;
 use crate::sequences::{Subjects, run_sequences_watched};
 use crate::suite::SuiteProgress;
@@ -25,10 +25,10 @@ impl Property for Differential {
         "the same sequences against a reference provider give the same answers, step by step, in normal form"
     }
 
-    fn applies(&self, cx: &Context) -> Result<(), String> {
+    fn applies(&self, cx: &Context) -> Applicability {
         match &cx.config.reference {
-            Some(_) => Ok(()),
-            None => Err(
+            Some(_) => Applicability::Runs,
+            None => Applicability::CannotRun(
                 "no reference provider to compare with (SuiteConfig::reference; seam check gives local to the sandbox)"
                     .into(),
             ),

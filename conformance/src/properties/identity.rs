@@ -1,9 +1,10 @@
 //! Symlink identity: one key and one version through every alias, writes land on the real file
 //! and leave the link a link, and a stale write through one alias is caught through another.
 
-use super::{Context, Intent, Property, Run, scenario};
+use super::{Applicability, Context, Intent, Property, Run, scenario};
 use crate::failure::Failure;
 use crate::step::{Op, ROOT_TOKEN, Step, VersionRef, WriteGuard};
+use seam::Capability;
 use seam::FsErrorCode;
 use seam_model::WorldOp;
 
@@ -19,12 +20,8 @@ impl Property for SymlinkIdentity {
         "aliases share one key and one version; writes go through links; staleness is seen through every alias"
     }
 
-    fn applies(&self, cx: &Context) -> Result<(), String> {
-        if cx.caps.symlinks {
-            Ok(())
-        } else {
-            Err("not claimed (symlinks)".into())
-        }
+    fn applies(&self, cx: &Context) -> Applicability {
+        Applicability::needs(&cx.caps, &[Capability::Symlinks])
     }
 
     fn core(&self) -> bool {

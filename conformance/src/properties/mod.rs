@@ -23,13 +23,14 @@ pub mod visibility;
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind, fail};
 use crate::harness::HarnessConfig;
+use crate::rules::Rule;
 use crate::sequences::{run_steps, runtime};
 use crate::stats::Stats;
 use crate::step::Step;
 use crate::suite::SuiteConfig;
 use crate::trace::Trace;
 use crate::watch::Monitor;
-use seam::{Capabilities, FsErrorCode};
+use seam::{Capabilities, Capability, FsErrorCode};
 use std::sync::Arc;
 use tokio::runtime::Runtime;
 
@@ -78,6 +79,9 @@ impl Context {
             // is blocked by the provider (half the hang limit, so that the mutation it is in,
             // which has the whole limit, is not given up first).
             checkpoint_wait: self.config.timing.hang_after / 2,
+            // A read of a quarter MiB answered in under 5 s on any machine that runs the suite;
+            // a backend that serves one call at a time answers it only after the mutation.
+            reader_wait: (self.config.timing.hang_after / 2).min(std::time::Duration::from_secs(5)),
         }
     }
 
@@ -98,6 +102,59 @@ impl Context {
     }
 }
 
+/// Whether a property runs against this backend in this run, decided before it starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Applicability {
+    /// It runs.
+    Runs,
+    /// The backend does not claim these capabilities, which it needs: reported as not claimed.
+    NotClaimed(Vec<Capability>),
+    /// It cannot run here, for a reason of the run, not of the backend (no reference provider
+    /// was given, no way to drop privileges as root): reported as not run, with the reason.
+    CannotRun(String),
+}
+
+impl Applicability {
+    /// [`Applicability::Runs`] when every capability in `needs` is claimed, else
+    /// [`Applicability::NotClaimed`] with the ones that are not.
+    pub fn needs(caps: &Capabilities, needs: &[Capability]) -> Applicability {
+        let missing: Vec<Capability> = needs.iter().copied().filter(|c| !caps.has(*c)).collect();
+        if missing.is_empty() {
+            Applicability::Runs
+        } else {
+            Applicability::NotClaimed(missing)
+        }
+    }
+}
+
+/// What a property that ran found it could not check, decided at run time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotChecked {
+    /// Nothing was checked, for a reason of this run (a setup the machine could not give):
+    /// reported as not run, and a core property not run leaves the run incomplete.
+    NotRun(String),
+    /// What the property checks cannot happen through this backend — a fact about the backend,
+    /// with the reason (a backend that serves one call at a time shows no reader a write half
+    /// done). Reported as not applying, and so are `rules`; it does not stop a pass.
+    DoesNotApply {
+        /// Why, for people.
+        reason: String,
+        /// The rules that do not apply for the same reason.
+        rules: Vec<Rule>,
+    },
+}
+
+/// The breadth of a run's generated sequences, which the report heads with.
+#[derive(Clone, Debug, Default)]
+pub struct Generated {
+    /// Cases run.
+    pub cases: u64,
+    /// Of those, at full durability.
+    pub full_durability_cases: u64,
+    /// Cases per factory configuration.
+    pub configurations: std::collections::BTreeMap<String, u64>,
+}
+
 /// What a property produced besides its verdict.
 #[derive(Debug, Default)]
 pub struct Run {
@@ -107,15 +164,15 @@ pub struct Run {
     pub trace: Option<Trace>,
     /// The counterexample's length before shrinking.
     pub shrunk_from: Option<usize>,
-    /// Generated cases (sequences only).
-    pub cases: u64,
-    /// Of those, at full durability.
-    pub full_durability_cases: u64,
-    /// Cases per factory configuration (sequences only).
-    pub configurations: std::collections::BTreeMap<String, u64>,
-    /// Set when the property found at run time that it cannot run, with the reason (it is then
-    /// reported as not run, never as passed).
-    pub skipped: Option<String>,
+    /// The breadth of the generated sequences, for the property that generates the run's
+    /// sequences (`sequences`).
+    pub generated: Option<Generated>,
+    /// Set when the property found at run time that it could not check what it exists for
+    /// (it is then never reported as passed).
+    pub not_checked: Option<NotChecked>,
+    /// What the property observed, in a sentence, where its count of checks alone does not say
+    /// (how many reads really overlapped a write).
+    pub detail: Option<String>,
 }
 
 /// One property of the suite.
@@ -124,12 +181,11 @@ pub trait Property: Send + Sync {
     fn name(&self) -> &'static str;
     /// What it checks, in a sentence.
     fn summary(&self) -> &'static str;
-    /// `Err(reason)` when the property cannot run for this backend: a reason starting with
-    /// `not claimed` means the backend does not claim what it needs; any other reason means it
-    /// cannot run here. Either way it is reported as such, never as passed.
-    fn applies(&self, cx: &Context) -> Result<(), String> {
+    /// Whether it runs for this backend in this run; reported as such when it does not, never
+    /// as passed.
+    fn applies(&self, cx: &Context) -> Applicability {
         let _ = cx;
-        Ok(())
+        Applicability::Runs
     }
     /// Whether a run must include this property to be a pass (the core contract).
     fn core(&self) -> bool;

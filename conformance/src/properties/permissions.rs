@@ -5,9 +5,10 @@
 //! one, otherwise through an [`Unprivileged`] runner the composition root provides (the `seam`
 //! binary re-executes itself with a dropped uid).
 
-use super::{Context, Property, Run};
+use super::{Applicability, Context, Property, Run};
 use crate::failure::{Failure, FailureKind, fail};
 use crate::rules::Rule;
+use seam::Capability;
 use seam::{EditRequest, FileSystem, FsErrorCode, ResolveOptions, Signal};
 use seam_model::{SnapEntry, WorldEffect};
 use serde::{Deserialize, Serialize};
@@ -183,18 +184,19 @@ impl Property for PermissionDenied {
         "what the OS refuses is FS_PERMISSION_DENIED (checked as an unprivileged user), naming the path, changing nothing"
     }
 
-    fn applies(&self, cx: &Context) -> Result<(), String> {
-        if !cx.caps.permissions {
-            return Err("not claimed (permissions)".into());
+    fn applies(&self, cx: &Context) -> Applicability {
+        let claimed = Applicability::needs(&cx.caps, &[Capability::Permissions]);
+        if claimed != Applicability::Runs {
+            return claimed;
         }
         if rustix::process::geteuid().is_root() && cx.config.unprivileged.is_none() {
-            return Err(
+            return Applicability::CannotRun(
                 "this process is root and no way to drop privileges was provided \
                  (SuiteConfig::unprivileged; the seam binary provides one)"
                     .into(),
             );
         }
-        Ok(())
+        Applicability::Runs
     }
 
     fn core(&self) -> bool {

@@ -9,7 +9,7 @@
 //! It runs when the composition gives the suite an agent surface (`SuiteConfig::agent`; `seam
 //! check` gives the shipped tools and policy); otherwise it does not run, and says so.
 
-use super::{Context, Property, Run};
+use super::{Applicability, Context, Property, Run};
 use crate::failure::Failure;
 use crate::sequences::{SequenceConfig, Subjects, run_sequences_watched};
 use crate::suite::SuiteProgress;
@@ -26,11 +26,11 @@ impl Property for Policy {
         "tool calls by two sessions agree with the observation gate: nothing unobserved changes, stale changes nothing, re-read and retry succeed"
     }
 
-    fn applies(&self, cx: &Context) -> Result<(), String> {
+    fn applies(&self, cx: &Context) -> Applicability {
         if cx.config.agent.is_some() {
-            Ok(())
+            Applicability::Runs
         } else {
-            Err("no agent surface was given (SuiteConfig::agent; seam check gives the shipped tools and policy)".into())
+            Applicability::CannotRun("no agent surface was given (SuiteConfig::agent; seam check gives the shipped tools and policy)".into())
         }
     }
 

@@ -4,9 +4,10 @@
 //! backend fences for real, a claim of sandbox modes without this behaviour fails here.
 //! (Containment against links and `..` is the sandbox provider's own property.)
 
-use super::{Context, Property, Run};
+use super::{Applicability, Context, Property, Run};
 use crate::failure::{Failure, FailureKind, fail};
 use crate::rules::Rule;
+use seam::Capability;
 use seam::{EditRequest, FsError, ResolveOptions, SandboxMode, SandboxPolicy, Signal};
 use seam_model::{SnapEntry, WorldEffect};
 
@@ -22,12 +23,8 @@ impl Property for SandboxModes {
         "read-only denies mutations with FS_SANDBOX_DENIED and changes nothing; wider modes let them through"
     }
 
-    fn applies(&self, cx: &Context) -> Result<(), String> {
-        if cx.caps.sandbox_modes {
-            Ok(())
-        } else {
-            Err("not claimed (sandbox_modes)".into())
-        }
+    fn applies(&self, cx: &Context) -> Applicability {
+        Applicability::needs(&cx.caps, &[Capability::SandboxModes])
     }
 
     fn core(&self) -> bool {

@@ -1,7 +1,7 @@
 //! `sequences`: the generated-sequence property as a registry entry ([`crate::run_sequences`]
 //! does the work).
 
-use super::{Context, Property, Run};
+use super::{Context, Generated, Property, Run};
 use crate::failure::Failure;
 use crate::sequences::{Subjects, run_sequences_watched};
 use crate::suite::SuiteProgress;
@@ -41,9 +41,11 @@ impl Property for Sequences {
             },
         )?;
         out.stats.merge(&outcome.stats);
-        out.cases = outcome.cases;
-        out.full_durability_cases = outcome.full_durability_cases;
-        out.configurations = outcome.configurations.clone();
+        out.generated = Some(Generated {
+            cases: outcome.cases,
+            full_durability_cases: outcome.full_durability_cases,
+            configurations: outcome.configurations.clone(),
+        });
         finish(cx, out, self.name(), outcome.failure)
     }
 }

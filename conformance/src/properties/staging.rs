@@ -2,11 +2,12 @@
 //! seen from outside at the staged checkpoint), and a staging name that already exists is never
 //! clobbered.
 
-use super::{Context, Property, Run};
+use super::{Applicability, Context, NotChecked, Property, Run};
 use crate::factory::Subject;
 use crate::failure::{Failure, FailureKind, fail};
 use crate::rules::Rule;
 use crate::world::World;
+use seam::Capability;
 use seam::{CancelPoint, EditRequest, FileSystem, ResolveOptions, Signal};
 use seam_model::{SnapEntry, WorldEffect};
 use std::sync::{Arc, Mutex};
@@ -24,12 +25,15 @@ impl Property for StagingPrivate {
         "staged content sits in a 0700 directory as a 0600 file while it exists; final modes are 0600 for new files and kept for old ones"
     }
 
-    fn applies(&self, cx: &Context) -> Result<(), String> {
-        if cx.caps.staging_probe && cx.caps.permissions && cx.caps.cancel_points {
-            Ok(())
-        } else {
-            Err("not claimed (needs staging_probe, permissions and cancel_points)".into())
-        }
+    fn applies(&self, cx: &Context) -> Applicability {
+        Applicability::needs(
+            &cx.caps,
+            &[
+                Capability::StagingProbe,
+                Capability::Permissions,
+                Capability::CancelPoints,
+            ],
+        )
     }
 
     fn core(&self) -> bool {
@@ -55,11 +59,11 @@ impl Property for StagingNotClobbered {
         "a pre-existing entry at the staging name is left untouched and the write still lands or fails coded"
     }
 
-    fn applies(&self, cx: &Context) -> Result<(), String> {
-        if !(cx.caps.staging_probe && cx.caps.cancel_points) {
-            return Err("not claimed (needs staging_probe and cancel_points)".into());
-        }
-        Ok(())
+    fn applies(&self, cx: &Context) -> Applicability {
+        Applicability::needs(
+            &cx.caps,
+            &[Capability::StagingProbe, Capability::CancelPoints],
+        )
     }
 
     fn core(&self) -> bool {
@@ -68,7 +72,7 @@ impl Property for StagingNotClobbered {
 
     fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
         not_clobbered(cx, out)?;
-        if out.skipped.is_none() {
+        if out.not_checked.is_none() {
             out.stats.rule(Rule::StagingNotClobbered);
         }
         Ok(())
@@ -273,11 +277,11 @@ fn not_clobbered(cx: &Context, out: &mut Run) -> Result<(), Failure> {
         ));
     }
     if p1 != p2 {
-        out.skipped = Some(
+        out.not_checked = Some(NotChecked::NotRun(
             "staging names are not reproducible from the case seed, so no decoy can be \
              planted (seed them from CaseOptions::seed)"
                 .into(),
-        );
+        ));
         return Ok(());
     }
     let subject = cx.factory.make(&cx.options()).map_err(setup)?;

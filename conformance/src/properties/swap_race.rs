@@ -9,7 +9,7 @@
 //! The sandbox crate's own test runs 10,000 atomic exchanges and shows the same race escaping a
 //! check-then-open fence.
 
-use super::{Context, Property, Run};
+use super::{Applicability, Context, Property, Run};
 use crate::failure::{Failure, FailureKind, fail};
 use crate::rules::Rule;
 use seam::{EditRequest, FsErrorCode, ResolveOptions, SandboxMode, SandboxPolicy, Signal};
@@ -41,7 +41,7 @@ impl Property for SwapRace {
         "writes and edits under workspace-write race a directory swapped for a link to outside and back: nothing outside changes"
     }
 
-    fn applies(&self, cx: &Context) -> Result<(), String> {
+    fn applies(&self, cx: &Context) -> Applicability {
         super::containment::fenced_with_links(cx)
     }
 
