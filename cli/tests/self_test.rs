@@ -149,6 +149,13 @@ fn catch_over(fault: Fault, base: Arc<dyn seam_conformance::Factory>) {
         );
         let words = fault.signature();
         let message = p.failure.as_deref().unwrap_or_default();
+        // A report a person can read: long values are excerpts, never the whole text.
+        assert!(
+            message.len() < 5_000,
+            "{}: a failure message of {} bytes at seed {seed}",
+            fault.name(),
+            message.len()
+        );
         assert!(
             words.is_empty() || words.iter().any(|w| message.contains(w)),
             "{} was caught as {:?} but not for its own mistake (expected one of {words:?}) at seed {seed}: {message}",

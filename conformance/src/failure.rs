@@ -111,11 +111,12 @@ pub struct Failure {
 }
 
 impl Failure {
-    /// A failure of `kind`.
+    /// A failure of `kind`. A message is bounded (see `excerpt`): a report stays readable
+    /// whatever values went into it.
     pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
         Self {
             kind,
-            message: message.into(),
+            message: crate::excerpt::bounded(message.into()),
         }
     }
 }

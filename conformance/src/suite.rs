@@ -37,7 +37,6 @@ pub struct SuiteConfig {
     pub reference: Option<Arc<dyn Factory>>,
 }
 
-
 /// What a suite run is doing, for progress displays.
 #[derive(Clone, Debug)]
 pub enum SuiteProgress {

@@ -58,7 +58,17 @@ impl Faulty {
                 if info.kind != FsKind::File {
                     return None;
                 }
-                let before = self.inner.read_text(target, &Signal::none()).await.ok();
+                // `before` as the contract gives it: none at or over the diff-basis limit.
+                let before = self
+                    .inner
+                    .read_text(target, &Signal::none())
+                    .await
+                    .ok()
+                    .filter(|old| {
+                        (old.len() as u64) < self.diff_limit
+                            && (content.len() as u64) < self.diff_limit
+                    })
+                    .map(|old| seam::text::lf_normalize(&old).into_owned());
                 let bytes = content.as_bytes();
                 let half = &bytes[..bytes.len() / 2];
                 for (step, part) in [&[][..], half, bytes].into_iter().enumerate() {

@@ -30,7 +30,12 @@ impl Factory for FaultyFactory {
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
         let subject = self.inner.make(options)?;
         Ok(Subject {
-            fs: Arc::new(Faulty::new(subject.fs, subject.world.clone(), self.fault)),
+            fs: Arc::new(Faulty::new(
+                subject.fs,
+                subject.world.clone(),
+                self.fault,
+                subject.diff_basis_max_bytes,
+            )),
             world: subject.world,
             diff_basis_max_bytes: subject.diff_basis_max_bytes,
             keep_alive: subject.keep_alive,
@@ -46,8 +51,12 @@ impl Factory for FaultyFactory {
         // broken the same way over the same world.
         let opened = self.inner.reopen(options, subject)?;
         Some(opened.map(|fs| {
-            Arc::new(Faulty::new(fs, subject.world.clone(), self.fault))
-                as Arc<dyn seam::FileSystem>
+            Arc::new(Faulty::new(
+                fs,
+                subject.world.clone(),
+                self.fault,
+                subject.diff_basis_max_bytes,
+            )) as Arc<dyn seam::FileSystem>
         }))
     }
 }

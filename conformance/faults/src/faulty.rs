@@ -25,6 +25,8 @@ pub(crate) struct Faulty {
     pins: Mutex<HashMap<String, Vec<u8>>>,
     /// Texts this instance read, by key ([`Fault::StaleInstanceCache`]).
     cache: Mutex<HashMap<FsTargetKey, String>>,
+    /// The inner provider's diff-basis limit, for a `before` the fault computes itself.
+    pub(crate) diff_limit: u64,
 }
 
 /// The local provider's token without its last field (ctime); other tokens unchanged.
@@ -125,7 +127,12 @@ impl Faulty {
             _ => None,
         }
     }
-    pub fn new(inner: Arc<dyn FileSystem>, world: Arc<dyn World>, fault: Fault) -> Self {
+    pub fn new(
+        inner: Arc<dyn FileSystem>,
+        world: Arc<dyn World>,
+        fault: Fault,
+        diff_limit: u64,
+    ) -> Self {
         Self {
             root: world.root_display(),
             inner,
@@ -134,6 +141,7 @@ impl Faulty {
             pins: Mutex::new(HashMap::new()),
             cache: Mutex::new(HashMap::new()),
             instance_lock: futures_util::lock::Mutex::new(()),
+            diff_limit,
         }
     }
 

@@ -192,7 +192,11 @@ pub(crate) fn show_bytes(b: &[u8]) -> String {
     let text = String::from_utf8_lossy(b);
     if text.chars().count() > 60 {
         let head: String = text.chars().take(57).collect();
-        format!("{head:?}... ({} bytes)", b.len())
+        format!(
+            "{head:?}... ({} bytes, digest {})",
+            b.len(),
+            crate::excerpt::digest(b)
+        )
     } else {
         format!("{text:?}")
     }
@@ -207,10 +211,8 @@ fn same<T: PartialEq + std::fmt::Debug>(
     if expected == actual {
         Ok(())
     } else {
-        Err(fail(
-            kind,
-            format!("{what}: expected {expected:?}, got {actual:?}"),
-        ))
+        let (e, a) = crate::excerpt::differ(&format!("{expected:?}"), &format!("{actual:?}"));
+        Err(fail(kind, format!("{what}: expected {e}, got {a}")))
     }
 }
 

@@ -442,7 +442,10 @@ fn run_batch(cx: &Context, batch: &Batch, stats: &mut Stats) -> Result<(), Failu
             }
         }
     }
-    let observed_text: Vec<String> = observed.iter().map(|(s, _)| format!("{s:?}")).collect();
+    let observed_text: Vec<String> = observed
+        .iter()
+        .map(|(s, _)| crate::excerpt::excerpt(&format!("{s:?}")))
+        .collect();
     Err(fail(
         FailureKind::Linearizability,
         format!(
@@ -717,13 +720,13 @@ impl Check<'_> {
                 .collect()
         };
         if strip(&want) != strip(self.snapshot) {
+            let (holds, leaves) = crate::excerpt::differ(
+                &format!("{:?}", strip(self.snapshot)),
+                &format!("{:?}", strip(&want)),
+            );
             return Err((
                 depth + 1,
-                format!(
-                    "the storage holds {:?}, this order leaves {:?}",
-                    strip(self.snapshot),
-                    strip(&want)
-                ),
+                format!("the storage holds {holds}, this order leaves {leaves}"),
             ));
         }
         Ok(())

@@ -1,0 +1,131 @@
+//! Reports a person can read. A failure about a 530 KB text must not print it twice: a long
+//! value in a message is cut to a bounded excerpt with its length and a digest (two values with
+//! one digest are the same value), and where two values differ the excerpt is taken around
+//! their first difference. The full values are in the saved trace, which replays them.
+
+/// Values up to this many characters are shown whole.
+const WHOLE: usize = 160;
+/// Characters shown on each side of a cut.
+const CONTEXT: usize = 48;
+/// No failure message is longer than this (a net under every message, whatever built it).
+pub(crate) const MESSAGE_MAX: usize = 4096;
+
+/// FNV-1a, 64 bits: a digest to tell two long values apart, not a secure hash.
+pub(crate) fn digest(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The char boundary at or before `at`.
+fn floor(s: &str, at: usize) -> usize {
+    let mut at = at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The char boundary at or after `at`.
+fn ceil(s: &str, at: usize) -> usize {
+    let mut at = at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
+/// `s` whole when short; else its start and end, its length and its digest.
+pub(crate) fn excerpt(s: &str) -> String {
+    if s.chars().count() <= WHOLE {
+        return s.to_string();
+    }
+    let head = &s[..floor(s, CONTEXT * 2)];
+    let tail = &s[ceil(s, s.len().saturating_sub(CONTEXT)).max(head.len())..];
+    format!(
+        "{head}…{tail} [{} bytes, digest {}]",
+        s.len(),
+        digest(s.as_bytes())
+    )
+}
+
+/// Two values that differ, readable however long they are: whole when both are short, else
+/// their lengths and digests and a window around the first byte where they differ.
+pub(crate) fn differ(expected: &str, actual: &str) -> (String, String) {
+    if expected.chars().count() <= WHOLE && actual.chars().count() <= WHOLE {
+        return (expected.to_string(), actual.to_string());
+    }
+    let first = expected
+        .bytes()
+        .zip(actual.bytes())
+        .position(|(a, b)| a != b)
+        .unwrap_or(expected.len().min(actual.len()));
+    let window = |s: &str| {
+        let from = floor(s, first.saturating_sub(CONTEXT));
+        let to = ceil(s, (first + CONTEXT).min(s.len()));
+        format!(
+            "{}{}{} [{} bytes, digest {}, first difference at byte {first}]",
+            if from > 0 { "…" } else { "" },
+            &s[from..to],
+            if to < s.len() { "…" } else { "" },
+            s.len(),
+            digest(s.as_bytes())
+        )
+    };
+    (window(expected), window(actual))
+}
+
+/// A message cut to [`MESSAGE_MAX`] bytes, saying so.
+pub(crate) fn bounded(message: String) -> String {
+    if message.len() <= MESSAGE_MAX {
+        return message;
+    }
+    let cut = floor(&message, MESSAGE_MAX);
+    format!(
+        "{}… [message cut: {} bytes, digest {}]",
+        &message[..cut],
+        message.len(),
+        digest(message.as_bytes())
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_values_are_whole_long_ones_are_cut_with_length_and_digest() {
+        assert_eq!(excerpt("abc"), "abc");
+        let long = "é".repeat(1000);
+        let e = excerpt(&long);
+        assert!(e.len() < 400, "{e}");
+        assert!(e.contains("[2000 bytes, digest "), "{e}");
+        assert_eq!(excerpt(&long), e, "the same value, the same excerpt");
+        assert_ne!(excerpt(&"é".repeat(1001)), e);
+    }
+
+    #[test]
+    fn two_long_values_are_shown_around_their_first_difference() {
+        let a = format!("{}X{}", "a".repeat(500_000), "b".repeat(30_000));
+        let b = format!("{}Y{}", "a".repeat(500_000), "b".repeat(30_000));
+        let (x, y) = differ(&a, &b);
+        assert!(x.len() < 300 && y.len() < 300, "{x}\n{y}");
+        assert!(x.contains("aX") && y.contains("aY"), "{x}\n{y}");
+        assert!(x.contains("first difference at byte 500000"), "{x}");
+        assert!(x.contains("530001 bytes"), "{x}");
+        // One a prefix of the other: the difference is where the shorter ends.
+        let (x, _) = differ(&"q".repeat(300), &"q".repeat(200));
+        assert!(x.contains("first difference at byte 200"), "{x}");
+    }
+
+    #[test]
+    fn a_message_never_runs_past_its_bound() {
+        let m = bounded("é".repeat(10_000));
+        assert!(m.len() <= MESSAGE_MAX + 80, "{}", m.len());
+        assert!(m.contains("[message cut: 20000 bytes"), "{m}");
+        assert_eq!(bounded("short".into()), "short");
+    }
+}
