@@ -148,6 +148,18 @@ enum Command {
         /// How strictly error messages are compared.
         #[arg(long, value_enum, default_value_t = Messages::Exact)]
         messages: Messages,
+        /// Runs until the trace departs (each on a fresh subject); default 1, or 20 for a trace
+        /// that runs steps at the same time.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        attempts: Option<u32>,
+        /// Seconds a call may take before the replay fails it as a hang.
+        #[arg(
+            long,
+            value_name = "SECS",
+            default_value_t = 30.0,
+            allow_negative_numbers = true
+        )]
+        call_timeout: f64,
     },
     /// Serve the tools (read, write, edit, read_image, glob, grep, str_replace_editor) to an MCP
     /// client on stdio, with read-before-write, compare-and-swap edits and containment in DIR.
@@ -351,10 +363,26 @@ fn main() -> ExitCode {
             #[cfg(feature = "faults")]
             fault,
             messages,
+            attempts,
+            call_timeout,
         } => {
             #[cfg(not(feature = "faults"))]
             let fault: Option<String> = None;
-            match replay::run(&trace, &provider, fault.as_deref(), messages.into()) {
+            if !(call_timeout.is_finite() && call_timeout > 1.0 && call_timeout < 1e9) {
+                return usage("--call-timeout must be a number of seconds above 1");
+            }
+            let args = replay::ReplayArgs {
+                path: &trace,
+                provider: &provider,
+                fault: fault.as_deref(),
+                messages: messages.into(),
+                attempts,
+                timing: seam_conformance::Timing {
+                    hang_after: std::time::Duration::from_secs_f64(call_timeout),
+                    ..seam_conformance::Timing::default()
+                },
+            };
+            match replay::run(&args) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::from(1),
                 Err(Usage(e)) => usage(&e),

@@ -1,32 +1,56 @@
 //! `seam replay`: re-runs a saved trace step by step against a provider, showing what the model
-//! expected and what the provider did, and stops where they part.
+//! expected and what the provider did, and stops where they part. A trace that runs steps at
+//! the same time (a race, a linearizability batch, readers during writes) is run again on a
+//! fresh subject until it departs, up to `--attempts` times (20 by default for such a trace):
+//! a race does not recur on every run.
 
 use crate::select::factory;
-use seam_conformance::{MessageCheck, Trace, replay_with};
+use seam_conformance::{MessageCheck, ReplayConfig, Timing, Trace, replay_with};
 use std::path::Path;
+use std::sync::Arc;
+
+/// What `seam replay` was asked to do.
+pub struct ReplayArgs<'a> {
+    pub path: &'a Path,
+    pub provider: &'a str,
+    pub fault: Option<&'a str>,
+    pub messages: MessageCheck,
+    pub attempts: Option<u32>,
+    pub timing: Timing,
+}
 
 /// Replays; returns whether the provider followed the model to the end.
-pub fn run(
-    path: &Path,
-    provider: &str,
-    fault: Option<&str>,
-    messages: MessageCheck,
-) -> Result<bool, crate::Usage> {
+pub fn run(args: &ReplayArgs<'_>) -> Result<bool, crate::Usage> {
+    let path = args.path;
     let text = std::fs::read_to_string(path)
         .map_err(|e| crate::Usage(format!("cannot read trace {}: {e}", path.display())))?;
     let trace =
         Trace::parse(&text).map_err(|e| crate::Usage(format!("{}: {e}", path.display())))?;
-    let factory = factory(provider, fault).map_err(crate::Usage)?;
+    let factory = factory(args.provider, args.fault).map_err(crate::Usage)?;
+    let attempts = args
+        .attempts
+        .unwrap_or_else(|| ReplayConfig::attempts_for(&trace));
     println!(
-        "replaying {} ({} steps, found against {} by {}) on {}",
+        "replaying {} ({} steps, found against {} by {}) on {}{}",
         path.display(),
         trace.steps.len(),
         trace.provider,
         trace.property,
-        factory.name()
+        factory.name(),
+        if attempts > 1 {
+            format!(", up to {attempts} runs until it departs")
+        } else {
+            String::new()
+        }
     );
-    let agent = seam_cli::agent::ToolAgentFactory;
-    let outcome = replay_with(factory.as_ref(), Some(&agent), &trace, messages)
+    let config = ReplayConfig {
+        messages: args.messages,
+        timing: args.timing,
+        attempts,
+    };
+    let agent: Arc<dyn seam_conformance::AgentFactory> =
+        Arc::new(seam_cli::agent::ToolAgentFactory);
+    let outcome = replay_with(factory.clone(), Some(agent), &trace, &config)
         .map_err(|f| crate::Usage(format!("cannot replay: {f}")))?;
     for r in &outcome.records {
         let mark = if r.failure.is_some() { "✗" } else { "✓" };
@@ -41,13 +65,25 @@ pub fn run(
     }
     match outcome.departure() {
         Some(r) => {
-            println!("the provider departs from the model at step {}", r.index);
+            if attempts > 1 {
+                println!(
+                    "the provider departs from the model at step {} (on run {} of at most {attempts})",
+                    r.index, outcome.attempts
+                );
+            } else {
+                println!("the provider departs from the model at step {}", r.index);
+            }
             Ok(false)
         }
         None => {
             println!(
-                "the provider follows the model through all {} steps",
-                outcome.records.len()
+                "the provider follows the model through all {} steps{}",
+                outcome.records.len(),
+                if outcome.attempts > 1 {
+                    format!(", in each of {} runs", outcome.attempts)
+                } else {
+                    String::new()
+                }
             );
             Ok(true)
         }

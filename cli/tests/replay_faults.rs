@@ -1,9 +1,12 @@
 //! Saved counterexamples named `fault-<name>.json` must still catch their broken variant when
 //! replayed, and a failing run's trace replays to the same departure (`seam replay` in a build
-//! with the `faults` feature does the same from the command line).
+//! with the `faults` feature does the same from the command line) — a race, a linearizability
+//! batch and a visibility round as much as a generated sequence.
 
 use seam_cli::providers::LocalFactory;
-use seam_conformance::{MessageCheck, SequenceConfig, SuiteConfig, Trace, replay, run_suite};
+use seam_conformance::{
+    FailureKind, ReplayConfig, SequenceConfig, SuiteConfig, Trace, replay, run_suite,
+};
 use seam_faults::{Fault, FaultyFactory};
 use std::path::Path;
 use std::sync::Arc;
@@ -24,8 +27,12 @@ fn fault_counterexamples_still_catch_their_fault() {
         };
         let fault = Fault::from_name(name).unwrap_or_else(|| panic!("{stem}: no such fault"));
         let trace = Trace::parse(&std::fs::read_to_string(&path).expect("read")).expect("parse");
-        let broken = FaultyFactory::new(Arc::new(LocalFactory), fault);
-        let outcome = replay(&broken, &trace, MessageCheck::Exact).expect("replays");
+        let broken = Arc::new(FaultyFactory::new(Arc::new(LocalFactory), fault));
+        let config = ReplayConfig {
+            attempts: ReplayConfig::attempts_for(&trace),
+            ..ReplayConfig::default()
+        };
+        let outcome = replay(broken, &trace, &config).expect("replays");
         let departure = outcome
             .departure()
             .unwrap_or_else(|| panic!("{stem} no longer catches {name}"));
@@ -60,7 +67,7 @@ fn a_failing_trace_replays_to_the_same_departure() {
     let trace = p.trace.clone().expect("a trace");
     let json = trace.to_json();
     let back = Trace::parse(&json).expect("round trip");
-    let outcome = replay(broken.as_ref(), &back, MessageCheck::Exact).expect("replays");
+    let outcome = replay(broken, &back, &ReplayConfig::default()).expect("replays");
     let departure = outcome.departure().expect("departs");
     assert_eq!(departure.index, trace.steps.len() - 1);
     assert_eq!(
@@ -68,6 +75,81 @@ fn a_failing_trace_replays_to_the_same_departure() {
         trace.failure.as_ref().and_then(|f| f.kind)
     );
     // The correct provider follows the same trace to the end.
-    let fixed = replay(&LocalFactory, &back, MessageCheck::Exact).expect("replays");
+    let fixed = replay(Arc::new(LocalFactory), &back, &ReplayConfig::default()).expect("replays");
     assert!(fixed.departure().is_none());
+}
+
+/// A failure of a property that runs steps at the same time is a trace too: saved, parsed back,
+/// and replayed (a few runs, for a race) to a departure of the same kind; the correct provider
+/// follows the same trace through every run.
+#[test]
+fn a_race_a_linearizability_batch_and_a_visibility_round_replay_from_their_traces() {
+    for (fault, property, kind) in [
+        (Fault::GuardCheckedApart, "cas-races", FailureKind::Race),
+        (
+            Fault::EditReadsOutsideLock,
+            "linearizable",
+            FailureKind::Linearizability,
+        ),
+        (
+            Fault::TruncatesInPlace,
+            "atomic-visibility",
+            FailureKind::TornRead,
+        ),
+    ] {
+        let broken = Arc::new(FaultyFactory::new(Arc::new(LocalFactory), fault));
+        let config = SuiteConfig {
+            sequences: SequenceConfig {
+                seed: 24228,
+                ..SequenceConfig::default()
+            },
+            only: vec![property.into()],
+            ..SuiteConfig::default()
+        };
+        let report = run_suite(broken.clone(), &config, &mut |_| {}).expect("runs");
+        let p = report
+            .properties
+            .iter()
+            .find(|p| p.name == property)
+            .expect("ran");
+        assert_eq!(
+            p.failure_kind,
+            Some(kind),
+            "{}: {:?}",
+            fault.name(),
+            p.failure
+        );
+        let trace = p
+            .trace
+            .clone()
+            .unwrap_or_else(|| panic!("{}: no trace saved", fault.name()));
+        assert!(trace.is_concurrent(), "{}: {:?}", fault.name(), trace.steps);
+        let back = Trace::parse(&trace.to_json()).expect("round trip");
+        assert_eq!(back, trace);
+        let replay_config = ReplayConfig {
+            attempts: ReplayConfig::attempts_for(&back),
+            ..ReplayConfig::default()
+        };
+        assert_eq!(replay_config.attempts, 20);
+        let outcome = replay(broken, &back, &replay_config).expect("replays");
+        let departure = outcome
+            .departure()
+            .unwrap_or_else(|| panic!("{}: {} runs, no departure", fault.name(), outcome.attempts));
+        assert_eq!(departure.index, back.steps.len() - 1, "{}", fault.name());
+        assert_eq!(
+            departure.failure.as_ref().map(|f| f.kind),
+            Some(kind),
+            "{}: {:?}",
+            fault.name(),
+            departure.failure
+        );
+        let fixed = replay(Arc::new(LocalFactory), &back, &replay_config).expect("replays");
+        assert!(
+            fixed.departure().is_none(),
+            "{}: the correct provider departs: {:?}",
+            fault.name(),
+            fixed.departure()
+        );
+        assert_eq!(fixed.attempts, 20);
+    }
 }

@@ -86,6 +86,6 @@ pub use step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard, describe
 pub use suite::{SuiteConfig, SuiteProgress, property_names, run_suite};
 pub use timing::{Hang, Load, SlowCall, Slowness, Timing, TimingError};
 pub use trace::{
-    ReplayOutcome, TRACE_FORMAT, Trace, TraceError, TraceFailure, replay, replay_with,
+    ReplayConfig, ReplayOutcome, TRACE_FORMAT, Trace, TraceError, TraceFailure, replay, replay_with,
 };
 pub use world::{DiskWorld, EntryMode, World};

@@ -314,7 +314,7 @@ fn run_case(
 /// failing there as a hang), and the run — or its shrinking — goes on. `lowered`: the case is a
 /// candidate of a hang being shrunk (see [`Monitor::for_case`]).
 #[allow(clippy::too_many_arguments)]
-fn run_case_supervised(
+pub(crate) fn run_case_supervised(
     subjects: &Subjects,
     parent: &Monitor,
     lowered: bool,

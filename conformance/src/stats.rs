@@ -35,6 +35,15 @@ pub struct Stats {
     /// on (a backend that serves one call at a time).
     #[serde(default)]
     pub paused_reads_unserved: u64,
+    /// Reads and stats run beside a mutating lane of a group of steps run together.
+    #[serde(default)]
+    pub group_reads: u64,
+    /// Of those, sent while a mutation of another lane was in flight.
+    #[serde(default)]
+    pub group_reads_sent_during: u64,
+    /// Of those, answered within the mutation they were sent during: served while it was.
+    #[serde(default)]
+    pub group_reads_served_during: u64,
     /// Outcomes per operation: `ok` or the error code.
     pub outcomes: BTreeMap<String, BTreeMap<String, u64>>,
     /// Steps that exercised each rule, by rule id.
@@ -108,6 +117,9 @@ impl Stats {
         self.world_checks += other.world_checks;
         self.paused_reads_served += other.paused_reads_served;
         self.paused_reads_unserved += other.paused_reads_unserved;
+        self.group_reads += other.group_reads;
+        self.group_reads_sent_during += other.group_reads_sent_during;
+        self.group_reads_served_during += other.group_reads_served_during;
         for (op, m) in &other.outcomes {
             let mine = self.outcomes.entry(op.clone()).or_default();
             add(mine, m);

@@ -167,6 +167,64 @@ pub enum Op {
     },
     /// A change behind the provider's back.
     World(WorldOp),
+    /// Steps that run at the same time: every lane starts on one barrier and runs its steps in
+    /// order on a thread (or a task) of its own. What they return must be explained by some
+    /// sequential order of the model that respects real time (see [`Lane`]).
+    Together {
+        /// The lanes.
+        lanes: Vec<Lane>,
+        /// How the lanes run.
+        #[serde(default, skip_serializing_if = "Spawn::is_threads")]
+        on: Spawn,
+    },
+}
+
+/// One lane of a [`Op::Together`] group: reads, stats, writes and edits, each with its own path
+/// (resolved before the group starts); guards name versions seen before it started.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lane {
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// The instance that runs them: `0` the subject, `1` a second instance over the same
+    /// storage ([`crate::Factory::reopen`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub instance: u8,
+    /// Run the steps again and again until every other lane is done (a reader that reads while
+    /// the writes go on). Only reads and stats repeat.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub repeat: bool,
+}
+
+impl Lane {
+    /// A lane of `steps` on the subject, run once.
+    pub fn of(steps: Vec<Step>) -> Self {
+        Lane {
+            steps,
+            instance: 0,
+            repeat: false,
+        }
+    }
+}
+
+/// How the lanes of a group run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Spawn {
+    /// Each on a thread of its own with its own runtime.
+    #[default]
+    Threads,
+    /// Each as a task of one multi-threaded runtime.
+    Tasks,
+}
+
+impl Spawn {
+    fn is_threads(&self) -> bool {
+        *self == Spawn::Threads
+    }
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
 }
 
 impl Op {
@@ -187,6 +245,7 @@ impl Op {
             Op::AgentWrite { .. } => "agent_write",
             Op::AgentEdit { .. } => "agent_edit",
             Op::World(_) => "world",
+            Op::Together { .. } => "together",
         }
     }
 
@@ -214,7 +273,7 @@ impl Op {
             | Op::AgentRead { path, .. }
             | Op::AgentWrite { path, .. }
             | Op::AgentEdit { path, .. } => Some(path),
-            Op::World(_) => None,
+            Op::World(_) | Op::Together { .. } => None,
         }
     }
 
@@ -280,6 +339,10 @@ pub struct Step {
     /// The per-call sandbox policy of a mutation (`None`: the deployment's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<CallSandbox>,
+    /// The instance the step runs on: `0` the subject, `1` a second instance over the same
+    /// storage ([`crate::Factory::reopen`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub instance: u8,
 }
 
 impl Step {
@@ -290,7 +353,14 @@ impl Step {
             interfere: Interfere::None,
             reuse: false,
             sandbox: None,
+            instance: 0,
         }
+    }
+
+    /// The same step, on instance `n` (see [`Step::instance`]).
+    pub fn on(mut self, n: u8) -> Self {
+        self.instance = n;
+        self
     }
 
     /// The same step, under a per-call sandbox policy.
@@ -307,7 +377,10 @@ impl Step {
 
     /// Whether the step uses a second provider instance over the same storage.
     pub fn uses_second_instance(&self) -> bool {
-        matches!(self.interfere, Interfere::ReadersAtCheckpoints(n) if n > 0)
+        self.instance > 0
+            || matches!(self.interfere, Interfere::ReadersAtCheckpoints(n) if n > 0)
+            || matches!(&self.op, Op::Together { lanes, .. }
+                if lanes.iter().any(|l| l.instance > 0 || l.steps.iter().any(Step::uses_second_instance)))
     }
 }
 
@@ -373,6 +446,42 @@ pub fn describe(step: &Step) -> String {
             if *replace_all { " (all)" } else { "" }
         ),
         Op::World(w) => describe_world(w),
+        Op::Together { lanes, on } => {
+            let lanes: Vec<String> = lanes
+                .iter()
+                .map(|l| {
+                    let steps: Vec<String> = l.steps.iter().map(describe).collect();
+                    // A long lane by its first step and its length: the trace has them all.
+                    let shown = match steps.as_slice() {
+                        [first, _, _, ..] => format!("{first}; … ({} steps)", steps.len()),
+                        _ => steps.join("; "),
+                    };
+                    format!(
+                        "{}{}{}",
+                        shown,
+                        if l.instance > 0 {
+                            format!(" on instance {}", l.instance)
+                        } else {
+                            String::new()
+                        },
+                        if l.repeat { " (repeated)" } else { "" }
+                    )
+                })
+                .collect();
+            format!(
+                "together on {}: [{}]",
+                match on {
+                    Spawn::Threads => "threads",
+                    Spawn::Tasks => "tasks",
+                },
+                lanes.join(" | ")
+            )
+        }
+    };
+    let op = if step.instance > 0 {
+        format!("{op} on instance {}", step.instance)
+    } else {
+        op
     };
     let op = if step.reuse {
         format!("{op} (earlier target)")
@@ -443,6 +552,7 @@ mod tests {
             interfere: Interfere::CancelAt(CancelPoint::Staged),
             reuse: true,
             sandbox: None,
+            instance: 0,
         };
         let json = serde_json::to_string(&step).expect("json");
         assert_eq!(

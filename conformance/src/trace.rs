@@ -1,19 +1,24 @@
 //! Saved counterexamples: a JSON trace of steps that `seam replay` (or [`replay`]) runs against
 //! any provider, stopping where it departs from the model.
 //!
-//! Format 2 adds the factory configuration the case ran in and the failure's kind; format 1
-//! traces (without them) are still read, in the factory's first configuration.
+//! Format 2 adds the factory configuration the case ran in and the failure's kind; format 3 adds
+//! steps that run at the same time (`together`, in lanes), the instance a step runs on, and
+//! readers at a mutation's checkpoints. Older traces are still read (format 1 in the factory's
+//! first configuration).
 
 use crate::agent::AgentFactory;
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind};
 use crate::harness::{HarnessConfig, MessageCheck, StepRecord};
-use crate::sequences::{run_agent_steps, run_steps, runtime};
-use crate::step::Step;
+use crate::sequences::{Subjects, run_case_supervised};
+use crate::step::{Op, Step};
+use crate::timing::Timing;
+use crate::watch::Monitor;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// The format version written into every trace.
-pub const TRACE_FORMAT: u32 = 2;
+pub const TRACE_FORMAT: u32 = 3;
 
 /// The oldest format this version still reads.
 const OLDEST_FORMAT: u32 = 1;
@@ -109,17 +114,55 @@ impl Trace {
         Ok(trace)
     }
 
+    /// Whether the trace runs steps at the same time (a group of lanes).
+    pub fn is_concurrent(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s.op, Op::Together { .. }))
+    }
+
     /// Pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
 }
 
+/// How a trace is replayed.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayConfig {
+    /// How strictly messages are compared.
+    pub messages: MessageCheck,
+    /// When a call is slow, and when it hangs (a replayed hang fails at the step, not forever).
+    pub timing: Timing,
+    /// How many times the trace is run, each on a fresh subject, until it departs: a trace that
+    /// runs steps at the same time (a race) does not depart on every run.
+    pub attempts: u32,
+}
+
+impl Default for ReplayConfig {
+    fn default() -> Self {
+        Self {
+            messages: MessageCheck::Exact,
+            timing: Timing::default(),
+            attempts: 1,
+        }
+    }
+}
+
+impl ReplayConfig {
+    /// The attempts a trace gets by default: one, or twenty when it runs steps at the same time.
+    pub fn attempts_for(trace: &Trace) -> u32 {
+        if trace.is_concurrent() { 20 } else { 1 }
+    }
+}
+
 /// What a replay found.
 #[derive(Clone, Debug)]
 pub struct ReplayOutcome {
-    /// Every step run, up to the first departure.
+    /// Every step of the last run, up to its first departure.
     pub records: Vec<StepRecord>,
+    /// The runs made (the last one departed, or every one followed the model).
+    pub attempts: u32,
 }
 
 impl ReplayOutcome {
@@ -129,23 +172,26 @@ impl ReplayOutcome {
     }
 }
 
-/// Runs a trace step by step against a fresh subject from `factory`.
+/// Runs a trace step by step against fresh subjects from `factory`.
 pub fn replay(
-    factory: &dyn Factory,
+    factory: Arc<dyn Factory>,
     trace: &Trace,
-    messages: MessageCheck,
+    config: &ReplayConfig,
 ) -> Result<ReplayOutcome, Failure> {
-    replay_with(factory, None, trace, messages)
+    replay_with(factory, None, trace, config)
 }
 
 /// [`replay`], with an agent surface for a trace that has agent steps (a `policy` trace).
 pub fn replay_with(
-    factory: &dyn Factory,
-    agent: Option<&dyn AgentFactory>,
+    factory: Arc<dyn Factory>,
+    agent: Option<Arc<dyn AgentFactory>>,
     trace: &Trace,
-    messages: MessageCheck,
+    config: &ReplayConfig,
 ) -> Result<ReplayOutcome, Failure> {
-    let rt = runtime().map_err(|e| Failure::new(FailureKind::Setup, e))?;
+    config
+        .timing
+        .validate()
+        .map_err(|e| Failure::new(FailureKind::Setup, format!("bad timing: {e}")))?;
     let configuration = match &trace.configuration {
         Some(c) => c.clone(),
         None => factory
@@ -155,15 +201,34 @@ pub fn replay_with(
             .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string()),
     };
     let options = CaseOptions::new(trace.seed, CaseDurability::Full, configuration);
-    let config = HarnessConfig {
-        messages,
+    let harness = HarnessConfig {
+        messages: config.messages,
+        checkpoint_wait: config.timing.hang_after / 2,
         ..HarnessConfig::default()
     };
-    let (records, _) = match agent {
-        Some(a) => run_agent_steps(factory, a, &rt, &options, config, &trace.steps)?,
-        None => run_steps(factory, &rt, &options, config, &trace.steps)?,
+    let subjects = Subjects {
+        factory,
+        reference: None,
+        agent,
     };
-    Ok(ReplayOutcome { records })
+    let monitor = Monitor::new(config.timing);
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let (records, _) = run_case_supervised(
+            &subjects,
+            &monitor,
+            false,
+            &options,
+            harness,
+            &trace.steps,
+            None,
+        )?;
+        let departed = records.iter().any(|r| r.failure.is_some());
+        if departed || attempts >= config.attempts.max(1) {
+            return Ok(ReplayOutcome { records, attempts });
+        }
+    }
 }
 
 #[cfg(test)]

@@ -248,7 +248,9 @@ impl Fault {
             }
             Fault::EditReadsOutsideLock => &["no sequential order explains"],
             Fault::InstanceLocalLock => &["across two instances"],
-            Fault::StaleInstanceCache => &["a stale view no order explains"],
+            // A read through the second instance after the batch returned what the storage no
+            // longer holds.
+            Fault::StaleInstanceCache => &["on instance 1): text differs"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -288,9 +290,8 @@ impl Fault {
             Fault::HangsInStream => ("sequences", &K::Timeout),
             Fault::TruncatesInPlace => ("atomic-visibility", &K::TornRead),
             Fault::GuardCheckedApart | Fault::InstanceLocalLock => ("cas-races", &K::Race),
-            Fault::EditReadsOutsideLock | Fault::StaleInstanceCache => {
-                ("linearizable", &K::Linearizability)
-            }
+            Fault::EditReadsOutsideLock => ("linearizable", &K::Linearizability),
+            Fault::StaleInstanceCache => ("linearizable", &K::Outcome),
         }
     }
 }

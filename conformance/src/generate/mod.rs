@@ -360,6 +360,7 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
                 op,
                 interfere,
                 sandbox: None,
+                instance: 0,
             })
             .boxed()
     };
@@ -412,6 +413,7 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
                 interfere,
                 reuse,
                 sandbox: sandbox.clone(),
+                instance: 0,
             })
         })
         .boxed();
@@ -438,6 +440,7 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
                 interfere,
                 reuse,
                 sandbox,
+                instance: 0,
             },
         )
         .boxed();

@@ -119,7 +119,8 @@ impl Harness {
                     | Op::World(_)
                     | Op::AgentRead { .. }
                     | Op::AgentWrite { .. }
-                    | Op::AgentEdit { .. } => {
+                    | Op::AgentEdit { .. }
+                    | Op::Together { .. } => {
                         return Ok(());
                     }
                 }

@@ -19,6 +19,7 @@ mod laws;
 mod mutations;
 mod ops;
 mod probe;
+mod together;
 mod verify;
 
 use crate::agent::{Agent, AgentFactory};
@@ -461,10 +462,24 @@ impl Harness {
         self.pending.clear();
         self.pending_laws.clear();
         self.denied_root = None;
+        // A step on the second instance runs with it in the subject's place.
+        let swapped = match step.instance {
+            0 => None,
+            n => match self.instance(n) {
+                Ok(fs) => Some(std::mem::replace(&mut self.fs, fs)),
+                Err(f) => {
+                    record.failure = Some(f);
+                    return record;
+                }
+            },
+        };
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
             rt.block_on(self.run(step, &mut record))
                 .and_then(|()| self.verify_world())
         }));
+        if let Some(fs) = swapped {
+            self.fs = fs;
+        }
         let result = result.unwrap_or_else(|payload| {
             Err(fail(
                 FailureKind::Panic,

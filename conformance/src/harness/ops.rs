@@ -14,6 +14,9 @@ impl Harness {
         if let Op::World(op) = &step.op {
             return self.world_step(op, rec);
         }
+        if let Op::Together { lanes, on } = &step.op {
+            return self.together_step(lanes, *on, rec).await;
+        }
         self.stats.op(step.op.kind());
         if step.op.is_agent() {
             return self.agent_step(&step.op, rec).await;
@@ -70,9 +73,11 @@ impl Harness {
                 self.facts_step(&render_path(path, &root), &render_path(other, &root), rec)
                     .await
             }
-            Op::World(_) | Op::AgentRead { .. } | Op::AgentWrite { .. } | Op::AgentEdit { .. } => {
-                Ok(())
-            }
+            Op::World(_)
+            | Op::AgentRead { .. }
+            | Op::AgentWrite { .. }
+            | Op::AgentEdit { .. }
+            | Op::Together { .. } => Ok(()),
         }
     }
 

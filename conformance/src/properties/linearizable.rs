@@ -4,28 +4,25 @@
 //! Sequential sequences cannot see a lost update: an edit that read the file before another
 //! writer published and then wrote its stale copy back, a guard checked in one critical section
 //! and published in another, a `before` computed from a file that was replaced meanwhile. Here a
-//! batch of two to four writes, edits, reads and stats on one or two files starts on a barrier,
-//! on threads (or as tasks of a multi-threaded runtime), through one provider instance or — for a
-//! backend that claims [`seam::Capability::SharedStorage`] — alternately through two instances
-//! over one storage. Then every order of the batch is played on the model: the batch passes when
-//! one order gives every observed outcome (code and message, or the returned text), a version
-//! mapping that stays one-to-one, and the bytes now on disk. A failing batch is shrunk by
-//! dropping operations while it still fails, and is reported with its seed and its operations.
+//! batch of two to four writes, edits, reads and stats on one or two files runs as one group of
+//! steps ([`crate::step::Op::Together`]) on threads (or as tasks of a multi-threaded runtime),
+//! through one provider instance or — for a backend that claims
+//! [`seam::Capability::SharedStorage`] — alternately through two instances over one storage. The
+//! harness then plays every order of the batch on the model that respects real time: the batch
+//! passes when one order gives every observed outcome (code and message, or the returned text),
+//! a version mapping that stays one-to-one, and the bytes now in the storage.
+//!
+//! Every instance reads both files before the batch (so one that caches is warm) and, across
+//! instances, reads and stats them again after it: a second instance serving a stale copy of
+//! what the first changed shows there. A failing batch is shrunk by dropping operations while
+//! some re-run still fails, and is saved as a trace `seam replay` runs again.
 
-use super::{Context, Property, Run};
-use crate::failure::{Failure, FailureKind, fail};
-use crate::harness::MessageCheck;
+use super::{Context, Property, Run, let_through_step};
+use crate::failure::{Failure, FailureKind};
 use crate::rules::Rule;
-use crate::stats::Stats;
-use seam::{
-    EditRequest, FileSystem, FsError, FsErrorCode, FsKind, FsTarget, FsVersion, ResolveOptions,
-    SandboxPolicy, Signal, WriteIntent, WriteOperation,
-};
-use seam_model::{
-    Guard, Interference, Model, ModelConfig, ModelError, Resolved, SnapEntry, Version, WorldOp,
-};
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Barrier};
+use crate::sequences::{run_steps, runtime};
+use crate::step::{Lane, Op, Spawn, Step, VersionRef, WriteGuard};
+use seam_model::WorldOp;
 
 /// `linearizable`.
 pub struct Linearizable;
@@ -58,36 +55,37 @@ impl Property for Linearizable {
         let modes: &[bool] = if shared { &[false, true] } else { &[false] };
         for &across in modes {
             for n in 0..BATCHES {
-                let batch = Batch::generate(&mut rng, n, across);
-                match run_batch(cx, &batch, &mut out.stats) {
+                let steps = prepare(cx, batch(&mut rng, n, across));
+                let found = match run(cx, &steps, out) {
                     Ok(()) => {
                         out.stats.rule(if across {
                             Rule::LinearizableAcrossInstances
                         } else {
                             Rule::Linearizable
                         });
+                        continue;
                     }
-                    Err(f) if f.kind == FailureKind::Linearizability => {
-                        let (small, failure) = shrink(cx, batch, f);
-                        return Err(Failure::new(
-                            failure.kind,
-                            format!(
-                                "batch {n} ({}), seed {}: {}\n  operations: {}",
-                                if across {
-                                    "across two instances"
-                                } else {
-                                    "one instance"
-                                },
-                                cx.config.sequences.seed,
-                                failure.message,
-                                small.describe()
-                            ),
-                        ));
-                    }
-                    Err(f) => {
-                        return Err(Failure::new(f.kind, format!("batch {n}: {}", f.message)));
-                    }
-                }
+                    Err(found) => found,
+                };
+                let where_ = if across {
+                    "across two instances"
+                } else {
+                    "one instance"
+                };
+                let (steps, failure) = if found.1.kind == FailureKind::Linearizability {
+                    shrink(cx, found)
+                } else {
+                    found
+                };
+                let failure = Failure::new(
+                    failure.kind,
+                    format!(
+                        "batch {n} ({where_}), seed {}: {}",
+                        cx.config.sequences.seed, failure.message
+                    ),
+                );
+                out.trace = Some(cx.trace(self.name(), steps, &failure));
+                return Err(failure);
             }
         }
         Ok(())
@@ -108,737 +106,151 @@ impl SplitMix {
     }
 }
 
-/// A write's guard, in terms of the batch's starting state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum BatchGuard {
-    None,
-    CreateIfAbsent,
-    /// The version the file had when the batch started.
-    AtStart,
-}
-
-#[derive(Clone, Debug)]
-enum Op {
-    Write {
-        file: usize,
-        content: String,
-        guard: BatchGuard,
-    },
-    Edit {
-        file: usize,
-        old: String,
-        new: String,
-        guarded: bool,
-    },
-    Read {
-        file: usize,
-    },
-    Stat {
-        file: usize,
-    },
-}
-
-impl Op {
-    fn describe(&self) -> String {
-        match self {
-            Op::Write {
-                file,
-                content,
-                guard,
-            } => format!("write {} {content:?} guard {guard:?}", FILES[*file]),
-            Op::Edit {
-                file,
-                old,
-                new,
-                guarded,
-            } => format!(
-                "edit {} {old:?} -> {new:?}{}",
-                FILES[*file],
-                if *guarded { " at start version" } else { "" }
-            ),
-            Op::Read { file } => format!("read {}", FILES[*file]),
-            Op::Stat { file } => format!("stat {}", FILES[*file]),
-        }
-    }
-}
-
-/// One batch: the operations, and how they run.
-#[derive(Clone, Debug)]
-struct Batch {
-    ops: Vec<Op>,
-    /// Alternate the operations between two instances over one storage.
-    across: bool,
-    /// Run them as tasks of a multi-threaded runtime instead of on threads of their own.
-    tasks: bool,
-}
-
-impl Batch {
-    fn generate(rng: &mut SplitMix, n: u64, across: bool) -> Batch {
-        let len = 2 + (rng.next_u32() % 3) as usize;
-        let ops = (0..len)
-            .map(|i| {
-                let file = usize::from(rng.next_u32().is_multiple_of(4));
-                match rng.next_u32() % 10 {
-                    0..=3 => Op::Write {
-                        file,
-                        content: format!("w{i}\nalpha\n"),
-                        guard: match rng.next_u32() % 3 {
-                            0 => BatchGuard::None,
-                            1 => BatchGuard::CreateIfAbsent,
-                            _ => BatchGuard::AtStart,
-                        },
+/// Batch `n`'s steps: the first file, both files' versions seen, every instance reading both,
+/// the batch as one group, and — across instances — the second instance reading and stating
+/// both again.
+fn batch(rng: &mut SplitMix, n: u64, across: bool) -> Vec<Step> {
+    let len = 2 + (rng.next_u32() % 3) as usize;
+    let instances: u8 = if across { 2 } else { 1 };
+    let lanes: Vec<Lane> = (0..len)
+        .map(|i| {
+            let file = FILES[usize::from(rng.next_u32().is_multiple_of(4))].to_string();
+            let op = match rng.next_u32() % 10 {
+                0..=3 => Op::Write {
+                    path: file,
+                    content: format!("w{i}\nalpha\n"),
+                    guard: match rng.next_u32() % 3 {
+                        0 => WriteGuard::None,
+                        1 => WriteGuard::CreateIfAbsent,
+                        // The version the file had when the batch started (a version never
+                        // issued where it had none).
+                        _ => WriteGuard::ReplaceIfVersion(VersionRef::Target),
                     },
-                    4..=7 => {
-                        let old = if rng.next_u32().is_multiple_of(2) {
-                            "alpha"
-                        } else {
-                            "beta"
-                        };
-                        Op::Edit {
-                            file,
-                            old: old.into(),
-                            new: format!("e{i}"),
-                            guarded: rng.next_u32().is_multiple_of(2),
-                        }
+                },
+                4..=7 => {
+                    let old = if rng.next_u32().is_multiple_of(2) {
+                        "alpha"
+                    } else {
+                        "beta"
+                    };
+                    Op::Edit {
+                        path: file,
+                        old: old.into(),
+                        new: format!("e{i}"),
+                        replace_all: false,
+                        guard: rng
+                            .next_u32()
+                            .is_multiple_of(2)
+                            .then_some(VersionRef::Target),
                     }
-                    8 => Op::Read { file },
-                    _ => Op::Stat { file },
                 }
-            })
-            .collect();
-        Batch {
-            ops,
-            across,
-            tasks: n % 2 == 1,
-        }
-    }
-
-    fn describe(&self) -> String {
-        let ops: Vec<String> = self.ops.iter().map(Op::describe).collect();
-        format!(
-            "[{}] on {}",
-            ops.join("; "),
-            if self.tasks { "tasks" } else { "threads" }
-        )
-    }
-}
-
-/// What an operation returned, in comparable form (versions apart).
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Seen {
-    Wrote {
-        operation: WriteOperation,
-        before: Option<String>,
-        after: String,
-    },
-    Edited {
-        before: String,
-        after: String,
-    },
-    Read(String),
-    Stat(Option<(FsKind, Option<u64>)>),
-    Failed(FsErrorCode, String),
-}
-
-/// An observed outcome with the version it carried (mutations and stats).
-type Observed = (Seen, Option<FsVersion>);
-/// When a call started and when it returned.
-type Span = (std::time::Instant, std::time::Instant);
-/// A predicted outcome with the model version it carries.
-type Predicted = (Seen, Option<Version>);
-
-fn failed(e: &FsError) -> Observed {
-    (Seen::Failed(e.code(), e.message().to_string()), None)
-}
-
-fn model_failed(e: &ModelError) -> Predicted {
-    (Seen::Failed(e.code, e.message.clone()), None)
-}
-
-fn setup(e: impl std::fmt::Display) -> Failure {
-    fail(FailureKind::Setup, e.to_string())
-}
-
-/// Runs one batch on a fresh subject and checks it.
-fn run_batch(cx: &Context, batch: &Batch, stats: &mut Stats) -> Result<(), Failure> {
-    let options = cx.options();
-    let subject = cx.factory.make(&options).map_err(setup)?;
-    let root = subject.world.root_display();
-    let mut fss: Vec<Arc<dyn FileSystem>> = vec![subject.fs.clone()];
-    if batch.across {
-        match cx.factory.reopen(&options, &subject) {
-            Some(Ok(second)) => fss.push(second),
-            Some(Err(e)) => return Err(setup(format!("cannot open a second instance: {e}"))),
-            None => {
-                return Err(fail(
-                    FailureKind::Claim,
-                    "the backend claims shared_storage but its factory gives no second instance (Factory::reopen)",
-                ));
-            }
-        }
-    }
-    let mut model = Model::new(ModelConfig {
-        diff_basis_max_bytes: subject.diff_basis_max_bytes,
-        ..ModelConfig::new(root.clone())
-    });
-    let effect = model
-        .world(&WorldOp::Write {
-            path: FILES[0].into(),
-            bytes: BASE.as_bytes().to_vec(),
-            mode: 0o644,
+                8 => Op::ReadText { path: file },
+                _ => Op::Stat { path: file },
+            };
+            let mut lane = Lane::of(vec![Step::plain(op)]);
+            lane.instance = (i as u8) % instances;
+            lane
         })
-        .ok_or_else(|| setup("the model refused the starting file"))?;
-    subject.world.apply(&effect).map_err(setup)?;
-
-    let rt = cx.runtime()?;
-    let opts = ResolveOptions { cwd: Some(&root) };
-    let mut targets = Vec::new();
-    let mut resolved = Vec::new();
-    let mut start = Vec::new();
-    for name in FILES {
-        let t = rt
-            .block_on(subject.fs.resolve(name, opts, &Signal::none()))
-            .map_err(|e| {
-                fail(
-                    FailureKind::Outcome,
-                    format!("resolve {name}: {}", e.message()),
-                )
-            })?;
-        let r = model
-            .resolve(name)
-            .map_err(|e| setup(format!("model resolve {name}: {}", e.message)))?;
-        let seen = rt
-            .block_on(subject.fs.stat(&t, &Signal::none()))
-            .map_err(|e| {
-                fail(
-                    FailureKind::Outcome,
-                    format!("stat {name}: {}", e.message()),
-                )
-            })?
-            .map(|i| i.version);
-        let predicted = model
-            .stat_target(&r)
-            .map_err(|e| setup(e.message))?
-            .map(|i| i.version);
-        targets.push(t);
-        resolved.push(r);
-        start.push((seen, predicted));
+        .collect();
+    let mut steps = vec![Step::plain(Op::World(WorldOp::Write {
+        path: FILES[0].into(),
+        bytes: BASE.as_bytes().to_vec(),
+        mode: 0o644,
+    }))];
+    for f in FILES {
+        steps.push(Step::plain(Op::Stat { path: f.into() }));
     }
-    let through = super::let_through(subject.fs.as_ref(), &root);
-
     // Every instance reads every file first, so one that caches what it read is warm when the
     // batch changes the files through another.
-    for (i, fs) in fss.iter().enumerate() {
-        for (j, t) in targets.iter().enumerate() {
-            let want = if start[j].1.is_some() {
-                Some(BASE)
-            } else {
-                None
-            };
-            let got = rt.block_on(fs.read_text(t, &Signal::none()));
-            match (&got, want) {
-                (Ok(text), Some(want)) if text == want => {}
-                (Err(e), None) if e.code() == FsErrorCode::NotFound => {}
-                _ => {
-                    return Err(fail(
-                        FailureKind::Outcome,
-                        format!(
-                            "before the batch, instance {} read {} as {:?}; it holds {:?}",
-                            i + 1,
-                            FILES[j],
-                            got.map_err(|e| e.code()),
-                            want
-                        ),
-                    ));
-                }
-            }
-            stats.checks(1);
+    for inst in 0..instances {
+        for f in FILES {
+            steps.push(Step::plain(Op::ReadText { path: f.into() }).on(inst));
         }
     }
-
-    let timed = execute(batch, &fss, &targets, &start, through.as_ref())?;
-    let spans: Vec<Span> = timed.iter().map(|(_, span)| *span).collect();
-    let observed: Vec<Observed> = timed.into_iter().map(|(o, _)| o).collect();
-    let snapshot = subject.world.snapshot().map_err(setup)?;
-    let mut finals = Vec::new();
-    for t in &targets {
-        let v = rt
-            .block_on(subject.fs.stat(t, &Signal::none()))
-            .map_err(|e| fail(FailureKind::Outcome, format!("final stat: {}", e.message())))?
-            .map(|i| i.version);
-        finals.push(v);
-    }
-    // Settled: every instance now reads and stats what the storage holds (one that serves a
-    // stale copy shows here; no order of the batch explains a read of a state it replaced).
-    for (i, fs) in fss.iter().enumerate().skip(1) {
-        for (j, t) in targets.iter().enumerate() {
-            let want = match snapshot.get(FILES[j]) {
-                Some(SnapEntry::File { bytes, .. }) => Some(String::from_utf8_lossy(bytes)),
-                _ => None,
-            };
-            let got = rt.block_on(fs.read_text(t, &Signal::none()));
-            let read_ok = match (&got, &want) {
-                (Ok(text), Some(want)) => text == want,
-                (Err(e), None) => e.code() == FsErrorCode::NotFound,
-                _ => false,
-            };
-            let version = rt
-                .block_on(fs.stat(t, &Signal::none()))
-                .map(|i| i.map(|i| i.version));
-            let stat_ok = version.as_ref().is_ok_and(|v| *v == finals[j]);
-            if !read_ok || !stat_ok {
-                return Err(fail(
-                    FailureKind::Linearizability,
-                    format!(
-                        "after the batch (all of it returned), instance {} read {} as {:?} at {:?}, but it holds {:?} at {:?}: a stale view no order explains",
-                        i + 1,
-                        FILES[j],
-                        got.map_err(|e| e.code()),
-                        version.map_err(|e| e.code()),
-                        want,
-                        finals[j]
-                    ),
-                ));
-            }
-            stats.checks(2);
+    steps.push(Step::plain(Op::Together {
+        lanes,
+        on: if n % 2 == 1 {
+            Spawn::Tasks
+        } else {
+            Spawn::Threads
+        },
+    }));
+    // Settled: every other instance now reads and stats what the storage holds (one that
+    // serves a stale copy shows here).
+    for inst in 1..instances {
+        for f in FILES {
+            steps.push(Step::plain(Op::ReadText { path: f.into() }).on(inst));
+            steps.push(Step::plain(Op::Stat { path: f.into() }).on(inst));
         }
     }
-    drop(fss);
-    drop(subject);
-
-    let check = Check {
-        model: &model,
-        resolved: &resolved,
-        start: &start,
-        observed: &observed,
-        finals: &finals,
-        snapshot: &snapshot,
-        modes: cx.caps.permissions,
-        messages: cx.config.sequences.messages == MessageCheck::Exact,
-    };
-    let mut nearest: Option<(usize, String)> = None;
-    // Only orders that respect real time: an operation that returned before another started
-    // comes first (what makes this linearizability, not mere serializability).
-    let respects = |order: &[usize]| {
-        order
-            .iter()
-            .enumerate()
-            .all(|(pos, &i)| order[pos + 1..].iter().all(|&j| spans[j].1 >= spans[i].0))
-    };
-    for order in permutations(batch.ops.len()) {
-        if !respects(&order) {
-            continue;
-        }
-        match check.explains(batch, &order) {
-            Ok(()) => {
-                // What was checked: every outcome, every version, every final stat, the bytes.
-                stats.checks(2 * batch.ops.len() as u64 + FILES.len() as u64 + 1);
-                return Ok(());
-            }
-            Err((depth, why)) => {
-                if nearest.as_ref().is_none_or(|(d, _)| depth > *d) {
-                    nearest = Some((depth, format!("order {order:?}: {why}")));
-                }
-            }
-        }
-    }
-    let observed_text: Vec<String> = observed
-        .iter()
-        .map(|(s, _)| crate::excerpt::excerpt(&format!("{s:?}")))
-        .collect();
-    Err(fail(
-        FailureKind::Linearizability,
-        format!(
-            "no sequential order explains what happened; observed [{}]; closest {}",
-            observed_text.join(", "),
-            nearest.map_or_else(String::new, |(_, w)| w)
-        ),
-    ))
+    steps
 }
 
-/// Runs the operations at the same time and collects what each returned.
-fn execute(
-    batch: &Batch,
-    fss: &[Arc<dyn FileSystem>],
-    targets: &[FsTarget],
-    start: &[(Option<FsVersion>, Option<Version>)],
-    through: Option<&SandboxPolicy>,
-) -> Result<Vec<(Observed, Span)>, Failure> {
-    let jobs: Vec<_> = batch
-        .ops
-        .iter()
-        .enumerate()
-        .map(|(i, op)| {
-            let fs = fss[i % fss.len()].clone();
-            let file = match op {
-                Op::Write { file, .. }
-                | Op::Edit { file, .. }
-                | Op::Read { file }
-                | Op::Stat { file } => *file,
-            };
-            (
-                fs,
-                op.clone(),
-                targets[file].clone(),
-                start[file].0.clone(),
-                through.cloned(),
-            )
-        })
-        .collect();
-    if batch.tasks {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(jobs.len())
-            .enable_all()
-            .build()
-            .map_err(setup)?;
-        let barrier = Arc::new(tokio::sync::Barrier::new(jobs.len()));
-        let handles: Vec<_> = jobs
-            .into_iter()
-            .map(|(fs, op, t, v, p)| {
-                let barrier = barrier.clone();
-                rt.spawn(async move {
-                    barrier.wait().await;
-                    let start = std::time::Instant::now();
-                    let seen = perform(fs.as_ref(), &op, &t, v.as_ref(), p.as_ref()).await;
-                    (seen, (start, std::time::Instant::now()))
-                })
-            })
-            .collect();
-        rt.block_on(async {
-            let mut out = Vec::new();
-            for h in handles {
-                out.push(
-                    h.await
-                        .map_err(|e| fail(FailureKind::Panic, e.to_string()))?,
-                );
-            }
-            Ok(out)
-        })
+/// The steps as this backend runs them (mutations let through a fence).
+fn prepare(cx: &Context, steps: Vec<Step>) -> Vec<Step> {
+    if cx.caps.sandbox_modes {
+        steps.into_iter().map(let_through_step).collect()
     } else {
-        let barrier = Arc::new(Barrier::new(jobs.len()));
-        std::thread::scope(|s| {
-            let handles: Vec<_> = jobs
-                .into_iter()
-                .map(|(fs, op, t, v, p)| {
-                    let barrier = barrier.clone();
-                    s.spawn(move || -> Result<(Observed, Span), Failure> {
-                        let rt = crate::sequences::runtime().map_err(setup)?;
-                        barrier.wait();
-                        let start = std::time::Instant::now();
-                        let seen =
-                            rt.block_on(perform(fs.as_ref(), &op, &t, v.as_ref(), p.as_ref()));
-                        Ok((seen, (start, std::time::Instant::now())))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| match h.join() {
-                    Ok(r) => r,
-                    Err(p) => std::panic::resume_unwind(p),
-                })
-                .collect()
-        })
+        steps
     }
 }
 
-async fn perform(
-    fs: &dyn FileSystem,
-    op: &Op,
-    target: &FsTarget,
-    start: Option<&FsVersion>,
-    through: Option<&SandboxPolicy>,
-) -> Observed {
-    let none = Signal::none();
-    let never = FsVersion::new(crate::harness::NEVER_ISSUED);
-    match op {
-        Op::Write { content, guard, .. } => {
-            let intent = match guard {
-                BatchGuard::None => None,
-                BatchGuard::CreateIfAbsent => Some(WriteIntent::CreateIfAbsent),
-                BatchGuard::AtStart => Some(WriteIntent::ReplaceIfVersion {
-                    version: start.cloned().unwrap_or(never),
-                }),
-            };
-            match fs
-                .write_text(target, content, intent.as_ref(), through, &none)
-                .await
-            {
-                Ok(o) => (
-                    Seen::Wrote {
-                        operation: o.operation,
-                        before: o.before,
-                        after: o.after,
-                    },
-                    Some(o.version),
+/// Runs a batch's steps; the failing prefix and its failure when a step departs.
+fn run(cx: &Context, steps: &[Step], out: &mut Run) -> Result<(), (Vec<Step>, Failure)> {
+    let rt = runtime().map_err(|e| (Vec::new(), Failure::new(FailureKind::Setup, e)))?;
+    let (records, stats) = run_steps(
+        cx.factory.as_ref(),
+        &rt,
+        &cx.options(),
+        cx.harness_config(),
+        steps,
+    )
+    .map_err(|f| (Vec::new(), f))?;
+    out.stats.merge(&stats);
+    match records.iter().find(|r| r.failure.is_some()) {
+        None => Ok(()),
+        Some(r) => {
+            let f = r.failure.clone().unwrap_or_else(|| {
+                Failure::new(FailureKind::Setup, "a failing step without its failure")
+            });
+            Err((
+                steps[..=r.index].to_vec(),
+                Failure::new(
+                    f.kind,
+                    format!("step {} ({}): {}", r.index, r.description, f.message),
                 ),
-                Err(e) => failed(&e),
-            }
-        }
-        Op::Edit {
-            old, new, guarded, ..
-        } => {
-            let request = EditRequest {
-                old_string: old.clone(),
-                new_string: new.clone(),
-                replace_all: false,
-            };
-            let guard = guarded.then(|| start.cloned().unwrap_or(never));
-            match fs
-                .edit_text(target, &request, guard.as_ref(), through, &none)
-                .await
-            {
-                Ok(o) => (
-                    Seen::Edited {
-                        before: o.before,
-                        after: o.after,
-                    },
-                    Some(o.version),
-                ),
-                Err(e) => failed(&e),
-            }
-        }
-        Op::Read { .. } => match fs.read_text(target, &none).await {
-            Ok(text) => (Seen::Read(text), None),
-            Err(e) => failed(&e),
-        },
-        Op::Stat { .. } => match fs.stat(target, &none).await {
-            Ok(info) => {
-                let version = info.as_ref().map(|i| i.version.clone());
-                (Seen::Stat(info.map(|i| (i.kind, i.size))), version)
-            }
-            Err(e) => failed(&e),
-        },
-    }
-}
-
-/// Everything one order is checked against.
-struct Check<'a> {
-    model: &'a Model,
-    resolved: &'a [Resolved],
-    start: &'a [(Option<FsVersion>, Option<Version>)],
-    observed: &'a [Observed],
-    finals: &'a [Option<FsVersion>],
-    snapshot: &'a BTreeMap<String, SnapEntry>,
-    modes: bool,
-    messages: bool,
-}
-
-/// A one-to-one mapping between model versions and provider versions.
-#[derive(Default)]
-struct Versions {
-    forward: HashMap<Version, FsVersion>,
-    backward: HashMap<FsVersion, Version>,
-}
-
-impl Versions {
-    fn pair(&mut self, model: Version, seen: &FsVersion) -> Result<(), String> {
-        if let Some(v) = self.forward.get(&model)
-            && v != seen
-        {
-            return Err(format!(
-                "one state has two versions ({} and {})",
-                v.as_str(),
-                seen.as_str()
-            ));
-        }
-        if let Some(m) = self.backward.get(seen)
-            && *m != model
-        {
-            return Err(format!(
-                "version {} stands for two different states",
-                seen.as_str()
-            ));
-        }
-        self.forward.insert(model, seen.clone());
-        self.backward.insert(seen.clone(), model);
-        Ok(())
-    }
-
-    fn pair_opt(&mut self, model: Option<Version>, seen: Option<&FsVersion>) -> Result<(), String> {
-        match (model, seen) {
-            (Some(m), Some(s)) => self.pair(m, s),
-            (None, None) => Ok(()),
-            (m, s) => Err(format!(
-                "version presence differs: model {m:?}, provider {s:?}"
-            )),
+            ))
         }
     }
 }
 
-impl Check<'_> {
-    /// `Ok` when playing the batch in `order` on the model explains everything; otherwise how
-    /// far it got and why it stopped.
-    fn explains(&self, batch: &Batch, order: &[usize]) -> Result<(), (usize, String)> {
-        let mut model = self.model.clone();
-        let mut versions = Versions::default();
-        for (seen, predicted) in self.start {
-            versions
-                .pair_opt(*predicted, seen.as_ref())
-                .map_err(|w| (0, format!("starting versions: {w}")))?;
-        }
-        for (depth, &i) in order.iter().enumerate() {
-            let predicted = self.predict(&mut model, &batch.ops[i]);
-            let (seen, version) = &self.observed[i];
-            if !self.same(&predicted.0, seen) {
-                return Err((
-                    depth,
-                    format!(
-                        "operation {i} ({}) returned {seen:?}, this order predicts {:?}",
-                        batch.ops[i].describe(),
-                        predicted.0
-                    ),
-                ));
+/// Drops operations from the failing batch's group while some re-run still fails for a
+/// linearizability violation.
+fn shrink(cx: &Context, found: (Vec<Step>, Failure)) -> (Vec<Step>, Failure) {
+    let (mut best, mut failure) = found;
+    let Some(at) = best
+        .iter()
+        .position(|s| matches!(s.op, Op::Together { .. }))
+    else {
+        return (best, failure);
+    };
+    let lanes_of = |steps: &[Step]| match &steps[at].op {
+        Op::Together { lanes, .. } => lanes.len(),
+        _ => 0,
+    };
+    let original = lanes_of(&best);
+    'outer: while lanes_of(&best) > 2 {
+        for skip in 0..lanes_of(&best) {
+            let mut smaller = best.clone();
+            if let Op::Together { lanes, .. } = &mut smaller[at].op {
+                lanes.remove(skip);
             }
-            versions
-                .pair_opt(predicted.1, version.as_ref())
-                .map_err(|w| (depth, format!("operation {i}: {w}")))?;
-        }
-        let depth = order.len();
-        for (r, seen) in self.resolved.iter().zip(self.finals) {
-            let now = model
-                .stat_target(r)
-                .map_err(|e| (depth, e.message))?
-                .map(|i| i.version);
-            versions
-                .pair_opt(now, seen.as_ref())
-                .map_err(|w| (depth, format!("final stat of {}: {w}", r.display)))?;
-        }
-        let want = model.snapshot();
-        let strip = |m: &BTreeMap<String, SnapEntry>| -> BTreeMap<String, SnapEntry> {
-            m.iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        if self.modes {
-                            v.clone()
-                        } else {
-                            v.without_mode()
-                        },
-                    )
-                })
-                .collect()
-        };
-        if strip(&want) != strip(self.snapshot) {
-            let (holds, leaves) = crate::excerpt::differ(
-                &format!("{:?}", strip(self.snapshot)),
-                &format!("{:?}", strip(&want)),
-            );
-            return Err((
-                depth + 1,
-                format!("the storage holds {holds}, this order leaves {leaves}"),
-            ));
-        }
-        Ok(())
-    }
-
-    fn same(&self, predicted: &Seen, seen: &Seen) -> bool {
-        match (predicted, seen) {
-            (Seen::Failed(a, am), Seen::Failed(b, bm)) => a == b && (!self.messages || am == bm),
-            (a, b) => a == b,
-        }
-    }
-
-    fn predict(&self, model: &mut Model, op: &Op) -> Predicted {
-        let start_version = |file: usize| self.start[file].1;
-        match op {
-            Op::Write {
-                file,
-                content,
-                guard,
-            } => {
-                let guard = match guard {
-                    BatchGuard::None => None,
-                    BatchGuard::CreateIfAbsent => Some(Guard::CreateIfAbsent),
-                    BatchGuard::AtStart => match start_version(*file) {
-                        Some(v) => Some(Guard::ReplaceIfVersion(v)),
-                        // A version never issued: the model's own guard for "no version seen".
-                        None => Some(Guard::ReplaceIfVersion(Version::Object { n: u64::MAX })),
-                    },
-                };
-                match model
-                    .write_target(&self.resolved[*file], content, guard, &Interference::None)
-                    .outcome
-                {
-                    Ok(w) => (
-                        Seen::Wrote {
-                            operation: w.operation,
-                            before: w.before,
-                            after: w.after,
-                        },
-                        Some(w.version),
-                    ),
-                    Err(e) => model_failed(&e),
-                }
-            }
-            Op::Edit {
-                file,
-                old,
-                new,
-                guarded,
-            } => {
-                let guard = guarded
-                    .then(|| start_version(*file).unwrap_or(Version::Object { n: u64::MAX }));
-                match model.edit_target(
-                    &self.resolved[*file],
-                    old,
-                    new,
-                    false,
-                    guard,
-                    &Interference::None,
-                ) {
-                    Ok((v, before, after)) => (Seen::Edited { before, after }, Some(v)),
-                    Err(e) => model_failed(&e),
-                }
-            }
-            Op::Read { file } => match model.read_text_target(&self.resolved[*file]) {
-                Ok(t) => (Seen::Read(t), None),
-                Err(e) => model_failed(&e),
-            },
-            Op::Stat { file } => match model.stat_target(&self.resolved[*file]) {
-                Ok(info) => {
-                    let v = info.as_ref().map(|i| i.version);
-                    (Seen::Stat(info.map(|i| (i.kind, i.size))), v)
-                }
-                Err(e) => model_failed(&e),
-            },
-        }
-    }
-}
-
-/// Every order of `0..n`.
-fn permutations(n: usize) -> Vec<Vec<usize>> {
-    fn go(rest: &mut Vec<usize>, prefix: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
-        if rest.is_empty() {
-            out.push(prefix.clone());
-            return;
-        }
-        for i in 0..rest.len() {
-            let x = rest.remove(i);
-            prefix.push(x);
-            go(rest, prefix, out);
-            prefix.pop();
-            rest.insert(i, x);
-        }
-    }
-    let mut out = Vec::new();
-    go(&mut (0..n).collect(), &mut Vec::new(), &mut out);
-    out
-}
-
-/// Drops operations from a failing batch while some re-run still fails.
-fn shrink(cx: &Context, mut batch: Batch, mut failure: Failure) -> (Batch, Failure) {
-    let original = batch.ops.len();
-    'outer: while batch.ops.len() > 2 {
-        for skip in 0..batch.ops.len() {
-            let mut smaller = batch.clone();
-            smaller.ops.remove(skip);
             for _ in 0..SHRINK_TRIES {
-                let mut scratch = Stats::default();
-                if let Err(f) = run_batch(cx, &smaller, &mut scratch)
+                let mut scratch = Run::default();
+                if let Err((prefix, f)) = run(cx, &smaller, &mut scratch)
                     && f.kind == FailureKind::Linearizability
                 {
-                    batch = smaller;
+                    best = prefix;
                     failure = f;
                     continue 'outer;
                 }
@@ -846,41 +258,15 @@ fn shrink(cx: &Context, mut batch: Batch, mut failure: Failure) -> (Batch, Failu
         }
         break;
     }
-    if batch.ops.len() < original {
-        failure.message = format!(
-            "{} (shrunk from {original} to {} operations)",
-            failure.message,
-            batch.ops.len()
+    let now = lanes_of(&best);
+    if now < original {
+        failure = Failure::new(
+            failure.kind,
+            format!(
+                "{} (shrunk from {original} to {now} operations)",
+                failure.message
+            ),
         );
     }
-    (batch, failure)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn permutations_are_every_order_once() {
-        let p = permutations(4);
-        assert_eq!(p.len(), 24);
-        let mut sorted = p.clone();
-        sorted.sort();
-        sorted.dedup();
-        assert_eq!(sorted.len(), 24);
-        assert_eq!(permutations(2), vec![vec![0, 1], vec![1, 0]]);
-    }
-
-    #[test]
-    fn a_version_standing_for_two_states_is_refused() {
-        let mut v = Versions::default();
-        let t = FsVersion::new("t");
-        assert!(v.pair(Version::Object { n: 1 }, &t).is_ok());
-        assert!(v.pair(Version::Object { n: 1 }, &t).is_ok());
-        assert!(v.pair(Version::Object { n: 2 }, &t).is_err());
-        assert!(
-            v.pair(Version::Object { n: 1 }, &FsVersion::new("u"))
-                .is_err()
-        );
-    }
+    (best, failure)
 }

@@ -230,6 +230,25 @@ pub fn names() -> Vec<&'static str> {
     registry().iter().map(|p| p.name()).collect()
 }
 
+/// `step` with `workspace-write` on the case for every mutation in it that has no policy of its
+/// own (in the lanes of a group too).
+pub(crate) fn let_through_step(mut step: Step) -> Step {
+    if let crate::step::Op::Together { lanes, .. } = &mut step.op {
+        for lane in lanes {
+            lane.steps = std::mem::take(&mut lane.steps)
+                .into_iter()
+                .map(let_through_step)
+                .collect();
+        }
+        return step;
+    }
+    if step.op.is_mutation() && step.sandbox.is_none() {
+        step.fenced(crate::step::CallSandbox::case_root())
+    } else {
+        step
+    }
+}
+
 /// Runs `steps` and checks both the model agreement and the intents.
 pub(crate) fn scenario(
     cx: &Context,
@@ -241,16 +260,7 @@ pub(crate) fn scenario(
     let rt = cx.runtime()?;
     // A fencing backend's deployment may be read-only: the scenario is about something else.
     let steps: Vec<Step> = if cx.caps.sandbox_modes {
-        steps
-            .into_iter()
-            .map(|s| {
-                if s.op.is_mutation() && s.sandbox.is_none() {
-                    s.fenced(crate::step::CallSandbox::case_root())
-                } else {
-                    s
-                }
-            })
-            .collect()
+        steps.into_iter().map(let_through_step).collect()
     } else {
         steps
     };

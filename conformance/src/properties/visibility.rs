@@ -11,10 +11,13 @@
 //!   readers read through the same instance (and, where shared storage is claimed, through a
 //!   second one). Before publication they must see the old file, at `committed` the new one.
 //!   This is deterministic, and a replayable trace like any other step.
-//! * **Measured** — for every backend, free-running rounds: a writer makes eight 1 MiB writes
-//!   and edits while three readers read in a loop. A read counts as *during* a write only if the
+//! * **Measured** — for every backend, free-running rounds, each one group of steps
+//!   ([`crate::step::Op::Together`]): a writer makes eight 1 MiB writes and edits while three
+//!   readers read in a loop. Every read must be a state the file had, no older than one the same
+//!   reader saw, within what real time allows. A read counts as *during* a write only if the
 //!   backend answered it within that write: sent after the write was sent, answered before the
-//!   write was. A read that merely queued behind the write counts for nothing.
+//!   write was. A read that merely queued behind the write counts for nothing. A failing round
+//!   is a trace, and `seam replay` runs it again.
 //!
 //! A backend that answered no read while a write was in flight — reads were sent during writes
 //! and every one came back after them — serves one call at a time: through it no reader can
@@ -25,15 +28,10 @@
 //! property says it did not run.
 
 use super::{Context, NotChecked, Property, Run, scenario};
-use crate::failure::{Failure, FailureKind, fail};
+use crate::failure::Failure;
 use crate::rules::Rule;
-use crate::step::{Interfere, Op, Step, WriteGuard};
-use seam::{EditRequest, FileSystem, FsTarget, ResolveOptions, Signal};
-use seam_model::{WorldEffect, WorldOp};
-use std::collections::HashSet;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use crate::step::{Interfere, Lane, Op, Spawn, Step, WriteGuard};
+use seam_model::WorldOp;
 
 /// `atomic-visibility`.
 pub struct AtomicVisibility;
@@ -49,8 +47,16 @@ const MUTATIONS: usize = 8;
 const ROUNDS: usize = 3;
 /// More free-running rounds, when no read was even sent while a write was in flight.
 const EXTRA_ROUNDS: usize = 3;
-/// Concurrent readers in a free-running round.
-const READERS: usize = 3;
+
+/// What free-running reads were, by when they were sent and answered (counted by the harness).
+struct Tally {
+    /// Reads made.
+    reads: u64,
+    /// Reads sent while a write was in flight.
+    sent_during: u64,
+    /// Reads sent after a write was sent and answered before it was.
+    served_during: u64,
+}
 
 impl Property for AtomicVisibility {
     fn name(&self) -> &'static str {
@@ -80,16 +86,25 @@ impl Property for AtomicVisibility {
         let served_paused = out.stats.paused_reads_served;
         let unserved_paused = out.stats.paused_reads_unserved;
 
-        // Measured: free-running rounds.
-        let mut tally = Tally::default();
+        // Measured: free-running rounds, each a group of steps; the harness counts the reads
+        // the backend answered within a write.
+        let before = (
+            out.stats.group_reads,
+            out.stats.group_reads_sent_during,
+            out.stats.group_reads_served_during,
+        );
         for r in 0..ROUNDS + EXTRA_ROUNDS {
-            if r >= ROUNDS && tally.sent_during > 0 {
+            if r >= ROUNDS && out.stats.group_reads_sent_during > before.1 {
                 break;
             }
-            let t = free_round(cx, r)
+            scenario(cx, self.name(), free_round(cx, r), &[], out)
                 .map_err(|f| Failure::new(f.kind, format!("round {r}: {}", f.message)))?;
-            tally.add(&t);
         }
+        let tally = Tally {
+            reads: out.stats.group_reads - before.0,
+            sent_during: out.stats.group_reads_sent_during - before.1,
+            served_during: out.stats.group_reads_served_during - before.2,
+        };
         out.stats.checks(tally.served_during);
         if tally.served_during > 0 {
             out.stats.rule(Rule::VisibilityWhole);
@@ -184,7 +199,64 @@ fn paused_round(instance: u8) -> Vec<Step> {
         mode: 0o644,
     }))];
     for m in plan {
-        let op = match m {
+        let mut step = Step::plain(m.op());
+        step.interfere = Interfere::ReadersAtCheckpoints(instance);
+        steps.push(step);
+    }
+    steps
+}
+
+/// The steps of a free-running round: the file, then one group — a writer making every
+/// mutation in turn, and three readers reading again and again until it is done (`read_text`,
+/// `stream_text`, and `read_bytes` where claimed), one of them through a second instance where
+/// the storage is shared.
+fn free_round(cx: &Context, r: usize) -> Vec<Step> {
+    let (first, plan) = plan(r, LINES);
+    let writer: Vec<Step> = plan.into_iter().map(|m| Step::plain(m.op())).collect();
+    let reader = |op: Op, instance: u8| Lane {
+        steps: vec![Step::plain(op)],
+        instance,
+        repeat: true,
+    };
+    let path = || "big".to_string();
+    let third = if cx.caps.read_bytes {
+        Op::ReadBytes {
+            path: path(),
+            max: 8 * 1024 * 1024,
+        }
+    } else {
+        Op::StreamText { path: path() }
+    };
+    vec![
+        Step::plain(Op::World(WorldOp::Write {
+            path: path(),
+            bytes: first.into_bytes(),
+            mode: 0o644,
+        })),
+        Step::plain(Op::Together {
+            lanes: vec![
+                Lane::of(writer),
+                reader(Op::ReadText { path: path() }, 0),
+                reader(
+                    Op::StreamText { path: path() },
+                    u8::from(cx.caps.shared_storage),
+                ),
+                reader(third, 0),
+            ],
+            on: Spawn::Threads,
+        }),
+    ]
+}
+
+enum Mutation {
+    Write(String),
+    Edit(String, String),
+}
+
+impl Mutation {
+    /// The mutation as a step's operation on the round's file.
+    fn op(self) -> Op {
+        match self {
             Mutation::Write(content) => Op::Write {
                 path: "big".into(),
                 content,
@@ -197,303 +269,6 @@ fn paused_round(instance: u8) -> Vec<Step> {
                 replace_all: false,
                 guard: None,
             },
-        };
-        let mut step = Step::plain(op);
-        step.interfere = Interfere::ReadersAtCheckpoints(instance);
-        steps.push(step);
-    }
-    steps
-}
-
-fn setup(e: impl std::fmt::Display) -> Failure {
-    fail(FailureKind::Setup, e.to_string())
-}
-
-/// What free-running reads were, by when they were sent and answered.
-#[derive(Default)]
-struct Tally {
-    /// Reads made.
-    reads: u64,
-    /// Reads sent while a write was in flight.
-    sent_during: u64,
-    /// Reads sent after a write was sent and answered before it was: the backend served them
-    /// while it served the write.
-    served_during: u64,
-}
-
-impl Tally {
-    fn add(&mut self, other: &Tally) {
-        self.reads += other.reads;
-        self.sent_during += other.sent_during;
-        self.served_during += other.served_during;
-    }
-}
-
-/// When a call was sent and when its answer came.
-type Span = (Instant, Instant);
-
-/// One free-running round on a fresh subject: every read is checked, and counted by when it was
-/// sent and answered against the writes' spans.
-fn free_round(cx: &Context, r: usize) -> Result<Tally, Failure> {
-    let options = cx.options();
-    let subject = cx.factory.make(&options).map_err(setup)?;
-    let root = subject.world.root_display();
-    let fs: Arc<dyn FileSystem> = subject.fs.clone();
-    // Readers alternate between two instances where the storage is shared.
-    let second: Arc<dyn FileSystem> = if cx.caps.shared_storage {
-        match cx.factory.reopen(&options, &subject) {
-            Some(Ok(fs)) => fs,
-            Some(Err(e)) => return Err(setup(format!("cannot open a second instance: {e}"))),
-            None => {
-                return Err(fail(
-                    FailureKind::Claim,
-                    "the backend claims shared_storage but its factory gives no second instance (Factory::reopen)",
-                ));
-            }
         }
-    } else {
-        fs.clone()
-    };
-    let (first, plan) = plan(r, LINES);
-    subject
-        .world
-        .apply(&WorldEffect::CreateFile {
-            path: "big".into(),
-            bytes: first.clone().into_bytes(),
-            mode: 0o644,
-        })
-        .map_err(setup)?;
-    let rt = cx.runtime()?;
-    let target = rt
-        .block_on(fs.resolve("big", ResolveOptions { cwd: Some(&root) }, &Signal::none()))
-        .map_err(|e| fail(FailureKind::Outcome, e.message()))?;
-    let through = super::let_through(fs.as_ref(), &root);
-
-    // Every state the writer will produce, known before it starts.
-    let mut states: Vec<String> = vec![first];
-    for m in &plan {
-        let next = match m {
-            Mutation::Write(content) => content.clone(),
-            Mutation::Edit(old, new) => states
-                .last()
-                .map(|s| s.replacen(old.as_str(), new, 1))
-                .unwrap_or_default(),
-        };
-        states.push(next);
-    }
-    let valid: Arc<HashSet<String>> = Arc::new(states.into_iter().collect());
-    let done = Arc::new(AtomicBool::new(false));
-    let bytes = cx.caps.read_bytes;
-
-    let result: Result<(Vec<Span>, Vec<Vec<Span>>), Failure> = std::thread::scope(|s| {
-        let readers: Vec<_> = (0..READERS)
-            .map(|k| {
-                let fs = if k % 2 == 1 {
-                    second.clone()
-                } else {
-                    fs.clone()
-                };
-                let (target, valid, done) = (target.clone(), valid.clone(), done.clone());
-                s.spawn(move || -> Result<Vec<Span>, Failure> {
-                    let rt = crate::sequences::runtime().map_err(setup)?;
-                    let mut spans = Vec::new();
-                    while !done.load(Ordering::Acquire) {
-                        let how = match (k + spans.len()) % 3 {
-                            2 if bytes => How::Bytes,
-                            1 | 2 => How::Stream,
-                            _ => How::Text,
-                        };
-                        let sent = Instant::now();
-                        let got = rt.block_on(read(fs.as_ref(), &target, how))?;
-                        spans.push((sent, Instant::now()));
-                        if !valid.contains(&got) {
-                            return Err(fail(
-                                FailureKind::TornRead,
-                                format!(
-                                    "a {how:?} read during the writes returned {} bytes that are no state the file ever had ({})",
-                                    got.len(),
-                                    describe(&got)
-                                ),
-                            ));
-                        }
-                    }
-                    Ok(spans)
-                })
-            })
-            .collect();
-        let mut writes = Vec::new();
-        let writer = (|| -> Result<(), Failure> {
-            for m in &plan {
-                let sent = Instant::now();
-                let result = match m {
-                    Mutation::Write(content) => rt
-                        .block_on(fs.write_text(
-                            &target,
-                            content,
-                            None,
-                            through.as_ref(),
-                            &Signal::none(),
-                        ))
-                        .map(|_| ()),
-                    Mutation::Edit(old, new) => rt
-                        .block_on(fs.edit_text(
-                            &target,
-                            &EditRequest {
-                                old_string: old.clone(),
-                                new_string: new.clone(),
-                                replace_all: false,
-                            },
-                            None,
-                            through.as_ref(),
-                            &Signal::none(),
-                        ))
-                        .map(|_| ()),
-                };
-                writes.push((sent, Instant::now()));
-                result.map_err(|e| {
-                    fail(
-                        FailureKind::Outcome,
-                        format!("a {} of the big file failed: {}", m.verb(), e.message()),
-                    )
-                })?;
-            }
-            Ok(())
-        })();
-        done.store(true, Ordering::Release);
-        let mut first_failure = writer.err();
-        let mut reads = Vec::new();
-        for h in readers {
-            match h.join() {
-                Ok(Ok(spans)) => reads.push(spans),
-                Ok(Err(f)) => {
-                    if first_failure.is_none() || f.kind == FailureKind::TornRead {
-                        first_failure = Some(f);
-                    }
-                }
-                Err(p) => std::panic::resume_unwind(p),
-            }
-        }
-        match first_failure {
-            Some(f) => Err(f),
-            None => Ok((writes, reads)),
-        }
-    });
-    let (writes, reads) = result?;
-    Ok(tally(&writes, reads.iter().flatten()))
-}
-
-/// Counts reads by when they were sent and answered against the writes' spans. A read served
-/// within a write must clear the write's ends by a margin (a tenth of the write, at least 2 ms):
-/// the times are taken by the threads around the calls, so a read queued just ahead of the
-/// write, or answered just after it, may carry times just inside it.
-fn tally<'a>(writes: &[Span], reads: impl Iterator<Item = &'a Span>) -> Tally {
-    let mut t = Tally::default();
-    for &(sent, answered) in reads {
-        t.reads += 1;
-        if writes.iter().any(|&(ws, we)| sent > ws && sent < we) {
-            t.sent_during += 1;
-        }
-        let within = |&(ws, we): &Span| {
-            let margin = ((we - ws) / 10).max(std::time::Duration::from_millis(2));
-            sent > ws + margin && answered + margin < we
-        };
-        if writes.iter().any(within) {
-            t.served_during += 1;
-        }
-    }
-    t
-}
-
-enum Mutation {
-    Write(String),
-    Edit(String, String),
-}
-
-impl Mutation {
-    fn verb(&self) -> &'static str {
-        match self {
-            Mutation::Write(_) => "write",
-            Mutation::Edit(..) => "edit",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-enum How {
-    Text,
-    Stream,
-    Bytes,
-}
-
-async fn read(fs: &dyn FileSystem, target: &FsTarget, how: How) -> Result<String, Failure> {
-    let torn = |e: seam::FsError| {
-        fail(
-            FailureKind::TornRead,
-            format!(
-                "a {how:?} read during the writes failed: {} {} (a reader must see the old or the new file)",
-                e.code(),
-                e.message()
-            ),
-        )
-    };
-    match how {
-        How::Text => fs.read_text(target, &Signal::none()).await.map_err(torn),
-        How::Bytes => {
-            let b = fs
-                .read_bytes(target, 8 * 1024 * 1024, &Signal::none())
-                .await
-                .map_err(torn)?;
-            Ok(String::from_utf8_lossy(&b).into_owned())
-        }
-        How::Stream => {
-            let mut stream = fs
-                .stream_text(target, &Signal::none())
-                .await
-                .map_err(torn)?;
-            let mut text = String::new();
-            while let Some(chunk) =
-                std::future::poll_fn(|cx| futures_core::Stream::poll_next(stream.as_mut(), cx))
-                    .await
-            {
-                text.push_str(&chunk.map_err(torn)?);
-            }
-            Ok(text)
-        }
-    }
-}
-
-/// What a torn content looks like, briefly: its first and last state markers.
-fn describe(got: &str) -> String {
-    let first = got.lines().next().unwrap_or("");
-    let last = got.lines().last().unwrap_or("");
-    if got.is_empty() {
-        "empty".into()
-    } else {
-        format!("starts {first:?}, ends {last:?}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    /// Only a read the backend answered within a write counts; one that queued behind it (sent
-    /// during, answered after) or was answered before it was sent does not.
-    #[test]
-    fn a_read_counts_as_during_a_write_only_if_answered_within_it() {
-        let t0 = Instant::now();
-        let at = |ms: u64| t0 + Duration::from_millis(ms);
-        let writes = [(at(100), at(200))];
-        let reads = [
-            (at(120), at(180)), // served within
-            (at(150), at(250)), // queued behind
-            (at(50), at(150)),  // sent before, answered within: the write may not have started
-            (at(210), at(220)), // after
-            (at(105), at(180)), // sent just inside: may have been queued ahead of the write
-            (at(120), at(195)), // answered just inside: may have come just after the write's
-        ];
-        let t = tally(&writes, reads.iter());
-        assert_eq!((t.reads, t.sent_during, t.served_during), (6, 4, 1));
     }
 }

@@ -126,7 +126,9 @@ fn waits_for_the_caller_stated_limit_rather_than_a_default() {
     let mut ran = false;
     let err = with_file_lock(&file, Duration::from_millis(50), || ran = true)
         .expect_err("held by the other thread");
-    assert!(started.elapsed() < Duration::from_secs(1));
+    // It gave up at the caller's 50 ms, not at some default of seconds: the bound is loose so
+    // that a loaded machine's scheduling cannot trip it, tight enough that a default would.
+    assert!(started.elapsed() < Duration::from_secs(10));
     assert!(!ran);
     assert_eq!(
         err.to_string(),
@@ -198,9 +200,8 @@ fn a_lock_whose_holder_was_killed_is_free_at_once() {
     );
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
-    let started = Instant::now();
-    with_file_lock(&file, Duration::from_millis(500), || ()).expect("free after the holder died");
-    assert!(started.elapsed() < Duration::from_millis(500));
+    // Free at once: one attempt, no wait (so a loaded machine cannot make it look held).
+    with_file_lock(&file, Duration::ZERO, || ()).expect("free after the holder died");
     assert!(
         lock_path(&file).exists(),
         "the lock file stays; the lock did not"
