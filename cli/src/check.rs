@@ -7,8 +7,8 @@ use crate::select::factory;
 use seam_cli::providers::SHIPPED;
 use seam_cli::unprivileged::SelfExec;
 use seam_conformance::{
-    MessageCheck, Report, SequenceConfig, Status, SuiteConfig, Timing, Verdict, junit_document,
-    property_names, run_suite,
+    MessageCheck, Report, SequenceConfig, Status, SuiteConfig, SuiteError, Timing, Verdict,
+    junit_document, property_names, run_suite,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -94,6 +94,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
         display.finish();
         let report = match report {
             Ok(r) => r,
+            // A usage mistake stops the command (exit 2); a backend that could not even start
+            // fails its run (exit 1), and the next provider is checked.
+            Err(e @ (SuiteError::UnknownProperty { .. } | SuiteError::Timing(_))) => {
+                return Err(Usage(e.to_string()));
+            }
             Err(e) => {
                 eprintln!("seam: {}: {e}", factory.name());
                 io_failed = true;

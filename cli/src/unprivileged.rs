@@ -98,7 +98,7 @@ pub fn child(provider: &str, root: &str) -> Result<(), String> {
     let cases: Vec<PermissionCase> = serde_json::from_reader(std::io::stdin())
         .map_err(|e| format!("bad case list on stdin: {e}"))?;
     let fs = crate::providers::provider_at(provider, root)?;
-    let rt = seam_conformance::runtime()?;
+    let rt = seam_conformance::runtime().map_err(|e| format!("cannot start a runtime: {e}"))?;
     let outcomes = rt.block_on(run_cases(fs.as_ref(), root, &cases));
     let json = serde_json::to_string(&outcomes).map_err(|e| e.to_string())?;
     println!("{json}");

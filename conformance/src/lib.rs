@@ -83,7 +83,7 @@ pub use sequences::{
 };
 pub use stats::Stats;
 pub use step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard, describe, render_path};
-pub use suite::{SuiteConfig, SuiteProgress, property_names, run_suite};
+pub use suite::{SuiteConfig, SuiteError, SuiteProgress, property_names, run_suite};
 pub use timing::{Hang, Load, SlowCall, Slowness, Timing, TimingError};
 pub use trace::{
     ReplayConfig, ReplayOutcome, TRACE_FORMAT, Trace, TraceError, TraceFailure, replay, replay_with,

@@ -123,12 +123,16 @@ pub(crate) fn rng_for(seed: u64) -> TestRng {
     TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
 }
 
-/// A current-thread runtime for driving a provider from synchronous test code.
-pub fn runtime() -> Result<Runtime, String> {
+/// A current-thread runtime (with its clock) for driving a provider from synchronous test code.
+pub fn runtime() -> std::io::Result<Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start a runtime: {e}"))
+}
+
+/// [`runtime`], its failure a setup failure of the suite.
+pub(crate) fn suite_runtime() -> Result<Runtime, Failure> {
+    runtime().map_err(|e| Failure::new(FailureKind::Setup, format!("cannot start a runtime: {e}")))
 }
 
 /// Runs `steps` against a fresh subject; returns every record up to and including the first
@@ -329,7 +333,7 @@ pub(crate) fn run_case_supervised(
     let result = supervised(
         &monitor,
         move || -> Result<(Vec<StepRecord>, Stats), Failure> {
-            let rt = runtime().map_err(|e| Failure::new(FailureKind::Setup, e))?;
+            let rt = suite_runtime()?;
             run_case(
                 &watched,
                 &rt,

@@ -69,33 +69,52 @@ fn result(name: &str, summary: &str, core: bool, status: Status) -> PropertyResu
     }
 }
 
+/// Why a suite run could not start. Everything a backend does wrong once it has started is in
+/// the report, not here.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SuiteError {
+    /// `SuiteConfig::only` names a property there is none of (a usage mistake).
+    #[error("unknown property {name:?} (known: {known})")]
+    UnknownProperty {
+        /// The name given.
+        name: String,
+        /// Every property, comma-separated.
+        known: String,
+    },
+    /// The thresholds cannot work (a usage mistake).
+    #[error("bad timing: {0}")]
+    Timing(#[from] crate::timing::TimingError),
+    /// The factory could not make a first subject (or hung making it): the backend did not
+    /// start, and nothing could be checked.
+    #[error("the first subject could not be made: {0}")]
+    FirstSubject(String),
+}
+
 /// Runs the suite against subjects from `factory`.
 ///
-/// `Err` only when the run could not start (an unknown property name, a factory that cannot
-/// make a first subject); everything a backend does wrong is in the report.
+/// `Err` only when the run could not start ([`SuiteError`]); everything a backend does wrong is
+/// in the report.
 pub fn run_suite(
     factory: Arc<dyn Factory>,
     config: &SuiteConfig,
     progress: &mut dyn FnMut(SuiteProgress),
-) -> Result<Report, String> {
+) -> Result<Report, SuiteError> {
     let registry = properties::registry();
     let known = properties::names();
     for name in &config.only {
         if !known.contains(&name.as_str()) {
-            return Err(format!(
-                "unknown property {name:?} (known: {})",
-                known.join(", ")
-            ));
+            return Err(SuiteError::UnknownProperty {
+                name: name.clone(),
+                known: known.join(", "),
+            });
         }
     }
     let started = Instant::now();
     let seq = &config.sequences;
 
     // A first subject tells what the backend claims and what its world can do.
-    config
-        .timing
-        .validate()
-        .map_err(|e| format!("bad timing: {e}"))?;
+    config.timing.validate()?;
     let monitor = Monitor::new(config.timing);
     let watched = WatchedFactory {
         inner: factory.clone(),
@@ -121,7 +140,8 @@ pub fn run_suite(
         },
         &mut || {},
     )
-    .map_err(|g| format!("the first subject could not be made: {}", g.failure()))??;
+    .map_err(|g| SuiteError::FirstSubject(g.failure().message))?
+    .map_err(SuiteError::FirstSubject)?;
 
     let (tx, rx) = mpsc::channel::<SuiteProgress>();
     let wanted = |name: &str| config.only.is_empty() || config.only.iter().any(|o| o == name);

@@ -904,7 +904,7 @@ fn run_lanes(
                         let barrier = barrier.clone();
                         let work = lane_work(k);
                         s.spawn(move || -> Result<Vec<Done>, Failure> {
-                            let rt = crate::sequences::runtime().map_err(setup)?;
+                            let rt = crate::sequences::suite_runtime()?;
                             barrier.wait();
                             Ok(rt.block_on(work))
                         })

@@ -20,7 +20,7 @@
 use super::{Context, Property, Run, let_through_step};
 use crate::failure::{Failure, FailureKind};
 use crate::rules::Rule;
-use crate::sequences::{run_steps, runtime};
+use crate::sequences::{run_steps, suite_runtime};
 use crate::step::{Lane, Op, Spawn, Step, VersionRef, WriteGuard};
 use seam_model::WorldOp;
 
@@ -197,7 +197,7 @@ fn prepare(cx: &Context, steps: Vec<Step>) -> Vec<Step> {
 
 /// Runs a batch's steps; the failing prefix and its failure when a step departs.
 fn run(cx: &Context, steps: &[Step], out: &mut Run) -> Result<(), (Vec<Step>, Failure)> {
-    let rt = runtime().map_err(|e| (Vec::new(), Failure::new(FailureKind::Setup, e)))?;
+    let rt = suite_runtime().map_err(|f| (Vec::new(), f))?;
     let (records, stats) = run_steps(
         cx.factory.as_ref(),
         &rt,

@@ -24,7 +24,7 @@ use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind, fail};
 use crate::harness::HarnessConfig;
 use crate::rules::Rule;
-use crate::sequences::{run_steps, runtime};
+use crate::sequences::run_steps;
 use crate::stats::Stats;
 use crate::step::Step;
 use crate::suite::SuiteConfig;
@@ -86,7 +86,7 @@ impl Context {
     }
 
     pub(crate) fn runtime(&self) -> Result<Runtime, Failure> {
-        runtime().map_err(|e| fail(FailureKind::Setup, e))
+        crate::sequences::suite_runtime()
     }
 
     /// A trace of fixed steps for this property, failing at the last one.
@@ -277,11 +277,21 @@ pub(crate) fn scenario(
             .failure
             .clone()
             .unwrap_or_else(|| fail(FailureKind::Setup, "?"));
+        let failing = steps[..=r.index].to_vec();
+        let (small, f) = shrink_scenario(cx, &rt, failing, f);
+        if small.len() <= r.index {
+            out.shrunk_from = Some(r.index + 1);
+        }
+        let description = small.last().map(crate::step::describe).unwrap_or_default();
         let failure = Failure::new(
             f.kind,
-            format!("step {} ({}): {}", r.index, r.description, f.message),
+            format!(
+                "step {} ({description}): {}",
+                small.len().saturating_sub(1),
+                f.message
+            ),
         );
-        out.trace = Some(cx.trace(name, steps[..=r.index].to_vec(), &failure));
+        out.trace = Some(cx.trace(name, small, &failure));
         return Err(failure);
     }
     for &(i, want) in intents {
@@ -306,4 +316,62 @@ pub(crate) fn scenario(
         }
     }
     Ok(())
+}
+
+/// How many runs shrinking a fixed scenario's failure may take.
+const SCENARIO_SHRINK_RUNS: usize = 200;
+
+/// Shrinks a failing fixed scenario (`steps` ends at the failing step): first its world changes
+/// and the failing step alone, then without each earlier step in turn (latest first), keeping
+/// each deletion after which the last step still fails the same way. A hang or a panic is not
+/// shrunk (each run would wait it out), nor is a trace of four steps or fewer.
+fn shrink_scenario(
+    cx: &Context,
+    rt: &Runtime,
+    steps: Vec<Step>,
+    failure: Failure,
+) -> (Vec<Step>, Failure) {
+    if steps.len() <= 4 || matches!(failure.kind, FailureKind::Timeout | FailureKind::Panic) {
+        return (steps, failure);
+    }
+    let kind = failure.kind;
+    let runs = std::cell::Cell::new(0usize);
+    let again = |candidate: &[Step]| -> Option<Failure> {
+        runs.set(runs.get() + 1);
+        let (records, _) = run_steps(
+            cx.factory.as_ref(),
+            rt,
+            &cx.options(),
+            cx.harness_config(),
+            candidate,
+        )
+        .ok()?;
+        let last = records.last()?;
+        let f = last.failure.clone()?;
+        (records.len() == candidate.len() && f.kind == kind).then_some(f)
+    };
+    let (mut best, mut found) = (steps, failure);
+    let world_and_last: Vec<Step> = best[..best.len() - 1]
+        .iter()
+        .filter(|s| matches!(s.op, crate::step::Op::World(_)))
+        .chain(best.last())
+        .cloned()
+        .collect();
+    if world_and_last.len() < best.len()
+        && let Some(f) = again(&world_and_last)
+    {
+        best = world_and_last;
+        found = f;
+    }
+    let mut i = best.len() - 1;
+    while i > 0 && runs.get() < SCENARIO_SHRINK_RUNS {
+        i -= 1;
+        let mut candidate = best.clone();
+        candidate.remove(i);
+        if let Some(f) = again(&candidate) {
+            best = candidate;
+            found = f;
+        }
+    }
+    (best, found)
 }

@@ -1,0 +1,178 @@
+//! Test doubles shared by the CLI crate's tests: a provider with a hook before every call (to
+//! make it slow, hang, or fail a call its own way), wrapped around any factory's subjects.
+
+#![allow(dead_code)]
+
+use seam::{
+    Capabilities, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo, FsPathInfo,
+    FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal, TextStream,
+    WriteIntent, WriteOutcome,
+};
+use seam_conformance::{CaseOptions, Factory, Subject};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What happens before a call of the hooked provider.
+#[derive(Clone)]
+pub enum Before {
+    /// The call goes on to the inner provider.
+    Go,
+    /// The thread sleeps first (a slow backend that blocks).
+    Sleep(Duration),
+    /// The call never returns (it stays pending).
+    Hang,
+    /// The call fails with this error instead.
+    Fail(FsError),
+}
+
+/// Decides, from the operation and the path it is about, what happens before a call.
+pub type Hook = Arc<dyn Fn(&'static str, &str) -> Before + Send + Sync>;
+
+/// A provider with a hook before every call.
+pub struct Hooked {
+    inner: Arc<dyn FileSystem>,
+    hook: Hook,
+}
+
+impl Hooked {
+    async fn before(&self, op: &'static str, path: &str) -> Result<(), FsError> {
+        match (self.hook)(op, path) {
+            Before::Go => Ok(()),
+            Before::Sleep(d) => {
+                std::thread::sleep(d);
+                Ok(())
+            }
+            Before::Hang => std::future::pending::<Result<(), FsError>>().await,
+            Before::Fail(e) => Err(e),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl FileSystem for Hooked {
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+    fn sandbox_mode(&self) -> Option<SandboxMode> {
+        self.inner.sandbox_mode()
+    }
+    async fn resolve(
+        &self,
+        p: &str,
+        o: ResolveOptions<'_>,
+        s: &Signal,
+    ) -> Result<FsTarget, FsError> {
+        self.before("resolve", p).await?;
+        self.inner.resolve(p, o, s).await
+    }
+    fn process_path(&self, t: &FsTarget) -> String {
+        self.inner.process_path(t)
+    }
+    fn file_url(&self, t: &FsTarget) -> String {
+        self.inner.file_url(t)
+    }
+    fn contains(&self, p: &FsTarget, c: &FsTarget) -> bool {
+        self.inner.contains(p, c)
+    }
+    async fn stat(&self, t: &FsTarget, s: &Signal) -> Result<Option<FsInfo>, FsError> {
+        self.before("stat", &t.display_path).await?;
+        self.inner.stat(t, s).await
+    }
+    async fn lstat(
+        &self,
+        p: &str,
+        o: ResolveOptions<'_>,
+        s: &Signal,
+    ) -> Result<Option<FsPathInfo>, FsError> {
+        self.before("lstat", p).await?;
+        self.inner.lstat(p, o, s).await
+    }
+    async fn read_text(&self, t: &FsTarget, s: &Signal) -> Result<String, FsError> {
+        self.before("read_text", &t.display_path).await?;
+        self.inner.read_text(t, s).await
+    }
+    async fn stream_text(&self, t: &FsTarget, s: &Signal) -> Result<TextStream, FsError> {
+        self.before("stream_text", &t.display_path).await?;
+        self.inner.stream_text(t, s).await
+    }
+    async fn read_bytes(&self, t: &FsTarget, m: u64, s: &Signal) -> Result<Vec<u8>, FsError> {
+        self.before("read_bytes", &t.display_path).await?;
+        self.inner.read_bytes(t, m, s).await
+    }
+    async fn list_dir(&self, t: &FsTarget, s: &Signal) -> Result<Vec<FsDirEntry>, FsError> {
+        self.before("list_dir", &t.display_path).await?;
+        self.inner.list_dir(t, s).await
+    }
+    async fn write_text(
+        &self,
+        t: &FsTarget,
+        c: &str,
+        e: Option<&WriteIntent>,
+        p: Option<&SandboxPolicy>,
+        s: &Signal,
+    ) -> Result<WriteOutcome, FsError> {
+        self.before("write_text", &t.display_path).await?;
+        self.inner.write_text(t, c, e, p, s).await
+    }
+    async fn edit_text(
+        &self,
+        t: &FsTarget,
+        e: &EditRequest,
+        v: Option<&FsVersion>,
+        p: Option<&SandboxPolicy>,
+        s: &Signal,
+    ) -> Result<EditOutcome, FsError> {
+        self.before("edit_text", &t.display_path).await?;
+        self.inner.edit_text(t, e, v, p, s).await
+    }
+}
+
+/// `inner`'s subjects, hooked: every subject by `hook`, or each by a hook of its own made by
+/// `per_subject` (state kept per subject is a fact of the case: the same steps, the same calls).
+pub struct HookedFactory {
+    pub inner: Arc<dyn Factory>,
+    pub hook: Hook,
+    pub per_subject: Option<Arc<dyn Fn() -> Hook + Send + Sync>>,
+}
+
+impl HookedFactory {
+    /// Every subject of `inner` hooked by `hook`.
+    pub fn new(inner: Arc<dyn Factory>, hook: Hook) -> Self {
+        Self {
+            inner,
+            hook,
+            per_subject: None,
+        }
+    }
+
+    /// Every subject of `inner` hooked by a fresh hook from `make`.
+    pub fn per_subject(inner: Arc<dyn Factory>, make: Arc<dyn Fn() -> Hook + Send + Sync>) -> Self {
+        Self {
+            inner,
+            hook: Arc::new(|_, _| Before::Go),
+            per_subject: Some(make),
+        }
+    }
+}
+
+impl Factory for HookedFactory {
+    fn name(&self) -> String {
+        format!("{}+hooked", self.inner.name())
+    }
+    fn configurations(&self) -> Vec<String> {
+        self.inner.configurations()
+    }
+    fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
+        let s = self.inner.make(options)?;
+        let hook = match &self.per_subject {
+            Some(make) => make(),
+            None => self.hook.clone(),
+        };
+        Ok(Subject {
+            fs: Arc::new(Hooked { inner: s.fs, hook }),
+            world: s.world,
+            diff_basis_max_bytes: s.diff_basis_max_bytes,
+            keep_alive: s.keep_alive,
+        })
+    }
+}
