@@ -246,10 +246,10 @@ fn the_memory_provider_is_read_while_paused_at_every_checkpoint_on_both_instance
         let report = run(Arc::new(MemoryFactory), seed);
         let p = visibility(&report);
         assert_eq!(p.status, Status::Passed, "{}", report.render());
-        // Eight mutations, three checkpoints each, two readers each (`read_bytes` too where
+        // Four mutations, three checkpoints each, two readers each (`read_bytes` too where
         // claimed), on two instances: every one of them answered while the writer waited.
         let reads = if report.capabilities.read_bytes { 3 } else { 2 };
-        assert_eq!(report.stats.paused_reads_served, 2 * 8 * 3 * reads);
+        assert_eq!(report.stats.paused_reads_served, 2 * 4 * 3 * reads);
         assert_eq!(report.stats.paused_reads_unserved, 0);
         assert_eq!(rule(&report).coverage, Coverage::Reached);
         let detail = p.detail.as_deref().unwrap_or_default();

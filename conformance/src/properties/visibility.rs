@@ -6,7 +6,7 @@
 //! something if the backend really served it while a write was in flight, so the overlap is
 //! made where the backend allows it and measured where it does not:
 //!
-//! * **Made** — for a backend that claims cancel points, each write and edit of a round carries
+//! * **Made** — for a backend that claims cancel points, each of two writes and two edits carries
 //!   [`Interfere::ReadersAtCheckpoints`]: the mutation is paused at each of its checkpoints while
 //!   readers read through the same instance (and, where shared storage is claimed, through a
 //!   second one). Before publication they must see the old file, at `committed` the new one.
@@ -41,8 +41,11 @@ const LINES: usize = 16 * 1024;
 /// Lines in each state of a paused round's file (about 256 KiB: several stream chunks; the
 /// writer waits at each checkpoint, so size buys no overlap there).
 const PAUSED_LINES: usize = 4 * 1024;
-/// Mutations per round.
+/// Mutations per free-running round.
 const MUTATIONS: usize = 8;
+/// Mutations per paused round (two writes and two edits: each shows its three checkpoints, and
+/// the readers are deterministic, so more would only repeat them).
+const PAUSED_MUTATIONS: usize = 4;
 /// Free-running rounds (each a fresh subject).
 const ROUNDS: usize = 3;
 /// More free-running rounds, when no read was even sent while a write was in flight.
@@ -168,11 +171,11 @@ fn state(i: usize, marker: &str, lines: usize) -> String {
     s
 }
 
-/// A round's mutations: writes of new states and edits of the last line's marker, alternating.
-fn plan(round: usize, lines: usize) -> (String, Vec<Mutation>) {
+/// A round's `mutations`: writes of new states and edits of the last line's marker, alternating.
+fn plan(round: usize, lines: usize, mutations: usize) -> (String, Vec<Mutation>) {
     let first = state(0, "marker-0", lines);
     let mut plan = Vec::new();
-    for m in 1..=MUTATIONS {
+    for m in 1..=mutations {
         if m % 2 == 1 {
             plan.push(Mutation::Write(state(
                 m + round,
@@ -192,7 +195,7 @@ fn plan(round: usize, lines: usize) -> (String, Vec<Mutation>) {
 /// The steps of a paused round through `instance`: the file, then every mutation with readers
 /// at its checkpoints. The harness checks everything else about each step as usual.
 fn paused_round(instance: u8) -> Vec<Step> {
-    let (first, plan) = plan(usize::from(instance), PAUSED_LINES);
+    let (first, plan) = plan(usize::from(instance), PAUSED_LINES, PAUSED_MUTATIONS);
     let mut steps = vec![Step::plain(Op::World(WorldOp::Write {
         path: "big".into(),
         bytes: first.into_bytes(),
@@ -211,7 +214,7 @@ fn paused_round(instance: u8) -> Vec<Step> {
 /// `stream_text`, and `read_bytes` where claimed), one of them through a second instance where
 /// the storage is shared.
 fn free_round(cx: &Context, r: usize) -> Vec<Step> {
-    let (first, plan) = plan(r, LINES);
+    let (first, plan) = plan(r, LINES, MUTATIONS);
     let writer: Vec<Step> = plan.into_iter().map(|m| Step::plain(m.op())).collect();
     let reader = |op: Op, instance: u8| Lane {
         steps: vec![Step::plain(op)],
