@@ -9,204 +9,23 @@
 //!   claims no checks. The same provider without the lock, at the same seed, passes with
 //!   overlaps counted.
 
-use seam::{
-    Capabilities, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo, FsPathInfo,
-    FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal, TextStream,
-    WriteIntent, WriteOutcome,
-};
+mod support;
+
+use seam::Capability;
 use seam_cli::providers::{LocalFactory, MemoryFactory};
 use seam_conformance::{
-    CaseOptions, Coverage, Factory, Report, SequenceConfig, Status, Subject, SuiteConfig, Verdict,
-    run_suite,
+    Coverage, Factory, Report, SequenceConfig, Status, SuiteConfig, Verdict, run_suite,
 };
 use std::sync::Arc;
-use tokio::sync::Mutex;
+use support::{Before, HookedFactory};
 
-/// A provider that serves one call at a time: every call holds one lock from start to end.
-struct OneAtATime {
-    inner: Arc<dyn FileSystem>,
-    lock: Arc<Mutex<()>>,
-}
-
-#[async_trait::async_trait]
-impl FileSystem for OneAtATime {
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
-    }
-    fn sandbox_mode(&self) -> Option<SandboxMode> {
-        self.inner.sandbox_mode()
-    }
-    async fn resolve(
-        &self,
-        p: &str,
-        o: ResolveOptions<'_>,
-        s: &Signal,
-    ) -> Result<FsTarget, FsError> {
-        let _one = self.lock.lock().await;
-        self.inner.resolve(p, o, s).await
-    }
-    fn process_path(&self, t: &FsTarget) -> String {
-        self.inner.process_path(t)
-    }
-    fn file_url(&self, t: &FsTarget) -> String {
-        self.inner.file_url(t)
-    }
-    fn contains(&self, p: &FsTarget, c: &FsTarget) -> bool {
-        self.inner.contains(p, c)
-    }
-    async fn stat(&self, t: &FsTarget, s: &Signal) -> Result<Option<FsInfo>, FsError> {
-        let _one = self.lock.lock().await;
-        self.inner.stat(t, s).await
-    }
-    async fn lstat(
-        &self,
-        p: &str,
-        o: ResolveOptions<'_>,
-        s: &Signal,
-    ) -> Result<Option<FsPathInfo>, FsError> {
-        let _one = self.lock.lock().await;
-        self.inner.lstat(p, o, s).await
-    }
-    async fn read_text(&self, t: &FsTarget, s: &Signal) -> Result<String, FsError> {
-        let _one = self.lock.lock().await;
-        self.inner.read_text(t, s).await
-    }
-    async fn stream_text(&self, t: &FsTarget, s: &Signal) -> Result<TextStream, FsError> {
-        // The whole stream is served under the lock, as a single-threaded server would.
-        let _one = self.lock.lock().await;
-        let text = self.inner.read_text(t, s).await?;
-        Ok(Box::pin(futures_util::stream::iter([Ok(text)])))
-    }
-    async fn read_bytes(&self, t: &FsTarget, m: u64, s: &Signal) -> Result<Vec<u8>, FsError> {
-        let _one = self.lock.lock().await;
-        self.inner.read_bytes(t, m, s).await
-    }
-    async fn list_dir(&self, t: &FsTarget, s: &Signal) -> Result<Vec<FsDirEntry>, FsError> {
-        let _one = self.lock.lock().await;
-        self.inner.list_dir(t, s).await
-    }
-    async fn write_text(
-        &self,
-        t: &FsTarget,
-        c: &str,
-        e: Option<&WriteIntent>,
-        p: Option<&SandboxPolicy>,
-        s: &Signal,
-    ) -> Result<WriteOutcome, FsError> {
-        let _one = self.lock.lock().await;
-        self.inner.write_text(t, c, e, p, s).await
-    }
-    async fn edit_text(
-        &self,
-        t: &FsTarget,
-        e: &EditRequest,
-        v: Option<&FsVersion>,
-        p: Option<&SandboxPolicy>,
-        s: &Signal,
-    ) -> Result<EditOutcome, FsError> {
-        let _one = self.lock.lock().await;
-        self.inner.edit_text(t, e, v, p, s).await
-    }
-}
-
-/// The local provider, one call at a time. It does not claim shared storage (a second instance
-/// would have a lock of its own).
-struct OneAtATimeFactory;
-
-impl Factory for OneAtATimeFactory {
-    fn name(&self) -> String {
-        "local+one-at-a-time".into()
-    }
-    fn configurations(&self) -> Vec<String> {
-        LocalFactory.configurations()
-    }
-    fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
-        let s = LocalFactory.make(options)?;
-        Ok(Subject {
-            fs: Arc::new(OneAtATime {
-                inner: Arc::new(WithoutSharedStorage(s.fs)),
-                lock: Arc::new(Mutex::new(())),
-            }),
-            world: s.world,
-            diff_basis_max_bytes: s.diff_basis_max_bytes,
-            keep_alive: s.keep_alive,
-        })
-    }
-}
-
-/// Claims what the inner provider claims, less shared storage.
-struct WithoutSharedStorage(Arc<dyn FileSystem>);
-
-#[async_trait::async_trait]
-impl FileSystem for WithoutSharedStorage {
-    fn capabilities(&self) -> Capabilities {
-        let mut caps = self.0.capabilities();
-        caps.shared_storage = false;
-        caps
-    }
-    fn sandbox_mode(&self) -> Option<SandboxMode> {
-        self.0.sandbox_mode()
-    }
-    async fn resolve(
-        &self,
-        p: &str,
-        o: ResolveOptions<'_>,
-        s: &Signal,
-    ) -> Result<FsTarget, FsError> {
-        self.0.resolve(p, o, s).await
-    }
-    fn process_path(&self, t: &FsTarget) -> String {
-        self.0.process_path(t)
-    }
-    fn file_url(&self, t: &FsTarget) -> String {
-        self.0.file_url(t)
-    }
-    fn contains(&self, p: &FsTarget, c: &FsTarget) -> bool {
-        self.0.contains(p, c)
-    }
-    async fn stat(&self, t: &FsTarget, s: &Signal) -> Result<Option<FsInfo>, FsError> {
-        self.0.stat(t, s).await
-    }
-    async fn lstat(
-        &self,
-        p: &str,
-        o: ResolveOptions<'_>,
-        s: &Signal,
-    ) -> Result<Option<FsPathInfo>, FsError> {
-        self.0.lstat(p, o, s).await
-    }
-    async fn read_text(&self, t: &FsTarget, s: &Signal) -> Result<String, FsError> {
-        self.0.read_text(t, s).await
-    }
-    async fn stream_text(&self, t: &FsTarget, s: &Signal) -> Result<TextStream, FsError> {
-        self.0.stream_text(t, s).await
-    }
-    async fn read_bytes(&self, t: &FsTarget, m: u64, s: &Signal) -> Result<Vec<u8>, FsError> {
-        self.0.read_bytes(t, m, s).await
-    }
-    async fn list_dir(&self, t: &FsTarget, s: &Signal) -> Result<Vec<FsDirEntry>, FsError> {
-        self.0.list_dir(t, s).await
-    }
-    async fn write_text(
-        &self,
-        t: &FsTarget,
-        c: &str,
-        e: Option<&WriteIntent>,
-        p: Option<&SandboxPolicy>,
-        s: &Signal,
-    ) -> Result<WriteOutcome, FsError> {
-        self.0.write_text(t, c, e, p, s).await
-    }
-    async fn edit_text(
-        &self,
-        t: &FsTarget,
-        e: &EditRequest,
-        v: Option<&FsVersion>,
-        p: Option<&SandboxPolicy>,
-        s: &Signal,
-    ) -> Result<EditOutcome, FsError> {
-        self.0.edit_text(t, e, v, p, s).await
-    }
+/// The local provider, serving one call at a time. It does not claim shared storage (a second
+/// instance would have a lock of its own).
+fn one_at_a_time() -> Arc<dyn Factory> {
+    let mut f = HookedFactory::new(Arc::new(LocalFactory), Arc::new(|_, _| Before::Go));
+    f.one_at_a_time = true;
+    f.without = Some(Capability::SharedStorage);
+    Arc::new(f)
 }
 
 fn visibility_only(seed: u64) -> SuiteConfig {
@@ -269,7 +88,7 @@ fn a_backend_that_serves_one_call_at_a_time_is_told_visibility_does_not_apply_in
     assert!(plain.stats.paused_reads_served > 0);
     assert!(visibility(&plain).checks >= plain.stats.paused_reads_served);
 
-    let report = run(Arc::new(OneAtATimeFactory), seed);
+    let report = run(one_at_a_time(), seed);
     let p = visibility(&report);
     let Status::DoesNotApply(why) = &p.status else {
         panic!("expected does-not-apply:\n{}", report.render());

@@ -4,9 +4,9 @@
 #![allow(dead_code)]
 
 use seam::{
-    Capabilities, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo, FsPathInfo,
-    FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal, TextStream,
-    WriteIntent, WriteOutcome,
+    Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo,
+    FsPathInfo, FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal,
+    TextStream, WriteIntent, WriteOutcome,
 };
 use seam_conformance::{CaseOptions, Factory, Subject};
 use std::sync::Arc;
@@ -28,13 +28,25 @@ pub enum Before {
 /// Decides, from the operation and the path it is about, what happens before a call.
 pub type Hook = Arc<dyn Fn(&'static str, &str) -> Before + Send + Sync>;
 
-/// A provider with a hook before every call.
+/// A provider with a hook before every call; optionally serving one call at a time (every call
+/// holds one lock from start to end, as a single-threaded adapter does) and claiming less than
+/// the inner provider.
 pub struct Hooked {
     inner: Arc<dyn FileSystem>,
     hook: Hook,
+    one_at_a_time: Option<Arc<tokio::sync::Mutex<()>>>,
+    without: Option<Capability>,
 }
 
 impl Hooked {
+    /// Holds the one-call-at-a-time lock, when there is one, for as long as the guard lives.
+    async fn turn(&self) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        match &self.one_at_a_time {
+            Some(lock) => Some(lock.clone().lock_owned().await),
+            None => None,
+        }
+    }
+
     async fn before(&self, op: &'static str, path: &str) -> Result<(), FsError> {
         match (self.hook)(op, path) {
             Before::Go => Ok(()),
@@ -51,7 +63,11 @@ impl Hooked {
 #[async_trait::async_trait]
 impl FileSystem for Hooked {
     fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
+        let mut caps = self.inner.capabilities();
+        if let Some(c) = self.without {
+            caps = caps.without(c);
+        }
+        caps
     }
     fn sandbox_mode(&self) -> Option<SandboxMode> {
         self.inner.sandbox_mode()
@@ -62,6 +78,7 @@ impl FileSystem for Hooked {
         o: ResolveOptions<'_>,
         s: &Signal,
     ) -> Result<FsTarget, FsError> {
+        let _turn = self.turn().await;
         self.before("resolve", p).await?;
         self.inner.resolve(p, o, s).await
     }
@@ -75,6 +92,7 @@ impl FileSystem for Hooked {
         self.inner.contains(p, c)
     }
     async fn stat(&self, t: &FsTarget, s: &Signal) -> Result<Option<FsInfo>, FsError> {
+        let _turn = self.turn().await;
         self.before("stat", &t.display_path).await?;
         self.inner.stat(t, s).await
     }
@@ -84,22 +102,32 @@ impl FileSystem for Hooked {
         o: ResolveOptions<'_>,
         s: &Signal,
     ) -> Result<Option<FsPathInfo>, FsError> {
+        let _turn = self.turn().await;
         self.before("lstat", p).await?;
         self.inner.lstat(p, o, s).await
     }
     async fn read_text(&self, t: &FsTarget, s: &Signal) -> Result<String, FsError> {
+        let _turn = self.turn().await;
         self.before("read_text", &t.display_path).await?;
         self.inner.read_text(t, s).await
     }
     async fn stream_text(&self, t: &FsTarget, s: &Signal) -> Result<TextStream, FsError> {
+        let turn = self.turn().await;
         self.before("stream_text", &t.display_path).await?;
+        if turn.is_some() {
+            // The whole stream is served in its turn, as a single-threaded server would.
+            let text = self.inner.read_text(t, s).await?;
+            return Ok(Box::pin(futures_util::stream::iter([Ok(text)])));
+        }
         self.inner.stream_text(t, s).await
     }
     async fn read_bytes(&self, t: &FsTarget, m: u64, s: &Signal) -> Result<Vec<u8>, FsError> {
+        let _turn = self.turn().await;
         self.before("read_bytes", &t.display_path).await?;
         self.inner.read_bytes(t, m, s).await
     }
     async fn list_dir(&self, t: &FsTarget, s: &Signal) -> Result<Vec<FsDirEntry>, FsError> {
+        let _turn = self.turn().await;
         self.before("list_dir", &t.display_path).await?;
         self.inner.list_dir(t, s).await
     }
@@ -111,6 +139,7 @@ impl FileSystem for Hooked {
         p: Option<&SandboxPolicy>,
         s: &Signal,
     ) -> Result<WriteOutcome, FsError> {
+        let _turn = self.turn().await;
         self.before("write_text", &t.display_path).await?;
         self.inner.write_text(t, c, e, p, s).await
     }
@@ -122,6 +151,7 @@ impl FileSystem for Hooked {
         p: Option<&SandboxPolicy>,
         s: &Signal,
     ) -> Result<EditOutcome, FsError> {
+        let _turn = self.turn().await;
         self.before("edit_text", &t.display_path).await?;
         self.inner.edit_text(t, e, v, p, s).await
     }
@@ -133,6 +163,10 @@ pub struct HookedFactory {
     pub inner: Arc<dyn Factory>,
     pub hook: Hook,
     pub per_subject: Option<Arc<dyn Fn() -> Hook + Send + Sync>>,
+    /// Each subject serves one call at a time.
+    pub one_at_a_time: bool,
+    /// A capability the subjects do not claim.
+    pub without: Option<Capability>,
 }
 
 impl HookedFactory {
@@ -142,6 +176,8 @@ impl HookedFactory {
             inner,
             hook,
             per_subject: None,
+            one_at_a_time: false,
+            without: None,
         }
     }
 
@@ -151,6 +187,8 @@ impl HookedFactory {
             inner,
             hook: Arc::new(|_, _| Before::Go),
             per_subject: Some(make),
+            one_at_a_time: false,
+            without: None,
         }
     }
 }
@@ -169,7 +207,14 @@ impl Factory for HookedFactory {
             None => self.hook.clone(),
         };
         Ok(Subject {
-            fs: Arc::new(Hooked { inner: s.fs, hook }),
+            fs: Arc::new(Hooked {
+                inner: s.fs,
+                hook,
+                one_at_a_time: self
+                    .one_at_a_time
+                    .then(|| Arc::new(tokio::sync::Mutex::new(()))),
+                without: self.without,
+            }),
             world: s.world,
             diff_basis_max_bytes: s.diff_basis_max_bytes,
             keep_alive: s.keep_alive,

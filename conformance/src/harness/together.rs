@@ -272,25 +272,7 @@ fn predict(model: &mut Model, job: &Job) -> (Seen, Option<Version>) {
             Ok((v, before, after)) => (Seen::Edited { before, after }, Some(v)),
             Err(e) => model_failed(&e),
         },
-        Op::ReadText { .. } | Op::StreamText { .. } => match model.read_text_target(r) {
-            Ok(t) => (Seen::Read(Content::of(t.as_bytes())), None),
-            Err(e) => model_failed(&e),
-        },
-        Op::ReadBytes { max, .. } => match model.read_bytes_target(r, (*max).min(READ_BYTES_MAX)) {
-            Ok(b) => (Seen::Read(Content::of(&b)), None),
-            Err(e) => model_failed(&e),
-        },
-        Op::Stat { .. } => match model.stat_target(r) {
-            Ok(info) => {
-                let v = info.as_ref().map(|i| i.version);
-                (Seen::Stat(info.map(|i| (i.kind, i.size))), v)
-            }
-            Err(e) => model_failed(&e),
-        },
-        _ => (
-            Seen::Failed(FsErrorCode::IoError, "not a step a group runs".into()),
-            None,
-        ),
+        _ => predict_read(model, job),
     }
 }
 
@@ -314,8 +296,11 @@ fn predict_read(model: &Model, job: &Job) -> (Seen, Option<Version>) {
             }
             Err(e) => model_failed(&e),
         },
-        // A mutation is never a reader (only one lane mutates here).
-        _ => predict(&mut model.clone(), job),
+        // Refused before the group runs (`check_shape`); a mutation goes through `predict`.
+        _ => (
+            Seen::Failed(FsErrorCode::IoError, "not a step a group reads with".into()),
+            None,
+        ),
     }
 }
 
