@@ -127,10 +127,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
                             },
                             shell_word(&file.display().to_string()),
                             shell_word(name),
-                            args.fault
-                                .as_deref()
-                                .map(|f| format!(" --fault {f}"))
-                                .unwrap_or_default()
+                            replay_flags(args)
                         );
                     }
                     Err(e) => {
@@ -156,6 +153,15 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
         eprintln!("seam: {e}");
         io_failed = true;
     }
+    // A call given up on keeps its subject (an adapter process, the server this check started)
+    // alive on its thread: stop what is left rather than leave it running after we exit.
+    drop(factories);
+    let left = seam_remote::children::stop_all();
+    if left > 0 {
+        eprintln!(
+            "seam: stopped {left} process(es) that calls given up on had left running (adapters, servers)"
+        );
+    }
     let failed = io_failed || reports.iter().any(|r| r.verdict == Verdict::Fail);
     let incomplete = reports
         .iter()
@@ -167,6 +173,32 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The flags of this check a replay of its traces needs to see the same thing: the fault, how
+/// messages are compared, and the hang and start limits where they are not the defaults.
+fn replay_flags(args: &CheckArgs) -> String {
+    let mut flags = String::new();
+    if let Some(f) = &args.fault {
+        flags.push_str(&format!(" --fault {f}"));
+    }
+    if args.messages == MessageCheck::CodeOnly {
+        flags.push_str(" --messages code-only");
+    }
+    let default = Timing::default();
+    if args.timing.hang_after != default.hang_after {
+        flags.push_str(&format!(
+            " --call-timeout {}",
+            args.timing.hang_after.as_secs_f64()
+        ));
+    }
+    if args.timing.start_after != default.start_after {
+        flags.push_str(&format!(
+            " --start-timeout {}",
+            args.timing.start_after.as_secs_f64()
+        ));
+    }
+    flags
 }
 
 /// A provider name as a file name: anything but letters, digits, `-`, `_`, `.` and `:` becomes

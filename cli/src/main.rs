@@ -148,7 +148,7 @@ enum Command {
         /// How strictly error messages are compared.
         #[arg(long, value_enum, default_value_t = Messages::Exact)]
         messages: Messages,
-        /// Runs until the trace departs (each on a fresh subject); default 1, or 20 for a trace
+        /// Runs until the trace departs (each on a fresh subject); default 1, or 100 for a trace
         /// that runs steps at the same time.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
         attempts: Option<u32>,
@@ -160,6 +160,14 @@ enum Command {
             allow_negative_numbers = true
         )]
         call_timeout: f64,
+        /// Seconds making a subject may take (starting an `exec:` adapter, connecting).
+        #[arg(
+            long,
+            value_name = "SECS",
+            default_value_t = 60.0,
+            allow_negative_numbers = true
+        )]
+        start_timeout: f64,
     },
     /// Serve the tools (read, write, edit, read_image, glob, grep, str_replace_editor) to an MCP
     /// client on stdio, with read-before-write, compare-and-swap edits and containment in DIR.
@@ -365,22 +373,33 @@ fn main() -> ExitCode {
             messages,
             attempts,
             call_timeout,
+            start_timeout,
         } => {
             #[cfg(not(feature = "faults"))]
             let fault: Option<String> = None;
-            if !(call_timeout.is_finite() && call_timeout > 1.0 && call_timeout < 1e9) {
-                return usage("--call-timeout must be a number of seconds above 1");
+            for (flag, value) in [
+                ("--call-timeout", call_timeout),
+                ("--start-timeout", start_timeout),
+            ] {
+                if !(value.is_finite() && value > 0.0 && value < 1e9) {
+                    return usage(&format!("{flag} must be a positive number of seconds"));
+                }
             }
+            let timing = seam_conformance::Timing {
+                hang_after: std::time::Duration::from_secs_f64(call_timeout),
+                start_after: std::time::Duration::from_secs_f64(start_timeout),
+                // A call is slow below the hang limit, whatever that is.
+                slow_after: std::time::Duration::from_secs_f64(call_timeout / 2.0)
+                    .min(seam_conformance::Timing::default().slow_after),
+                ..seam_conformance::Timing::default()
+            };
             let args = replay::ReplayArgs {
                 path: &trace,
                 provider: &provider,
                 fault: fault.as_deref(),
                 messages: messages.into(),
                 attempts,
-                timing: seam_conformance::Timing {
-                    hang_after: std::time::Duration::from_secs_f64(call_timeout),
-                    ..seam_conformance::Timing::default()
-                },
+                timing,
             };
             match replay::run(&args) {
                 Ok(true) => ExitCode::SUCCESS,

@@ -37,6 +37,7 @@ struct Started {
 
 impl Drop for Started {
     fn drop(&mut self) {
+        seam_remote::children::forget(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -113,6 +114,9 @@ fn start(exe: &PathBuf) -> Result<Started, String> {
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| format!("cannot start {} serve: {e}", exe.display()))?;
+    // Stopped when the factory drops, or — if a hung call keeps it alive — by the command
+    // before it exits (`seam_remote::children::stop_all`).
+    seam_remote::children::track(child.id());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while !socket.exists() {
         if let Ok(Some(status)) = child.try_wait() {

@@ -1,7 +1,7 @@
 //! `seam replay`: re-runs a saved trace step by step against a provider, showing what the model
 //! expected and what the provider did, and stops where they part. A trace that runs steps at
 //! the same time (a race, a linearizability batch, readers during writes) is run again on a
-//! fresh subject until it departs, up to `--attempts` times (20 by default for such a trace):
+//! fresh subject until it departs, up to `--attempts` times (100 by default for such a trace):
 //! a race does not recur on every run.
 
 use crate::select::factory;
@@ -50,8 +50,18 @@ pub fn run(args: &ReplayArgs<'_>) -> Result<bool, crate::Usage> {
     };
     let agent: Arc<dyn seam_conformance::AgentFactory> =
         Arc::new(seam_cli::agent::ToolAgentFactory);
-    let outcome = replay_with(factory.clone(), Some(agent), &trace, &config)
-        .map_err(|f| crate::Usage(format!("cannot replay: {f}")))?;
+    let outcome = match replay_with(factory.clone(), Some(agent), &trace, &config) {
+        Ok(o) => o,
+        // The backend did not start (or the run could not): not a usage mistake, and not a
+        // departure at a step either — said, exit 1.
+        Err(f) => {
+            seam_remote::children::stop_all();
+            println!("cannot replay on {}: {f}", factory.name());
+            return Ok(false);
+        }
+    };
+    // A call given up on keeps its adapter alive on its thread: stop what is left.
+    seam_remote::children::stop_all();
     for r in &outcome.records {
         let mark = if r.failure.is_some() { "✗" } else { "✓" };
         println!("{mark} {:>2}. {}", r.index, r.description);

@@ -41,7 +41,7 @@ fn fault_counterexamples_still_catch_their_fault() {
         assert!(kind.is_some_and(|k| kinds.contains(&k)), "{stem}: {kind:?}");
         seen += 1;
     }
-    assert!(seen >= 9, "only {seen} fault counterexamples");
+    assert!(seen >= 16, "only {seen} fault counterexamples");
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn a_race_a_linearizability_batch_and_a_visibility_round_replay_from_their_trace
             attempts: ReplayConfig::attempts_for(&back),
             ..ReplayConfig::default()
         };
-        assert_eq!(replay_config.attempts, 20);
+        assert!(replay_config.attempts > 1, "a race gets more than one run");
         let outcome = replay(broken, &back, &replay_config).expect("replays");
         let departure = outcome
             .departure()
@@ -150,6 +150,9 @@ fn a_race_a_linearizability_batch_and_a_visibility_round_replay_from_their_trace
             fault.name(),
             fixed.departure()
         );
-        assert_eq!(fixed.attempts, 20);
+        assert_eq!(
+            fixed.attempts, replay_config.attempts,
+            "every run followed the model"
+        );
     }
 }

@@ -11,13 +11,18 @@ const CONTEXT: usize = 48;
 pub(crate) const MESSAGE_MAX: usize = 4096;
 
 /// FNV-1a, 64 bits: a digest to tell two long values apart, not a secure hash.
-pub(crate) fn digest(bytes: &[u8]) -> String {
+pub(crate) fn fnv64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         h ^= u64::from(*b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    format!("{h:016x}")
+    h
+}
+
+/// [`fnv64`] as reports print it.
+pub(crate) fn digest(bytes: &[u8]) -> String {
+    format!("{:016x}", fnv64(bytes))
 }
 
 /// The char boundary at or before `at`.
@@ -83,7 +88,8 @@ pub(crate) fn bounded(message: String) -> String {
     if message.len() <= MESSAGE_MAX {
         return message;
     }
-    let cut = floor(&message, MESSAGE_MAX);
+    // Room for the note that says so: the whole message stays within the bound.
+    let cut = floor(&message, MESSAGE_MAX - 96);
     format!(
         "{}… [message cut: {} bytes, digest {}]",
         &message[..cut],
@@ -104,6 +110,11 @@ mod tests {
         assert!(e.len() < 400, "{e}");
         assert!(e.contains("[2000 bytes, digest "), "{e}");
         assert_eq!(excerpt(&long), e, "the same value, the same excerpt");
+        // The digest is of the value: a value that differs in its middle, hidden by the cut,
+        // still shows as another one.
+        let mut other = long.clone();
+        other.replace_range(1000..1002, "e\u{301}");
+        assert_ne!(excerpt(&other), e);
         assert_ne!(excerpt(&"é".repeat(1001)), e);
     }
 
@@ -124,7 +135,7 @@ mod tests {
     #[test]
     fn a_message_never_runs_past_its_bound() {
         let m = bounded("é".repeat(10_000));
-        assert!(m.len() <= MESSAGE_MAX + 80, "{}", m.len());
+        assert!(m.len() <= MESSAGE_MAX, "{}", m.len());
         assert!(m.contains("[message cut: 20000 bytes"), "{m}");
         assert_eq!(bounded("short".into()), "short");
     }

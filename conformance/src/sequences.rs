@@ -166,7 +166,7 @@ pub(crate) fn run_watched(
     options: &CaseOptions,
     config: HarnessConfig,
     steps: &[Step],
-    monitor: Option<&Monitor>,
+    monitor: Option<&Arc<Monitor>>,
     seen: Option<&AtomicUsize>,
     agent: Option<&dyn AgentFactory>,
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
@@ -191,6 +191,10 @@ pub(crate) fn run_watched(
     if let Some(fs) = second {
         harness = harness.with_second(fs);
     }
+    if let Some(m) = monitor {
+        let m = m.clone();
+        harness = harness.with_pause_log(Arc::new(move |from, to| m.paused(from, to)));
+    }
     if let Err(e) = harness.verify_world() {
         return Err(Failure::new(
             FailureKind::Setup,
@@ -212,7 +216,7 @@ pub(crate) fn run_watched(
         let mut record = harness.step(rt, i, step);
         // A call given up at its limit is this step's failure, whatever the comparison made of
         // the error it returned.
-        if let Some(hang) = monitor.and_then(Monitor::take_hang) {
+        if let Some(hang) = monitor.and_then(|m| m.take_hang()) {
             record.failure = Some(Failure::new(FailureKind::Timeout, hang.message()));
         }
         let failed = record.failure.is_some();
@@ -273,7 +277,7 @@ fn run_case(
     options: &CaseOptions,
     config: HarnessConfig,
     steps: &[Step],
-    monitor: Option<&Monitor>,
+    monitor: Option<&Arc<Monitor>>,
     seen: Option<&AtomicUsize>,
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
     let factory = subjects.factory.as_ref();

@@ -2,7 +2,9 @@
 //! always starts after the previous one finished.
 //!
 //! * [`Fault::TruncatesInPlace`] publishes by truncating the file and writing it again, slowly:
-//!   a reader in between sees an empty or half-written file.
+//!   a reader in between sees an empty or half-written file (and over a provider with cancel
+//!   points it shows its `staged` checkpoint half written, so a reader paused there sees it
+//!   every time).
 //! * [`Fault::GuardCheckedApart`] checks the guard in one critical section and publishes in
 //!   another (a lock released before publication; a memory provider whose check and publish
 //!   take the state lock twice): two writers at one version both win.
@@ -14,8 +16,8 @@
 use crate::Fault;
 use crate::faulty::Faulty;
 use seam::{
-    EditOutcome, EditRequest, FsError, FsKind, FsTarget, FsVersion, SandboxPolicy, Signal, Verb,
-    WriteIntent, WriteOperation, WriteOutcome,
+    CancelPoint, Checkpoint, EditOutcome, EditRequest, FsError, FsKind, FsTarget, FsVersion,
+    SandboxPolicy, Signal, Verb, WriteIntent, WriteOperation, WriteOutcome,
 };
 use seam_model::WorldEffect;
 
@@ -50,6 +52,7 @@ impl Faulty {
         content: &str,
         expected: Option<&WriteIntent>,
         sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
     ) -> Option<Result<WriteOutcome, FsError>> {
         match self.fault {
             Fault::TruncatesInPlace if expected.is_none() => {
@@ -83,6 +86,19 @@ impl Faulty {
                             &target.display_path,
                             &e.to_string(),
                         )));
+                    }
+                    if step == 1 && self.inner.capabilities().cancel_points {
+                        // Half written, it reaches the point where content is "staged": a
+                        // reader while it waits there sees the torn file, every time.
+                        let staged = Checkpoint {
+                            point: CancelPoint::Staged,
+                            verb: Verb::Write,
+                            display_path: &target.display_path,
+                            staging: &[],
+                        };
+                        if signal.checkpoint(&staged).is_err() {
+                            return Some(Err(FsError::aborted(Verb::Write)));
+                        }
                     }
                     if step < 2 {
                         // A slow writer: the file stays empty, then half-written, a moment.

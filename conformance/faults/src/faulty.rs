@@ -472,7 +472,10 @@ impl FileSystem for Faulty {
         if self.fault.is_concurrency() {
             signal.check(Verb::Write)?;
         }
-        if let Some(broken) = self.racy_write(target, content, expected, sandbox).await {
+        if let Some(broken) = self
+            .racy_write(target, content, expected, sandbox, signal)
+            .await
+        {
             return broken;
         }
         let signal = self.loosened(signal);

@@ -242,7 +242,10 @@ impl Fault {
             Fault::FenceChecksKeyThenOpensByName => &["swapped for a link"],
             Fault::FenceNewFileParentOnly => &["ws/dang"],
             Fault::FenceIgnoresItsDefault => &["an escape"],
-            Fault::TruncatesInPlace => &["no state the file ever had"],
+            Fault::TruncatesInPlace => &[
+                "no state the file ever had",
+                "while the mutation was paused",
+            ],
             Fault::GuardCheckedApart => {
                 &["winners (must be exactly one)", "must be FS_STALE_VERSION"]
             }

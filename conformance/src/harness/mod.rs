@@ -35,11 +35,16 @@ use seam_model::{Key, Model, ModelConfig, ModelError, Observations, Resolved, Sn
 use std::collections::{BTreeMap, HashMap};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicU8;
 use std::time::Duration;
 use tokio::runtime::Runtime;
 
 pub(crate) use laws::PendingLaw;
+
+/// How many checkpoints on one instance wait for readers the backend does not answer before
+/// later ones stop waiting (a backend that serves one call at a time answers none; a loaded
+/// machine may be late once).
+const READER_PATIENCE: u8 = 2;
 
 /// How strictly error messages are compared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -176,10 +181,16 @@ pub struct Harness {
     denied_root: Option<Option<Key>>,
     /// A second instance over the same storage, for steps that name instance 1.
     second: Option<Arc<dyn FileSystem>>,
-    /// Per instance: whether readers at a checkpoint are still waited for (see
-    /// [`probe::Readers::patient`]).
-    patience: [Arc<AtomicBool>; 2],
+    /// Per instance: how many more times readers at a checkpoint are waited for (see
+    /// [`probe::Readers::patience`]).
+    patience: [Arc<AtomicU8>; 2],
+    /// Told when the harness holds a call up itself (waiting for readers at a checkpoint), so
+    /// that the call is not taken for slow.
+    pause_log: Option<PauseLog>,
 }
+
+/// Where the harness says it held calls up, from when to when.
+pub(crate) type PauseLog = Arc<dyn Fn(std::time::Instant, std::time::Instant) + Send + Sync>;
 
 fn show_err(e: &FsError) -> String {
     format!("{} {:?}", e.code(), e.message())
@@ -201,6 +212,23 @@ pub(crate) fn show_bytes(b: &[u8]) -> String {
     } else {
         format!("{text:?}")
     }
+}
+
+/// Two contents that differ, readable: each whole (quoted) when short, else a window around the
+/// first difference of their quoted text, with each one's length and digest.
+pub(crate) fn show_two(a: &[u8], b: &[u8]) -> (String, String) {
+    let (qa, qb) = (
+        format!("{:?}", String::from_utf8_lossy(a)),
+        format!("{:?}", String::from_utf8_lossy(b)),
+    );
+    if qa.chars().count() <= 62 && qb.chars().count() <= 62 {
+        return (qa, qb);
+    }
+    let (wa, wb) = crate::excerpt::differ(&qa, &qb);
+    (
+        format!("{wa} ({} bytes)", a.len()),
+        format!("{wb} ({} bytes)", b.len()),
+    )
 }
 
 fn same<T: PartialEq + std::fmt::Debug>(
@@ -280,10 +308,17 @@ impl Harness {
             denied_root: None,
             second: None,
             patience: [
-                Arc::new(AtomicBool::new(true)),
-                Arc::new(AtomicBool::new(true)),
+                Arc::new(AtomicU8::new(READER_PATIENCE)),
+                Arc::new(AtomicU8::new(READER_PATIENCE)),
             ],
+            pause_log: None,
         }
+    }
+
+    /// The same harness, telling `log` when it holds a call up itself.
+    pub(crate) fn with_pause_log(mut self, log: PauseLog) -> Self {
+        self.pause_log = Some(log);
+        self
     }
 
     /// The same harness, with a second instance over the subject's storage for steps that name

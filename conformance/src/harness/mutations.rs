@@ -241,7 +241,8 @@ impl Harness {
             new,
             bytes: self.caps.read_bytes,
             wait: self.config.reader_wait,
-            patient: self.patience[usize::from(*instance > 0)].clone(),
+            patience: self.patience[usize::from(*instance > 0)].clone(),
+            pause_log: self.pause_log.clone(),
         }))
     }
 

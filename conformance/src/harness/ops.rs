@@ -281,13 +281,10 @@ impl Harness {
             if m == a {
                 Ok(())
             } else {
+                let (m, a) = super::show_two(m.as_bytes(), a.as_bytes());
                 Err(fail(
                     FailureKind::Outcome,
-                    format!(
-                        "text differs: expected {}, got {}",
-                        show_bytes(m.as_bytes()),
-                        show_bytes(a.as_bytes())
-                    ),
+                    format!("text differs: expected {m}, got {a}"),
                 ))
             }
         })

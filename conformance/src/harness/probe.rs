@@ -18,7 +18,7 @@ use crate::world::World;
 use futures_util::StreamExt;
 use seam::{CancelPoint, FileSystem, FsError, FsErrorCode, FsTarget, Signal};
 use seam_model::WorldEffect;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
@@ -54,9 +54,12 @@ pub(super) struct Readers {
     pub bytes: bool,
     /// How long a paused mutation waits for its readers.
     pub wait: Duration,
-    /// Cleared once a read on this instance went unanswered while a mutation was paused: the
-    /// backend does not serve a read meanwhile, and later checkpoints do not wait again.
-    pub patient: Arc<AtomicBool>,
+    /// How many more times a checkpoint on this instance waits for reads that go unanswered:
+    /// once it is spent, the backend does not serve a read while a mutation is paused, and later
+    /// checkpoints do not wait again.
+    pub patience: Arc<AtomicU8>,
+    /// Told how long the mutation was held up waiting for the readers.
+    pub pause_log: Option<super::PauseLog>,
 }
 
 /// Reads sent at a checkpoint and not answered while the mutation was paused there.
@@ -147,6 +150,7 @@ impl Readers {
         if self.bytes {
             hows.push(ReadHow::Bytes);
         }
+        let started = std::time::Instant::now();
         let (tx, rx) = mpsc::channel();
         let (fs, target, list) = (self.fs.clone(), self.target.clone(), hows.clone());
         std::thread::spawn(move || {
@@ -166,12 +170,14 @@ impl Readers {
             &self.old
         };
         let mut pending = hows.len();
-        if self.patient.load(Ordering::Relaxed) {
+        if self.patience.load(Ordering::Relaxed) > 0 {
             let deadline = std::time::Instant::now() + self.wait;
             while pending > 0 {
                 let left = deadline.saturating_duration_since(std::time::Instant::now());
                 let Ok((how, got)) = rx.recv_timeout(left) else {
-                    self.patient.store(false, Ordering::Relaxed);
+                    let _ = self
+                        .patience
+                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
                     break;
                 };
                 pending -= 1;
@@ -195,6 +201,9 @@ impl Readers {
                     ));
                 }
             }
+        }
+        if let Some(log_pause) = &self.pause_log {
+            log_pause(started, std::time::Instant::now());
         }
         if pending > 0 {
             log.late.push(LateReads {

@@ -72,8 +72,9 @@ impl Seen {
 }
 
 /// What a read returned, kept small: a reader that loops over a 1 MiB file must not keep every
-/// copy it read (the group is judged after it ran). Its length, a 64-bit SipHash of it, and its
-/// start for reports; two contents are taken as the same when length and hash agree.
+/// copy it read (the group is judged after it ran). Its length, its digest (the FNV-1a reports
+/// print), and its start for reports; two contents are taken as the same when length and
+/// digest agree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Content {
     len: usize,
@@ -83,13 +84,9 @@ struct Content {
 
 impl Content {
     fn of(bytes: &[u8]) -> Self {
-        use std::hash::{Hash, Hasher};
-        // `DefaultHasher::new` has fixed keys: the same bytes, the same hash, in every run.
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        bytes.hash(&mut h);
         Content {
             len: bytes.len(),
-            hash: h.finish(),
+            hash: crate::excerpt::fnv64(bytes),
             head: bytes[..bytes.len().min(57)].to_vec(),
         }
     }
@@ -99,7 +96,7 @@ impl Content {
             show_bytes(&self.head)
         } else {
             format!(
-                "{:?}... ({} bytes, hash {:016x})",
+                "{:?}... ({} bytes, digest {:016x})",
                 String::from_utf8_lossy(&self.head),
                 self.len,
                 self.hash
@@ -440,6 +437,7 @@ impl Harness {
             .map(|l| self.instance(l.instance))
             .collect::<Result<_, _>>()?;
 
+        rec.expected = "an order of the model that explains every lane".into();
         let done = run_lanes(lanes, &jobs, &fss, on)?;
         for d in &done {
             self.stats.op(jobs[d.lane][d.job].op.kind());
@@ -1013,6 +1011,57 @@ mod tests {
         assert!(v.pair(None, Some(&t)).is_err());
     }
 
+    /// Only a read the backend answered within a write counts as served during it; one that
+    /// queued behind it, one answered before it was sent, and one just inside either end (the
+    /// threads' times may carry it there) do not.
+    #[test]
+    fn a_read_counts_as_served_during_a_write_only_if_answered_well_within_it() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let write = Step::plain(Op::Write {
+            path: "a".into(),
+            content: "x".into(),
+            guard: WriteGuard::None,
+        });
+        let read = Step::plain(Op::ReadText { path: "a".into() });
+        let job = |s: &Step| Job {
+            op: s.op.clone(),
+            target: FsTarget {
+                key: seam::FsTargetKey::new("/r/a"),
+                display_path: "/r/a".into(),
+            },
+            resolved: Resolved {
+                display: "/r/a".into(),
+                key: seam_model::Key(vec!["a".into()]),
+            },
+            intent: None,
+            edit_guard: None,
+            model_guard: None,
+            model_edit_guard: None,
+            policy: None,
+        };
+        let jobs = vec![vec![job(&write)], vec![job(&read)]];
+        let call = |lane: usize, sent: u64, answered: u64| Done {
+            lane,
+            job: 0,
+            sent: at(sent),
+            answered: at(answered),
+            seen: Seen::Stat(None),
+            version: None,
+        };
+        let done = vec![
+            call(0, 100, 200),
+            call(1, 120, 180), // served within
+            call(1, 150, 250), // queued behind
+            call(1, 50, 150),  // sent before: the write may not have started
+            call(1, 210, 220), // after
+            call(1, 105, 180), // sent just inside
+            call(1, 120, 195), // answered just inside
+        ];
+        let o = overlap(&done, &jobs);
+        assert_eq!((o.reads, o.sent_during, o.served_during), (6, 4, 1));
+    }
+
     #[test]
     fn a_group_the_checks_cannot_judge_is_refused_before_it_runs() {
         let write = |p: &str| {
@@ -1040,6 +1089,23 @@ mod tests {
         let mut reader = Lane::of(vec![read.clone()]);
         reader.repeat = true;
         assert!(check_shape(&[reader.clone()]).is_err());
+        // A step that names its own instance, reuses a target or interferes: the lane says.
+        for bad in [
+            read.clone().on(1),
+            read.clone().reusing(),
+            {
+                let mut s = read.clone();
+                s.interfere = crate::step::Interfere::CancelledBeforeStart;
+                s
+            },
+            Step::plain(Op::Lstat { path: "a".into() }),
+        ] {
+            assert!(check_shape(&[Lane::of(vec![write("a")]), Lane::of(vec![bad])]).is_err());
+        }
+        // Eight racers: more orders than are tried.
+        let racers: Vec<Lane> = (0..8).map(|_| Lane::of(vec![write("a")])).collect();
+        assert!(check_shape(&racers).is_err());
+        assert!(check_shape(&racers[..MAX_BRUTE]).is_ok());
         // A writer with readers beside it; racers of one step each.
         assert!(check_shape(&[Lane::of(vec![write("a"), write("a")]), reader]).is_ok());
         assert!(check_shape(&[Lane::of(vec![write("a")]), Lane::of(vec![write("a")])]).is_ok());

@@ -50,13 +50,32 @@ impl Harness {
                     ));
                 }
                 Some(e) if !e.admits(a) => {
+                    let (shown_a, shown_e) = match (a, e) {
+                        // Two files: around their first difference when long.
+                        (
+                            SnapEntry::File {
+                                bytes: ba,
+                                mode: ma,
+                            },
+                            SnapEntry::File {
+                                bytes: be,
+                                mode: me,
+                            },
+                        ) => {
+                            let (ta, te) = super::show_two(ba, be);
+                            let mode = |m: &Option<u32>| {
+                                m.map(|m| format!(" mode {m:o}")).unwrap_or_default()
+                            };
+                            (
+                                format!("file {ta}{}", mode(ma)),
+                                format!("file {te}{}", mode(me)),
+                            )
+                        }
+                        _ => (show_entry(a), show_entry(e)),
+                    };
                     return Err(fail(
                         FailureKind::BytesOnDisk,
-                        format!(
-                            "{path:?} on disk is {}, the model says {}",
-                            show_entry(a),
-                            show_entry(e)
-                        ),
+                        format!("{path:?} on disk is {shown_a}, the model says {shown_e}"),
                     ));
                 }
                 Some(_) => {}

@@ -211,6 +211,10 @@ impl Drop for Connection {
             rt.shutdown_background();
         }
         if let Some(mut child) = self._child.take() {
+            // Ours to stop from here on, not `children::stop_all`'s.
+            if let Some(pid) = child.id() {
+                crate::children::forget(pid);
+            }
             // Reap it (a killed child left unwaited stays a zombie until this process exits):
             // give it a moment to leave by itself, then kill it.
             for i in 0..200 {
@@ -269,6 +273,9 @@ async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Option<tokio::p
                 .stderr(std::process::Stdio::inherit())
                 .kill_on_drop(true)
                 .spawn()?;
+            if let Some(pid) = child.id() {
+                crate::children::track(pid);
+            }
             let (Some(w), Some(r)) = (child.stdin.take(), child.stdout.take()) else {
                 return Err(std::io::Error::other("the child has no stdin/stdout"));
             };

@@ -29,6 +29,7 @@
 //! # }
 //! ```
 
+pub mod children;
 mod client;
 pub mod frame;
 mod server;
