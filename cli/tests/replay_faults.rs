@@ -3,9 +3,12 @@
 //! with the `faults` feature does the same from the command line) — a race, a linearizability
 //! batch and a visibility round as much as a generated sequence.
 
+mod support;
+
+use seam::Capability;
 use seam_cli::providers::LocalFactory;
 use seam_conformance::{
-    FailureKind, ReplayConfig, SequenceConfig, SuiteConfig, Trace, replay, run_suite,
+    Factory, FailureKind, ReplayConfig, SequenceConfig, SuiteConfig, Trace, replay, run_suite,
 };
 use seam_faults::{Fault, FaultyFactory};
 use std::path::Path;
@@ -79,25 +82,42 @@ fn a_failing_trace_replays_to_the_same_departure() {
     assert!(fixed.departure().is_none());
 }
 
+/// The local provider without its cancel points: `atomic-visibility` then has only its
+/// free-running rounds (readers looping beside writers), whose failures are concurrent traces.
+fn without_cancel_points() -> Arc<dyn Factory> {
+    let mut f =
+        support::HookedFactory::new(Arc::new(LocalFactory), Arc::new(|_, _| support::Before::Go));
+    f.without = Some(Capability::CancelPoints);
+    Arc::new(f)
+}
+
 /// A failure of a property that runs steps at the same time is a trace too: saved, parsed back,
 /// and replayed (a few runs, for a race) to a departure of the same kind; the correct provider
 /// follows the same trace through every run.
 #[test]
 fn a_race_a_linearizability_batch_and_a_visibility_round_replay_from_their_traces() {
-    for (fault, property, kind) in [
-        (Fault::GuardCheckedApart, "cas-races", FailureKind::Race),
+    let local: Arc<dyn Factory> = Arc::new(LocalFactory);
+    for (base, fault, property, kind) in [
         (
+            local.clone(),
+            Fault::GuardCheckedApart,
+            "cas-races",
+            FailureKind::Race,
+        ),
+        (
+            local,
             Fault::EditReadsOutsideLock,
             "linearizable",
             FailureKind::Linearizability,
         ),
         (
+            without_cancel_points(),
             Fault::TruncatesInPlace,
             "atomic-visibility",
             FailureKind::TornRead,
         ),
     ] {
-        let broken = Arc::new(FaultyFactory::new(Arc::new(LocalFactory), fault));
+        let broken = Arc::new(FaultyFactory::new(base.clone(), fault));
         let config = SuiteConfig {
             sequences: SequenceConfig {
                 seed: 24228,
@@ -123,7 +143,12 @@ fn a_race_a_linearizability_batch_and_a_visibility_round_replay_from_their_trace
             .trace
             .clone()
             .unwrap_or_else(|| panic!("{}: no trace saved", fault.name()));
-        assert!(trace.is_concurrent(), "{}: {:?}", fault.name(), trace.steps);
+        assert!(
+            trace.is_concurrent(),
+            "{}: a trace of {} steps, none concurrent",
+            fault.name(),
+            trace.steps.len()
+        );
         let back = Trace::parse(&trace.to_json()).expect("round trip");
         assert_eq!(back, trace);
         let replay_config = ReplayConfig {
@@ -143,7 +168,7 @@ fn a_race_a_linearizability_batch_and_a_visibility_round_replay_from_their_trace
             fault.name(),
             departure.failure
         );
-        let fixed = replay(Arc::new(LocalFactory), &back, &replay_config).expect("replays");
+        let fixed = replay(base, &back, &replay_config).expect("replays");
         assert!(
             fixed.departure().is_none(),
             "{}: the correct provider departs: {:?}",

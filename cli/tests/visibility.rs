@@ -147,6 +147,13 @@ fn a_backend_that_serves_one_call_at_a_time_is_told_visibility_does_not_apply_in
     );
 }
 
+fn broken_again(base: &Arc<dyn Factory>) -> Arc<dyn Factory> {
+    Arc::new(seam_faults::FaultyFactory::new(
+        base.clone(),
+        seam_faults::Fault::TruncatesInPlace,
+    ))
+}
+
 #[test]
 fn a_file_half_written_at_a_checkpoint_is_seen_by_the_readers_paused_there() {
     for base in [
@@ -171,12 +178,27 @@ fn a_file_half_written_at_a_checkpoint_is_seen_by_the_readers_paused_there() {
                 && m.contains("the file before it is"),
             "{m}"
         );
-        // The step with the readers is the trace's last, and it replays.
+        // The step with the readers is the trace's last, and it replays: the broken writer
+        // departs there on its first run (nothing is left to chance), the correct one follows
+        // the trace to its end.
         let trace = p.trace.as_ref().expect("a trace");
         assert!(matches!(
             trace.steps.last().map(|s| &s.interfere),
             Some(seam_conformance::Interfere::ReadersAtCheckpoints(0))
         ));
+        let back = seam_conformance::Trace::parse(&trace.to_json()).expect("round trip");
+        let config = seam_conformance::ReplayConfig::default();
+        assert_eq!(config.attempts, 1);
+        let outcome =
+            seam_conformance::replay(broken_again(&base), &back, &config).expect("replays");
+        let departure = outcome.departure().expect("departs");
+        assert_eq!(departure.index, back.steps.len() - 1);
+        assert_eq!(
+            departure.failure.as_ref().map(|f| f.kind),
+            Some(seam_conformance::FailureKind::TornRead)
+        );
+        let fixed = seam_conformance::replay(base.clone(), &back, &config).expect("replays");
+        assert!(fixed.departure().is_none(), "{:?}", fixed.departure());
         assert_eq!(visibility(&run(base, 24228)).status, Status::Passed);
     }
 }

@@ -202,22 +202,41 @@ impl Factory for HookedFactory {
     }
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
         let s = self.inner.make(options)?;
+        Ok(Subject {
+            fs: self.hooked(s.fs),
+            world: s.world,
+            diff_basis_max_bytes: s.diff_basis_max_bytes,
+            keep_alive: s.keep_alive,
+        })
+    }
+    /// A second instance of the inner provider, hooked the same way (with a lock of its own
+    /// when it serves one call at a time: another process would have its own).
+    fn reopen(
+        &self,
+        options: &CaseOptions,
+        subject: &Subject,
+    ) -> Option<Result<Arc<dyn FileSystem>, String>> {
+        Some(
+            self.inner
+                .reopen(options, subject)?
+                .map(|fs| self.hooked(fs)),
+        )
+    }
+}
+
+impl HookedFactory {
+    fn hooked(&self, inner: Arc<dyn FileSystem>) -> Arc<dyn FileSystem> {
         let hook = match &self.per_subject {
             Some(make) => make(),
             None => self.hook.clone(),
         };
-        Ok(Subject {
-            fs: Arc::new(Hooked {
-                inner: s.fs,
-                hook,
-                one_at_a_time: self
-                    .one_at_a_time
-                    .then(|| Arc::new(tokio::sync::Mutex::new(()))),
-                without: self.without,
-            }),
-            world: s.world,
-            diff_basis_max_bytes: s.diff_basis_max_bytes,
-            keep_alive: s.keep_alive,
+        Arc::new(Hooked {
+            inner,
+            hook,
+            one_at_a_time: self
+                .one_at_a_time
+                .then(|| Arc::new(tokio::sync::Mutex::new(()))),
+            without: self.without,
         })
     }
 }
