@@ -191,6 +191,10 @@ enum Command {
         /// exec:COMMAND); with a server, DIR is a directory in its world.
         #[arg(long, value_name = "NAME", default_value = "local")]
         provider: String,
+        /// The longest message accepted, in MiB; a longer one is answered with an error
+        /// naming this limit, and the session goes on.
+        #[arg(long, value_name = "MIB", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        max_message_mib: u64,
     },
     /// Host a provider over the wire protocol (docs/protocol.md) on a Unix socket, TCP or stdio.
     Serve {
@@ -211,6 +215,17 @@ enum Command {
         /// Offer the world/* methods `seam check` drives a server's storage with (testing only).
         #[arg(long)]
         test_control: bool,
+        /// Connections served at once; more are refused with an error (default: the
+        /// descriptor limit less 64 kept for the calls' own files, at most 1024).
+        #[arg(long, value_name = "N")]
+        max_connections: Option<usize>,
+        /// MiB one connection may hold in the server (request payloads being served, answers
+        /// it has not read) before its requests stop being read.
+        #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=65536))]
+        answer_budget: u64,
+        /// Seconds a connection has to complete `initialize` before it is closed.
+        #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+        handshake_timeout: f64,
     },
     /// Manage the workspace registry: the directories agents may work in.
     Workspace {
@@ -413,7 +428,9 @@ fn main() -> ExitCode {
             registry,
             mode,
             provider,
+            max_message_mib,
         } => match mcp::run(mcp::McpArgs {
+            max_message: usize::try_from(max_message_mib * 1024 * 1024).unwrap_or(usize::MAX),
             root,
             workspace,
             registry,
@@ -429,16 +446,30 @@ fn main() -> ExitCode {
             listen,
             token_file,
             test_control,
-        } => match serve::run(serve::ServeArgs {
-            root,
-            provider,
-            listen,
-            token_file,
-            test_control,
-        }) {
-            Ok(code) => code,
-            Err(e) => usage(&e),
-        },
+            max_connections,
+            answer_budget,
+            handshake_timeout,
+        } => {
+            if !(handshake_timeout.is_finite()
+                && handshake_timeout > 0.0
+                && handshake_timeout < 1e9)
+            {
+                return usage("--handshake-timeout must be a positive number of seconds");
+            }
+            match serve::run(serve::ServeArgs {
+                root,
+                provider,
+                listen,
+                token_file,
+                test_control,
+                max_connections,
+                answer_budget: answer_budget * 1024 * 1024,
+                handshake_timeout: std::time::Duration::from_secs_f64(handshake_timeout),
+            }) {
+                Ok(code) => code,
+                Err(e) => usage(&e),
+            }
+        }
         Command::Workspace { registry, action } => {
             let action = match action {
                 WorkspaceCommand::List { json } => workspace::Action::List { json },

@@ -29,6 +29,8 @@ pub struct McpArgs {
     pub mode: Option<SandboxMode>,
     /// `local`, or a server's address (`unix:PATH`, `tcp://HOST:PORT`, `exec:COMMAND`).
     pub provider: String,
+    /// The longest message accepted, in bytes.
+    pub max_message: usize,
 }
 
 struct Composed {
@@ -231,7 +233,12 @@ pub fn run(args: McpArgs) -> Result<ExitCode, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let mut server = SeamMcp::new(tools, exec);
+    let limits = seam_mcp::SessionLimits {
+        max_message: args.max_message,
+        max_held: (2 * args.max_message as u64).max(seam_mcp::SessionLimits::default().max_held),
+        ..seam_mcp::SessionLimits::default()
+    };
+    let mut server = SeamMcp::new(tools, exec).with_limits(limits);
     if let Some(context) = context {
         server = server.with_call_context(context);
     }

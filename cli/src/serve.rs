@@ -20,6 +20,12 @@ pub struct ServeArgs {
     pub token_file: Option<PathBuf>,
     /// Enable `world/*`.
     pub test_control: bool,
+    /// Connections served at once (`None`: what the descriptor limit leaves room for).
+    pub max_connections: Option<usize>,
+    /// Bytes one connection may hold in the server before its requests stop being read.
+    pub answer_budget: u64,
+    /// How long a connection has to complete `initialize`.
+    pub handshake_timeout: std::time::Duration,
 }
 
 enum Listen {
@@ -45,6 +51,16 @@ fn listen(spec: &str) -> Result<Listen, String> {
     }
 }
 
+/// The limits a listening server announces on its first line.
+fn describe(limits: &seam_remote::ConnectionLimits) -> String {
+    format!(
+        "at most {} connections, {} MiB held per connection, {:.0?} to initialize",
+        limits.max_connections,
+        limits.answer_budget / (1024 * 1024),
+        limits.handshake_timeout
+    )
+}
+
 /// Serves until killed (or, on stdio, until the client closes). Usage problems are `Err`.
 pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     let listen = listen(&args.listen)?;
@@ -58,7 +74,29 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
         .ok_or_else(|| format!("--root {}: not valid UTF-8", root.display()))?
         .to_string();
     let provider = hosted(&args.provider, &root_text)?;
-    let mut server = Server::new(provider).with_cwd(root_text);
+    let fits = seam_remote::ConnectionLimits::default().max_connections;
+    let max_connections = match args.max_connections {
+        None => fits,
+        Some(0) => return Err("--max-connections must be at least 1".into()),
+        Some(n) => {
+            if n > fits {
+                eprintln!(
+                    "seam serve: --max-connections {n} is more than the descriptor limit ({}) leaves room for ({fits}); past that, connections are refused as they arrive",
+                    seam_remote::descriptor_limit().map_or("unlimited".into(), |l| l.to_string())
+                );
+            }
+            n
+        }
+    };
+    let limits = seam_remote::ConnectionLimits {
+        answer_budget: args.answer_budget,
+        max_connections,
+        handshake_timeout: args.handshake_timeout,
+    };
+    let mut server = Server::new(provider)
+        .with_cwd(root_text)
+        .with_connection_limits(limits)
+        .with_log(Arc::new(|line: &str| eprintln!("seam serve: {line}")));
     if args.test_control {
         server = server.with_test_control(Arc::new(ServeCases(args.provider.clone())), root);
     }
@@ -90,7 +128,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let served = runtime.block_on(async move {
+    let served: Result<(), String> = runtime.block_on(async move {
         match listen {
             Listen::Stdio => {
                 server.serve_stdio().await;
@@ -99,11 +137,13 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
             Listen::Unix(path) => {
                 let listener = Server::bind_unix(&path)
                     .map_err(|e| format!("cannot listen on unix:{}: {e}", path.display()))?;
-                eprintln!("seam serve: listening on unix:{}", path.display());
-                server
-                    .serve_unix(listener)
-                    .await
-                    .map_err(|e| format!("accept failed: {e}"))
+                eprintln!(
+                    "seam serve: listening on unix:{} ({})",
+                    path.display(),
+                    describe(&limits)
+                );
+                server.serve_unix(listener).await;
+                Ok(())
             }
             Listen::Tcp(addr) => {
                 let listener = tokio::net::TcpListener::bind(&addr)
@@ -112,11 +152,12 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
                 let bound = listener
                     .local_addr()
                     .map_or(addr.clone(), |a| a.to_string());
-                eprintln!("seam serve: listening on tcp:{bound}");
-                server
-                    .serve_tcp(listener)
-                    .await
-                    .map_err(|e| format!("accept failed: {e}"))
+                eprintln!(
+                    "seam serve: listening on tcp:{bound} ({})",
+                    describe(&limits)
+                );
+                server.serve_tcp(listener).await;
+                Ok(())
             }
         }
     });

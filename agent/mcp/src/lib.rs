@@ -24,7 +24,12 @@
 //!   seed harness's scheduling);
 //! * a client's `notifications/cancelled` cancels the call's [`Signal`](seam::Signal), which the
 //!   provider honours at its cancel points (`FS_ABORTED`); the call is never dropped half-way;
-//! * over-cap `glob` / `grep` results are saved by [`SpillDir`], off the executor's threads.
+//! * over-cap `glob` / `grep` results are saved by [`SpillDir`], off the executor's threads;
+//! * every message gets an answer: an over-size one an error naming the limit
+//!   ([`SessionLimits`]), an unparsable one `-32700`, bad parameters or an argument the tool's
+//!   schema does not have `-32602` — and the session goes on; while the session holds its limit
+//!   of unanswered requests, nothing more is read (the client's pipe fills, the server does
+//!   not grow).
 //!
 //! ```no_run
 //! use seam::FileSystem;
@@ -42,9 +47,12 @@
 //! ```
 
 mod convert;
+mod inflight;
 mod server;
 mod spill;
+mod transport;
 
 pub use convert::{error_text, listed};
+pub use inflight::{DEFAULT_MAX_MESSAGE, SessionLimits};
 pub use server::{CallContext, McpError, SeamMcp};
 pub use spill::SpillDir;

@@ -2,6 +2,8 @@
 //! onto the contract's signal and keeps mutations exclusive.
 
 use crate::convert::{call_result, listed};
+use crate::inflight::{Inflight, SessionLimits, key};
+use crate::transport::LineTransport;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -37,6 +39,8 @@ pub struct SeamMcp {
     context: Option<Arc<dyn CallContext>>,
     /// Readers share it, mutations hold it alone.
     turns: Arc<RwLock<()>>,
+    /// The requests read and not yet answered (shared with the transport).
+    inflight: Arc<Inflight>,
 }
 
 impl std::fmt::Debug for SeamMcp {
@@ -59,7 +63,14 @@ impl SeamMcp {
             exec,
             context: None,
             turns: Arc::new(RwLock::new(())),
+            inflight: Arc::new(Inflight::new(SessionLimits::default())),
         }
+    }
+
+    /// The same session with other bounds (the longest message, requests held at once).
+    pub fn with_limits(mut self, limits: SessionLimits) -> Self {
+        self.inflight = Arc::new(Inflight::new(limits));
+        self
     }
 
     /// The same session with each call's context prepared by `context` before its tool runs.
@@ -75,7 +86,25 @@ impl SeamMcp {
 
     /// Serves one session on this process's stdin and stdout until the client closes it.
     pub async fn serve_stdio(self) -> Result<(), McpError> {
-        let running = self.serve(rmcp::transport::stdio()).await.map_err(|e| {
+        self.serve_on(
+            tokio::io::BufReader::new(tokio::io::stdin()),
+            Box::new(tokio::io::stdout()),
+        )
+        .await
+    }
+
+    /// Serves one session on `reader` and `writer` (newline-delimited JSON-RPC) until the
+    /// client closes it. Every message gets an answer (see the transport's documentation).
+    pub async fn serve_on<R>(
+        self,
+        reader: R,
+        writer: Box<dyn tokio::io::AsyncWrite + Send + Unpin>,
+    ) -> Result<(), McpError>
+    where
+        R: tokio::io::AsyncBufRead + Unpin + Send + 'static,
+    {
+        let transport = LineTransport::new(reader, writer, self.inflight.clone());
+        let running = self.serve(transport).await.map_err(|e| {
             McpError::internal_error(format!("MCP initialisation failed: {e}"), None)
         })?;
         running
@@ -147,7 +176,12 @@ impl ServerHandler for SeamMcp {
                 None,
             ));
         };
-        let args = Value::Object(request.arguments.unwrap_or_default());
+        let listed = self.listed.iter().find(|t| t.name == request.name);
+        let args = request.arguments.unwrap_or_default();
+        if let Some(unknown) = listed.and_then(|t| unknown_argument(t, &args)) {
+            return Err(unknown);
+        }
+        let args = Value::Object(args);
         let ct = context.ct.clone();
         let result = if tool.parallel_safe() {
             let _turn = self.turns.read().await;
@@ -156,8 +190,50 @@ impl ServerHandler for SeamMcp {
             let _turn = self.turns.write().await;
             self.run(tool, args, ct.cancelled()).await
         };
+        // A call the client cancelled gets no answer (the MCP layer drops it): its place is
+        // free now that it ended.
+        if ct.is_cancelled() {
+            self.inflight.done(&key(&context.id));
+        }
         Ok(call_result(result).into())
     }
+}
+
+/// The refusal of an argument the tool's schema does not have (`additionalProperties: false`).
+fn unknown_argument(
+    tool: &rmcp::model::Tool,
+    args: &serde_json::Map<String, Value>,
+) -> Option<McpError> {
+    let schema = &tool.input_schema;
+    if schema.get("additionalProperties") != Some(&Value::Bool(false)) {
+        return None;
+    }
+    let known = schema.get("properties").and_then(Value::as_object);
+    let unknown: Vec<&String> = args
+        .keys()
+        .filter(|k| !known.is_some_and(|p| p.contains_key(k.as_str())))
+        .collect();
+    if unknown.is_empty() {
+        return None;
+    }
+    let takes: Vec<&String> = known.map(|p| p.keys().collect()).unwrap_or_default();
+    Some(McpError::invalid_params(
+        format!(
+            "{} has no argument {} (it takes: {})",
+            tool.name,
+            unknown
+                .iter()
+                .map(|k| format!("{k:?}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            takes
+                .iter()
+                .map(|k| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None,
+    ))
 }
 
 #[cfg(test)]

@@ -191,25 +191,43 @@ pub async fn read_frame<R: AsyncBufRead + Unpin>(
     Ok(Frame { json, segments })
 }
 
+/// A frame's line, `\n` included, with its `payload` list.
+pub fn encode_line(frame: &Frame) -> std::io::Result<Vec<u8>> {
+    let mut line = if frame.segments.is_empty() {
+        serde_json::to_vec(&frame.json)
+    } else {
+        let mut json = frame.json.clone();
+        json.insert(
+            "payload".into(),
+            Value::Array(frame.segments.iter().map(|s| json!(s.len())).collect()),
+        );
+        serde_json::to_vec(&json)
+    }
+    .map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// Writes an encoded line and its segments, and flushes.
+pub async fn write_encoded<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    line: &[u8],
+    segments: &[Vec<u8>],
+) -> std::io::Result<()> {
+    writer.write_all(line).await?;
+    for segment in segments {
+        writer.write_all(segment).await?;
+    }
+    writer.flush().await
+}
+
 /// Writes one frame (the line, then its segments) and flushes.
 pub async fn write_frame<W: AsyncWrite + Unpin>(
     writer: &mut W,
     frame: &Frame,
 ) -> std::io::Result<()> {
-    let mut json = frame.json.clone();
-    if !frame.segments.is_empty() {
-        json.insert(
-            "payload".into(),
-            Value::Array(frame.segments.iter().map(|s| json!(s.len())).collect()),
-        );
-    }
-    let mut line = serde_json::to_vec(&Value::Object(json)).map_err(std::io::Error::other)?;
-    line.push(b'\n');
-    writer.write_all(&line).await?;
-    for segment in &frame.segments {
-        writer.write_all(segment).await?;
-    }
-    writer.flush().await
+    let line = encode_line(frame)?;
+    write_encoded(writer, &line, &frame.segments).await
 }
 
 #[cfg(test)]

@@ -29,6 +29,8 @@
 //! # }
 //! ```
 
+mod accept;
+mod budget;
 pub mod children;
 mod client;
 pub mod frame;
@@ -36,6 +38,11 @@ mod server;
 pub mod wire;
 pub mod world;
 
+pub use accept::{
+    ConnectionLimits, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, HANDSHAKE_MAX_LINE,
+    HANDSHAKE_MAX_PAYLOAD, RESERVED_DESCRIPTORS, descriptor_limit,
+};
+pub use budget::{CONTENT_CALLS, DEFAULT_ANSWER_BUDGET};
 pub use client::{Address, Connection, RemoteError, RemoteFileSystem};
-pub use server::{DEFAULT_STREAM_WINDOW, MAX_IN_FLIGHT, Server};
+pub use server::{DEFAULT_STREAM_WINDOW, Log, MAX_IN_FLIGHT, Server};
 pub use world::{CaseMaker, CaseSpec};

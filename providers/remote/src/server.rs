@@ -1,7 +1,13 @@
 //! The server: hosts any [`FileSystem`] on a Unix socket, TCP or stdio, one task per request so
 //! that a slow call (a durable write, a stream whose reader stalls) never holds up the others.
+//!
+//! What one connection may cost the server is bounded (see [`crate::budget`]): the bytes it
+//! holds for the client, the calls it runs, and — before `initialize` succeeded — a small line,
+//! no payload to speak of, and a deadline. Accepting is in [`crate::accept`].
 
-use crate::frame::{Frame, Limits, ReadError, read_frame, write_frame};
+use crate::accept::{ConnectionLimits, HANDSHAKE_MAX_LINE, HANDSHAKE_MAX_PAYLOAD};
+use crate::budget::{Budget, CONTENT_CALLS, Held};
+use crate::frame::{Frame, Limits, ReadError, encode_line, read_frame, write_encoded};
 use crate::wire::{self, error_object, fs_error_object, response, target_in, target_json};
 use crate::world::{self, CaseMaker, CaseSpec};
 use seam::{EditRequest, FileSystem, FsError, FsTarget, FsVersion, ResolveOptions, Signal};
@@ -19,16 +25,27 @@ pub const DEFAULT_STREAM_WINDOW: u32 = 8;
 /// gathered): with the window, a stream holds at most about 8 MiB in flight.
 pub const STREAM_FRAME_BYTES: usize = 1024 * 1024;
 
+/// Where a server's log lines go (one line each, without a trailing newline).
+pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// A server hosting one backend (or, under test control, one per connection).
 pub struct Server {
     provider: Arc<dyn FileSystem>,
     cases: Option<(Arc<dyn CaseMaker>, PathBuf)>,
     token: Option<String>,
     limits: Limits,
+    pub(crate) connection_limits: ConnectionLimits,
     window: u32,
     name: String,
     cwd: Option<String>,
     served: std::sync::atomic::AtomicU64,
+    /// Connections being served.
+    pub(crate) active: std::sync::atomic::AtomicUsize,
+    /// Connections refused since the start.
+    pub(crate) refused: std::sync::atomic::AtomicU64,
+    /// A refusal at the cap was logged since the last connection admitted.
+    pub(crate) crowded: std::sync::atomic::AtomicBool,
+    log: Option<Log>,
 }
 
 impl std::fmt::Debug for Server {
@@ -49,11 +66,46 @@ impl Server {
             cases: None,
             token: None,
             limits: Limits::default(),
+            connection_limits: ConnectionLimits::default(),
             window: DEFAULT_STREAM_WINDOW,
             name: format!("seam {}", env!("CARGO_PKG_VERSION")),
             cwd: None,
             served: std::sync::atomic::AtomicU64::new(0),
+            active: std::sync::atomic::AtomicUsize::new(0),
+            refused: std::sync::atomic::AtomicU64::new(0),
+            crowded: std::sync::atomic::AtomicBool::new(false),
+            log: None,
         }
+    }
+
+    /// Other connection limits (budget, cap, handshake deadline).
+    pub fn with_connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.connection_limits = limits;
+        self
+    }
+
+    /// The connection limits in force.
+    pub fn connection_limits(&self) -> ConnectionLimits {
+        self.connection_limits
+    }
+
+    /// Where to log what a running server must tell its operator (connections refused, a
+    /// shortage of descriptors): one line per call. Without it nothing is logged.
+    pub fn with_log(mut self, log: Log) -> Self {
+        self.log = Some(log);
+        self
+    }
+
+    pub(crate) fn log(&self, line: &str) {
+        if let Some(log) = &self.log {
+            log(line);
+        }
+    }
+
+    /// How many connections were refused since the server started (at the cap, or for want
+    /// of descriptors).
+    pub fn connections_refused(&self) -> u64 {
+        self.refused.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Enables the `world/*` methods: `world/case` makes a fresh case directory under `base`
@@ -125,30 +177,15 @@ impl Server {
         Ok(listener)
     }
 
-    /// Accepts connections on a Unix listener until it fails.
-    pub async fn serve_unix(
-        self: Arc<Self>,
-        listener: tokio::net::UnixListener,
-    ) -> std::io::Result<()> {
-        loop {
-            let (stream, _) = listener.accept().await?;
-            crate::frame::widen_buffers(&stream);
-            let (r, w) = stream.into_split();
-            tokio::spawn(self.clone().serve_connection(r, w, false));
-        }
+    /// Accepts connections on a Unix listener for as long as the process runs (a failed
+    /// `accept` is survived: see [`crate::accept`]).
+    pub async fn serve_unix(self: Arc<Self>, listener: tokio::net::UnixListener) {
+        self.accept_loop(listener).await;
     }
 
-    /// Accepts TCP connections until the listener fails; each must authenticate.
-    pub async fn serve_tcp(
-        self: Arc<Self>,
-        listener: tokio::net::TcpListener,
-    ) -> std::io::Result<()> {
-        loop {
-            let (stream, _) = listener.accept().await?;
-            let _ = stream.set_nodelay(true);
-            let (r, w) = stream.into_split();
-            tokio::spawn(self.clone().serve_connection(r, w, true));
-        }
+    /// Accepts TCP connections for as long as the process runs; each must authenticate.
+    pub async fn serve_tcp(self: Arc<Self>, listener: tokio::net::TcpListener) {
+        self.accept_loop(listener).await;
     }
 
     /// Serves one connection on this process's stdin and stdout.
@@ -163,19 +200,20 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        // Unbounded: responses, notifications and checkpoint requests wait here for the
-        // socket. A request's slot is freed once its answer is queued, so a client that sends
-        // without ever reading grows this queue; a stream's chunks never come this way (its
-        // task writes them itself, within its credit).
-        let (out, mut outbox) = mpsc::unbounded_channel::<Frame>();
+        // Responses, notifications and checkpoint requests wait here for the socket, each
+        // holding its bytes against the connection's budget until written; the queue is
+        // bounded by that budget, since nothing more is read while it is spent. A stream's
+        // chunks never come this way (its task writes them itself, within its credit).
+        let (out, mut outbox) = mpsc::unbounded_channel::<Outgoing>();
+        let budget = Arc::new(Budget::new(self.connection_limits.answer_budget));
         let writer = Arc::new(Socket {
             writer: tokio::sync::Mutex::new(Box::new(writer)),
             broken: std::sync::atomic::AtomicBool::new(false),
         });
         let socket = writer.clone();
         let writing = tokio::spawn(async move {
-            while let Some(frame) = outbox.recv().await {
-                if !socket.write(&frame).await {
+            while let Some(next) = outbox.recv().await {
+                if !socket.write(&next.line, &next.segments).await {
                     break;
                 }
             }
@@ -196,12 +234,47 @@ impl Server {
             answers: Mutex::new(HashMap::new()),
             asked: std::sync::atomic::AtomicU64::new(1),
             slots: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            content: Arc::new(Semaphore::new(CONTENT_CALLS)),
+            budget: budget.clone(),
         });
         let mut reader = BufReader::new(reader);
+        let handshake_by = tokio::time::Instant::now() + self.connection_limits.handshake_timeout;
         loop {
-            match read_frame(&mut reader, self.limits).await {
+            // Nothing more is read while the client has its budget's worth waiting for it.
+            budget.below().await;
+            let initialized = lock(&conn.state).initialized;
+            let read = if initialized {
+                read_frame(&mut reader, self.limits).await
+            } else {
+                // Before the handshake: a small line, no payload to speak of (a token is
+                // checked before anything large is read), and a deadline.
+                let limits = Limits {
+                    max_line: HANDSHAKE_MAX_LINE.min(self.limits.max_line),
+                    max_payload: HANDSHAKE_MAX_PAYLOAD.min(self.limits.max_payload),
+                };
+                match tokio::time::timeout_at(handshake_by, read_frame(&mut reader, limits)).await {
+                    Ok(read) => read,
+                    Err(_) => {
+                        conn.send(response(
+                            &Value::Null,
+                            Err(error_object(
+                                wire::NOT_INITIALIZED,
+                                &format!(
+                                    "no initialize within {:.0?}: closing",
+                                    self.connection_limits.handshake_timeout
+                                ),
+                                None,
+                            )),
+                        ))
+                        .await;
+                        break;
+                    }
+                }
+            };
+            match read {
                 Ok(frame) => {
-                    if conn.clone().on_frame(frame).await.is_break() {
+                    let held = budget.hold(frame.segments.iter().map(|s| s.len() as u64).sum());
+                    if conn.clone().on_frame(frame, held).await.is_break() {
                         break;
                     }
                 }
@@ -245,6 +318,13 @@ struct State {
     case: Option<tempfile::TempDir>,
 }
 
+/// An encoded frame waiting for the socket, its bytes held against the connection's budget.
+struct Outgoing {
+    line: Vec<u8>,
+    segments: Vec<Vec<u8>>,
+    _held: Held,
+}
+
 /// A connection's writing half, shared by its writer task and its streams.
 struct Socket {
     /// A frame is written whole under the lock, so frames never interleave.
@@ -254,15 +334,16 @@ struct Socket {
 }
 
 impl Socket {
-    /// Writes `frame` whole; false if this or an earlier write failed. A write blocked on a
-    /// full socket waits for the peer to read (cancellation is seen between frames).
-    async fn write(&self, frame: &Frame) -> bool {
+    /// Writes an encoded frame whole; false if this or an earlier write failed. A write
+    /// blocked on a full socket waits for the peer to read (cancellation is seen between
+    /// frames).
+    async fn write(&self, line: &[u8], segments: &[Vec<u8>]) -> bool {
         use std::sync::atomic::Ordering::SeqCst;
         let mut writer = self.writer.lock().await;
         if self.broken.load(SeqCst) {
             return false;
         }
-        let written = write_frame(&mut *writer, frame).await.is_ok();
+        let written = write_encoded(&mut *writer, line, segments).await.is_ok();
         if !written {
             self.broken.store(true, SeqCst);
         }
@@ -274,7 +355,7 @@ impl Socket {
 struct Conn {
     server: Arc<Server>,
     /// Responses and notifications, written in order by the connection's writer task.
-    out: mpsc::UnboundedSender<Frame>,
+    out: mpsc::UnboundedSender<Outgoing>,
     /// The socket itself, for a stream's frames: the stream's task writes them without a hop
     /// to the writer task, and a peer that stops reading the socket stops the stream there,
     /// with one frame in the server's memory.
@@ -287,6 +368,10 @@ struct Conn {
     answers: Mutex<HashMap<String, std::sync::mpsc::Sender<bool>>>,
     asked: std::sync::atomic::AtomicU64,
     slots: Arc<Semaphore>,
+    /// Calls that return content running at once (see [`crate::budget`]).
+    content: Arc<Semaphore>,
+    /// What the server holds for this client.
+    budget: Arc<Budget>,
 }
 
 /// Contract calls one connection may have running at once.
@@ -308,14 +393,31 @@ fn invalid(message: impl Into<String>) -> Value {
 
 impl Conn {
     async fn send(&self, frame: Frame) {
-        let _ = self.out.send(frame);
+        self.queue(frame);
+    }
+
+    /// Encodes `frame` and queues it for the writer task, its bytes held against the budget
+    /// until written.
+    fn queue(&self, frame: Frame) {
+        let Ok(line) = encode_line(&frame) else {
+            return;
+        };
+        let bytes = line.len() as u64 + frame.segments.iter().map(|s| s.len() as u64).sum::<u64>();
+        let _ = self.out.send(Outgoing {
+            line,
+            segments: frame.segments,
+            _held: self.budget.hold(bytes),
+        });
     }
 
     /// Writes `frame` to the socket now, from the calling task (after whatever the writer task
     /// is writing); false when the peer is gone. Only for frames that must come before
     /// anything this request later sends through `out` (a stream's start and chunks).
     async fn write_now(&self, frame: &Frame) -> bool {
-        self.writer.write(frame).await
+        match encode_line(frame) {
+            Ok(line) => self.writer.write(&line, &frame.segments).await,
+            Err(_) => false,
+        }
     }
 
     /// The signal a mutation runs with when its client's signal has a probe: every checkpoint
@@ -348,7 +450,7 @@ impl Conn {
                     "staging": cp.staging,
                 }),
             );
-            let _ = conn.out.send(Frame::new(frame));
+            conn.queue(Frame::new(frame));
             drop(conn);
             rx.recv_timeout(CHECKPOINT_PATIENCE).unwrap_or(true)
         })
@@ -369,8 +471,9 @@ impl Conn {
         lock(&self.state).case = None;
     }
 
-    /// Handles one frame; `Break` ends the connection.
-    async fn on_frame(self: Arc<Self>, mut frame: Frame) -> std::ops::ControlFlow<()> {
+    /// Handles one frame, whose payload is `held` against the budget until its call ends;
+    /// `Break` ends the connection.
+    async fn on_frame(self: Arc<Self>, mut frame: Frame, held: Held) -> std::ops::ControlFlow<()> {
         use std::ops::ControlFlow::{Break, Continue};
         let method = frame
             .json
@@ -467,6 +570,20 @@ impl Conn {
         };
         tokio::spawn(async move {
             let _slot = slot;
+            let _held = held;
+            // A call that may return content starts only while the client is under its
+            // budget, and at most CONTENT_CALLS of them at once: what the client has not read
+            // bounds what is read for it next. The permit is given back once the answer is
+            // queued (and held against the budget itself).
+            let _content = if returns_content(&method) {
+                let Ok(permit) = self.content.clone().acquire_owned().await else {
+                    return;
+                };
+                self.budget.below().await;
+                Some(permit)
+            } else {
+                None
+            };
             let mut reply_frame = Frame::new(Map::new());
             let reply = self
                 .call(
@@ -797,32 +914,43 @@ impl Conn {
         // costs a few wake-ups on both sides, whatever its size. A client that takes several
         // segments per chunk gets the backend's chunks as they are (no copy to join them).
         let segments = lock(&self.state).segments;
-        let mut gathered: Vec<Vec<u8>> = Vec::new();
-        let mut gathered_bytes = 0;
+        let aborted = || Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
         loop {
-            let next = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await;
-            let (chunk, last) = match next {
-                None => (None, Ok(json!({ "end": true }))),
-                Some(Err(e)) => (None, Err(fs_error_object(&e))),
-                Some(Ok(chunk)) => (Some(chunk), Ok(Value::Null)),
+            // A frame is gathered like any call that returns content: under the budget, with
+            // one of the connection's content permits (given back once it is gathered, its
+            // bytes then held until written).
+            let Ok(permit) = self.content.clone().acquire_owned().await else {
+                return aborted();
             };
-            let ended = chunk.is_none();
-            if let Some(chunk) = chunk {
-                gathered_bytes += chunk.len();
-                match gathered.last_mut() {
-                    Some(joined) if !segments => joined.extend_from_slice(chunk.as_bytes()),
-                    _ => gathered.push(chunk.into_bytes()),
+            self.budget.below().await;
+            let mut gathered: Vec<Vec<u8>> = Vec::new();
+            let mut gathered_bytes = 0;
+            let last = loop {
+                match std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+                    None => break Some(Ok(json!({ "end": true }))),
+                    Some(Err(e)) => break Some(Err(fs_error_object(&e))),
+                    Some(Ok(chunk)) => {
+                        gathered_bytes += chunk.len();
+                        match gathered.last_mut() {
+                            Some(joined) if !segments => {
+                                joined.extend_from_slice(chunk.as_bytes());
+                            }
+                            _ => gathered.push(chunk.into_bytes()),
+                        }
+                        if gathered_bytes >= STREAM_FRAME_BYTES {
+                            break None;
+                        }
+                    }
                 }
-                if gathered_bytes < STREAM_FRAME_BYTES {
-                    continue;
-                }
-            }
+            };
+            drop(permit);
+            let _held = self.budget.hold(gathered_bytes as u64);
             if !gathered.is_empty() {
                 // Wait for credit, but not past a cancellation (the request is always
                 // answered); without credit for good (the peer is gone) stop reading.
                 loop {
                     if signal.is_cancelled() {
-                        return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
+                        return aborted();
                     }
                     tokio::select! {
                         permit = credits.acquire() => match permit {
@@ -830,31 +958,37 @@ impl Conn {
                                 p.forget();
                                 break;
                             }
-                            Err(_) => {
-                                return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
-                            }
+                            Err(_) => return aborted(),
                         },
                         () = tokio::time::sleep(std::time::Duration::from_millis(5)) => {}
                     }
                 }
                 let mut frame = wire::message(None, "stream/chunk", json!({ "id": id }));
-                for segment in std::mem::take(&mut gathered) {
+                for segment in gathered {
                     frame.attach(segment);
                 }
-                gathered_bytes = 0;
                 // Written by this task: a hop through the writer task per frame cost measurable
                 // throughput (docs/performance.md), and a peer that stops reading the socket
                 // holds the stream here with one frame in memory (before, every frame its
                 // credit allowed could wait in the writer's queue).
                 if !self.write_now(&frame).await {
-                    return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
+                    return aborted();
                 }
             }
-            if ended {
+            if let Some(last) = last {
                 return last;
             }
         }
     }
+}
+
+/// Whether an answer to `method` may carry file content (or a listing as large as a
+/// directory): such calls run under the connection's budget and content permits.
+fn returns_content(method: &str) -> bool {
+    matches!(
+        method,
+        "read_text" | "read_bytes" | "write_text" | "edit_text" | "list_dir"
+    )
 }
 
 fn str_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, Value> {
@@ -921,6 +1055,7 @@ fn describe(server: &Server, fs: &dyn FileSystem, cwd: Option<&str>) -> Value {
             "max_line": server.limits.max_line,
             "max_payload": server.limits.max_payload,
             "stream_window": server.window,
+            "answer_budget": server.connection_limits.answer_budget,
         },
     })
 }

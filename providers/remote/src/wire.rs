@@ -23,6 +23,8 @@ pub const UNAUTHORIZED: i64 = -32001;
 pub const NOT_INITIALIZED: i64 = -32002;
 /// A frame over the limits.
 pub const TOO_LARGE: i64 = -32003;
+/// A connection refused: the server is at its connection cap or out of descriptors.
+pub const BUSY: i64 = -32004;
 
 /// The protocol version this crate speaks.
 pub const PROTOCOL: u64 = 1;
