@@ -210,6 +210,10 @@ fn pipelined_reads_never_read_hold_at_most_the_budget_and_are_all_answered() {
     std::thread::sleep(Duration::from_secs(3));
     let stalled_at = sent.load(std::sync::atomic::Ordering::SeqCst);
     let peak = memory(pid, "VmHWM");
+    eprintln!(
+        "1,024 pipelined 1 MiB reads: the sender stalled after {stalled_at}; server peak RSS grew by {:.1} MiB",
+        peak.saturating_sub(before) as f64 / MIB as f64
+    );
     assert!(
         stalled_at < READS,
         "the sender never stalled: all {READS} reads were taken"

@@ -1,0 +1,230 @@
+//! `seam mcp` answers every message: the real binary as a child process, spoken to with raw
+//! JSON lines on its stdin (what a careless or broken client sends, which no MCP library would),
+//! each answer read from its stdout, and every write checked on disk.
+//!
+//! Before, a line of 16 MiB or more vanished without an answer, unparsable input and invalid
+//! UTF-8 got none (a request with an id hung), bad `tools/call` parameters were "method not
+//! found", and arguments the schema does not have were accepted.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+struct Mcp {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Mcp {
+    fn start(root: &Path, extra: &[&str]) -> Mcp {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_seam"))
+            .arg("mcp")
+            .arg("--root")
+            .arg(root)
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("seam mcp starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut mcp = Mcp {
+            child,
+            stdin,
+            lines,
+        };
+        let init = mcp.request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"}}),
+        );
+        assert!(init.get("result").is_some(), "{init}");
+        mcp.raw(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        mcp
+    }
+
+    fn raw(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).expect("write");
+        self.stdin.write_all(b"\n").expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// The next line the server writes, within a minute (else the test fails: no hang).
+    fn answer(&mut self) -> Value {
+        match self.lines.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) => serde_json::from_str(&line).expect("the server writes JSON"),
+            Err(RecvTimeoutError::Timeout) => panic!("no answer within 60 s"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the server closed its stdout"),
+        }
+    }
+
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        let line = serde_json::to_vec(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )
+        .expect("json");
+        self.raw(&line);
+        self.answer()
+    }
+
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        self.request(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        )
+    }
+}
+
+fn code(v: &Value) -> i64 {
+    v["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("not an error: {v}"))
+}
+
+#[test]
+fn every_malformed_message_gets_its_json_rpc_error_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
+    std::fs::write(root.join("a.txt"), "one\n").expect("seed");
+    let mut s = Mcp::start(&root, &[]);
+
+    s.raw(b"{not json");
+    let a = s.answer();
+    assert_eq!((code(&a), a["id"].clone()), (-32700, Value::Null), "{a}");
+
+    s.raw(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"x\":\"\xff\xfe\"}");
+    let a = s.answer();
+    assert_eq!((code(&a), a["id"].clone()), (-32700, Value::Null), "{a}");
+
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"read","arguments":{{"file_path":{}1{}}}}}}}"#,
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    s.raw(deep.as_bytes());
+    assert_eq!(code(&s.answer()), -32700);
+
+    let a = s.request(
+        3,
+        "tools/call",
+        json!({"arguments": {"file_path": "a.txt"}}),
+    );
+    assert_eq!((code(&a), a["id"].clone()), (-32602, json!(3)), "{a}");
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("name")),
+        "{a}"
+    );
+
+    let a = s.request(
+        4,
+        "tools/call",
+        json!({"name": "read", "arguments": "a.txt"}),
+    );
+    assert_eq!((code(&a), a["id"].clone()), (-32602, json!(4)), "{a}");
+
+    let a = s.call(
+        5,
+        "write",
+        json!({"file_path": "b.txt", "content": "x", "mode": "append"}),
+    );
+    assert_eq!((code(&a), a["id"].clone()), (-32602, json!(5)), "{a}");
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("\"mode\"") && m.contains("file_path")),
+        "{a}"
+    );
+    assert!(!root.join("b.txt").exists(), "a refused call wrote nothing");
+
+    let a = s.request(6, "no/such/method", json!({}));
+    assert_eq!(code(&a), -32601, "{a}");
+
+    // The session goes on: a read, then a write of a new file, checked on disk.
+    let a = s.call(7, "read", json!({"file_path": "a.txt"}));
+    assert_eq!(a["result"]["isError"], json!(false), "{a}");
+    let a = s.call(
+        8,
+        "write",
+        json!({"file_path": "b.txt", "content": "two\n"}),
+    );
+    assert_eq!(a["result"]["isError"], json!(false), "{a}");
+    assert_eq!(
+        std::fs::read(root.join("b.txt")).expect("written"),
+        b"two\n"
+    );
+}
+
+#[test]
+fn a_message_over_the_limit_is_refused_naming_it_and_the_next_call_is_served() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
+    let mut s = Mcp::start(&root, &[]);
+
+    // 64 MiB of content: over the default 32 MiB limit, answered with the request's own id.
+    let big = "a".repeat(64 << 20);
+    let a = s.call(9, "write", json!({"file_path": "big.txt", "content": big}));
+    assert_eq!((code(&a), a["id"].clone()), (-32600, json!(9)), "{a}");
+    let m = a["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        m.contains("33554432") && m.contains("--max-message-mib"),
+        "{m}"
+    );
+    assert!(!root.join("big.txt").exists());
+
+    // 20 MiB (once dropped without an answer) is under it, and lands byte for byte.
+    let mid: String = (0..20u32 << 20)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    let a = s.call(10, "write", json!({"file_path": "mid.txt", "content": mid}));
+    assert_eq!(a["result"]["isError"], json!(false), "{a}");
+    assert_eq!(
+        std::fs::read(root.join("mid.txt")).expect("written"),
+        mid.as_bytes()
+    );
+
+    // The limit is the operator's: at 1 MiB, a 2 MiB write is refused the same way.
+    drop(s);
+    let mut s = Mcp::start(&root, &["--max-message-mib", "1"]);
+    let a = s.call(
+        11,
+        "write",
+        json!({"file_path": "c.txt", "content": "c".repeat(2 << 20)}),
+    );
+    assert_eq!((code(&a), a["id"].clone()), (-32600, json!(11)), "{a}");
+    assert!(!root.join("c.txt").exists());
+    let a = s.call(
+        12,
+        "write",
+        json!({"file_path": "c.txt", "content": "small"}),
+    );
+    assert_eq!(a["result"]["isError"], json!(false), "{a}");
+    assert_eq!(
+        std::fs::read(root.join("c.txt")).expect("written"),
+        b"small"
+    );
+}
