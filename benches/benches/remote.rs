@@ -1,5 +1,7 @@
 //! The remote provider over a Unix socket against the local provider it hosts and the raw
-//! operation, in the same run: `stat`, a 4 KiB `read_text`, a fully durable 4 KiB `write_text`
+//! operation, in the same run: `stat` (also against the floor of any round trip: the same
+//! lines over a Unix socket between two blocking threads; goal remote ≤ 1.5 × (floor + local)),
+//! a 4 KiB `read_text`, a fully durable 4 KiB `write_text`
 //! and a 64 MiB `stream_text` (throughput goal: remote ÷ local ≥ 0.7 as a rate, i.e. at most
 //! 1.43× the time). The server runs in this process on its own runtime (two threads), as
 //! `seam serve` would, so the wire, the framing and the multiplexing are all paid.
@@ -127,6 +129,18 @@ fn remote(c: &mut Criterion) {
     let mut g = c.benchmark_group("remote/stat");
     g.bench_function(BenchmarkId::new("raw", "statx"), |b| {
         b.iter(|| black_box(raw::statx(&small)))
+    });
+    // The floor of a round trip: the same request and answer lines a remote stat sends, over a
+    // Unix socket between two blocking threads. Goal: remote stat ≤ 1.5 × (this + local stat).
+    let key = serde_json::to_string(&rt_small.key).unwrap_or_default();
+    let display = serde_json::to_string(&rt_small.display_path).unwrap_or_default();
+    let request = format!(
+        r#"{{"jsonrpc":"2.0","id":12345,"method":"stat","params":{{"target":{{"key":{key},"display_path":{display}}}}}}}"#
+    );
+    let answer = r#"{"jsonrpc":"2.0","id":12345,"result":{"kind":"file","size":4096,"version":"v1-0000000000000803-0000000001a2b3c4-0000000000001000-0000018c2f3e4d5e6f708192-0000018c2f3e4d5e6f708192"}}"#;
+    let mut line = raw::LineRoundTrip::start(&dir.path().join("raw.sock"), &request, answer);
+    g.bench_function(BenchmarkId::new("raw", "line_round_trip"), |b| {
+        b.iter(|| black_box(line.round_trip()))
     });
     let stat =
         |fs: &dyn FileSystem, t: &seam::FsTarget| match rt.block_on(fs.stat(t, &Signal::none())) {

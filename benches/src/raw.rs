@@ -137,3 +137,73 @@ pub fn open_dir(dir: &Path) -> File {
         Err(e) => panic!("open {}: {e}", dir.display()),
     }
 }
+
+/// A bare request/answer over a Unix socket: one JSON line out, one JSON line back, a blocking
+/// thread at each end and nothing else. The floor of any round trip on this machine; the
+/// remote bench pays it with lines the size of a `stat`'s.
+pub struct LineRoundTrip {
+    client: std::io::BufReader<std::os::unix::net::UnixStream>,
+    request: Vec<u8>,
+    answer: String,
+    _server: std::thread::JoinHandle<()>,
+}
+
+impl LineRoundTrip {
+    /// A server thread on a socket at `path` that answers every line it reads with `answer`
+    /// (a `\n` is added to both).
+    pub fn start(path: &Path, request: &str, answer: &str) -> Self {
+        use std::io::BufRead;
+        let listener = match std::os::unix::net::UnixListener::bind(path) {
+            Ok(l) => l,
+            Err(e) => panic!("bind {}: {e}", path.display()),
+        };
+        let mut reply = answer.as_bytes().to_vec();
+        reply.push(b'\n');
+        let server = std::thread::spawn(move || {
+            let Ok((stream, _)) = listener.accept() else {
+                return;
+            };
+            let Ok(mut write) = stream.try_clone() else {
+                return;
+            };
+            let mut read = std::io::BufReader::new(stream);
+            let mut line = String::new();
+            loop {
+                line.clear();
+                match read.read_line(&mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if write.write_all(&reply).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        let client = match std::os::unix::net::UnixStream::connect(path) {
+            Ok(c) => c,
+            Err(e) => panic!("connect {}: {e}", path.display()),
+        };
+        let mut request = request.as_bytes().to_vec();
+        request.push(b'\n');
+        Self {
+            client: std::io::BufReader::new(client),
+            request,
+            answer: String::new(),
+            _server: server,
+        }
+    }
+
+    /// One round trip; the answer's length.
+    pub fn round_trip(&mut self) -> usize {
+        use std::io::BufRead;
+        if let Err(e) = self.client.get_mut().write_all(&self.request) {
+            panic!("send: {e}");
+        }
+        self.answer.clear();
+        match self.client.read_line(&mut self.answer) {
+            Ok(n) => n,
+            Err(e) => panic!("answer: {e}"),
+        }
+    }
+}

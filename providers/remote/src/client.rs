@@ -5,7 +5,7 @@
 //! `RemoteFileSystem` can be awaited from any executor (and its blocking helpers called from
 //! plain threads, as the suite's `World` is).
 
-use crate::frame::{Frame, Limits, ReadError, read_frame, write_frame};
+use crate::frame::{Frame, Limits, ReadError, read_frame};
 use crate::wire::{self, error_in, message, target_from_server, target_to_server, unpack_key};
 use seam::{
     CancelPoint, Capabilities, Capability, Checkpoint, EditOutcome, EditRequest, FileSystem,
@@ -104,7 +104,7 @@ enum Waiter {
 }
 
 struct Inner {
-    out: mpsc::UnboundedSender<Frame>,
+    out: Arc<crate::outbox::Outbox>,
     pending: Mutex<HashMap<u64, Waiter>>,
     /// The signals of mutations whose checkpoints the server shows us, by request id.
     probes: Mutex<HashMap<u64, Signal>>,
@@ -205,6 +205,9 @@ impl std::fmt::Debug for Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        // The sending half first (a child's stdin closes: the adapter sees the end of its
+        // input), whoever still holds the connection's state.
+        self.inner.out.close();
         if let Some(rt) = self.runtime.take() {
             // Drops the connection's tasks, and with them the child's stdin: an adapter sees
             // end of input and exits.
@@ -437,25 +440,19 @@ impl Connection {
         runtime.spawn(async move {
             let _ = done.send(open(dial).await);
         });
-        let (reader, mut writer, child) = wait
+        let (reader, writer, child) = wait
             .recv()
             .map_err(|e| failed(e.to_string()))?
             .map_err(|e| failed(e.to_string()))?;
-        let (out, mut outbox) = mpsc::unbounded_channel::<Frame>();
+        let out = Arc::new(crate::outbox::Outbox::new(writer));
         let inner = Arc::new(Inner {
-            out,
+            out: out.clone(),
             pending: Mutex::new(HashMap::new()),
             probes: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
             handle: handle.clone(),
         });
-        runtime.spawn(async move {
-            while let Some(frame) = outbox.recv().await {
-                if write_frame(&mut writer, &frame).await.is_err() {
-                    break;
-                }
-            }
-        });
+        runtime.spawn(async move { out.run().await });
         runtime.spawn(read_loop(inner.clone(), reader));
         let mut conn = Connection {
             inner,

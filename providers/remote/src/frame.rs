@@ -208,15 +208,38 @@ pub fn encode_line(frame: &Frame) -> std::io::Result<Vec<u8>> {
     Ok(line)
 }
 
+/// A frame up to this size (line and payload) is written in one piece: a line written apart
+/// from a small payload can wake the reader twice, which costs more than the copy.
+pub const COALESCE_MAX: usize = 64 * 1024;
+
+/// The line and the segments of a small frame as one buffer (`None` for a frame without
+/// payload, or one too large to copy).
+pub fn coalesced(line: &[u8], segments: &[Vec<u8>]) -> Option<Vec<u8>> {
+    let total = line.len() + segments.iter().map(Vec::len).sum::<usize>();
+    if segments.is_empty() || total > COALESCE_MAX {
+        return None;
+    }
+    let mut one = Vec::with_capacity(total);
+    one.extend_from_slice(line);
+    for s in segments {
+        one.extend_from_slice(s);
+    }
+    Some(one)
+}
+
 /// Writes an encoded line and its segments, and flushes.
 pub async fn write_encoded<W: AsyncWrite + Unpin>(
     writer: &mut W,
     line: &[u8],
     segments: &[Vec<u8>],
 ) -> std::io::Result<()> {
-    writer.write_all(line).await?;
-    for segment in segments {
-        writer.write_all(segment).await?;
+    if let Some(one) = coalesced(line, segments) {
+        writer.write_all(&one).await?;
+    } else {
+        writer.write_all(line).await?;
+        for segment in segments {
+            writer.write_all(segment).await?;
+        }
     }
     writer.flush().await
 }

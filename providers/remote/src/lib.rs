@@ -34,6 +34,7 @@ mod budget;
 pub mod children;
 mod client;
 pub mod frame;
+mod outbox;
 mod server;
 pub mod wire;
 pub mod world;
