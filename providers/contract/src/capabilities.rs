@@ -50,11 +50,22 @@ pub enum Capability {
     /// cannot both win a compare-and-swap. Without it, the guarantees hold within one instance
     /// only.
     SharedStorage,
+    /// The provider's fence covers reads too: under its deployment's `read-only` and
+    /// `workspace-write` modes, `stat`, `lstat`, `read_text`, `stream_text`, `read_bytes`,
+    /// `list_dir` and search see only what lies beneath the deployment's roots (the workspace
+    /// and its temp roots), decided on the object reached by a walk that cannot leave them — no
+    /// `..`, link, sibling whose name extends a root's, or directory swapped for a link takes a
+    /// read outside. A read that would is [`crate::FsError::read_denied`]
+    /// (`FS_SANDBOX_DENIED`) and returns nothing of the outside; `danger-full-access` reads
+    /// anywhere. `resolve` is not a read: it names a path, it does not open it. Only with
+    /// [`Capability::SandboxModes`]: reads have no per-call policy, so the fence that applies
+    /// is the deployment's own.
+    ReadFence,
 }
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 7] = [
+    pub const ALL: [Capability; 8] = [
         Capability::Symlinks,
         Capability::Permissions,
         Capability::ReadBytes,
@@ -62,6 +73,7 @@ impl Capability {
         Capability::StagingProbe,
         Capability::SandboxModes,
         Capability::SharedStorage,
+        Capability::ReadFence,
     ];
 
     /// A stable snake_case name (`cancel_points`).
@@ -74,6 +86,7 @@ impl Capability {
             Capability::StagingProbe => "staging_probe",
             Capability::SandboxModes => "sandbox_modes",
             Capability::SharedStorage => "shared_storage",
+            Capability::ReadFence => "read_fence",
         }
     }
 
@@ -108,6 +121,9 @@ pub struct Capabilities {
     pub sandbox_modes: bool,
     /// See [`Capability::SharedStorage`].
     pub shared_storage: bool,
+    /// See [`Capability::ReadFence`].
+    #[serde(default)]
+    pub read_fence: bool,
 }
 
 impl Capabilities {
@@ -121,6 +137,7 @@ impl Capabilities {
             staging_probe: false,
             sandbox_modes: false,
             shared_storage: false,
+            read_fence: false,
         }
     }
 
@@ -161,6 +178,7 @@ impl Capabilities {
             Capability::StagingProbe => &mut self.staging_probe,
             Capability::SandboxModes => &mut self.sandbox_modes,
             Capability::SharedStorage => &mut self.shared_storage,
+            Capability::ReadFence => &mut self.read_fence,
         }
     }
 }

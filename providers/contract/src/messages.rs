@@ -219,6 +219,18 @@ impl FsError {
             &format!("file access denied under {} mode", mode.as_str()),
         )
     }
+
+    /// `FS_SANDBOX_DENIED` for a read (`stat`, `lstat`, `list`, `read`) of something outside
+    /// the roots a read-fencing provider lets its deployment see
+    /// ([`crate::Capability::ReadFence`]).
+    pub fn read_denied(verb: Verb, display: &str, mode: SandboxMode) -> FsError {
+        Self::cannot(
+            FsErrorCode::SandboxDenied,
+            verb,
+            display,
+            &format!("outside the readable roots under {} mode", mode.as_str()),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -278,6 +290,11 @@ mod tests {
                 FsError::sandbox_denied(d, SandboxMode::ReadOnly),
                 FsErrorCode::SandboxDenied,
                 "cannot write \"/w/a\": file access denied under read-only mode",
+            ),
+            (
+                FsError::read_denied(Verb::List, d, SandboxMode::WorkspaceWrite),
+                FsErrorCode::SandboxDenied,
+                "cannot list \"/w/a\": outside the readable roots under workspace-write mode",
             ),
         ];
         for (e, code, text) in cases {

@@ -36,6 +36,10 @@ impl Confinement {
     pub fn path(&self) -> &str {
         &self.path
     }
+
+    pub(crate) fn root(&self) -> &Root {
+        &self.root
+    }
 }
 
 /// Whether a mutation beneath a [`Confinement`] failed because it would have left it.

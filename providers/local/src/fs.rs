@@ -5,10 +5,8 @@
 
 use crate::config::LocalConfig;
 use crate::core::Core;
-use crate::errors::os;
 use crate::offload::{offload, owned_in_steps};
 use crate::paths::key_of;
-use crate::read::open_regular;
 use seam::{
     Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo,
     FsPathInfo, FsTarget, FsTargetKey, FsVersion, ResolveOptions, SandboxPolicy, Signal,
@@ -44,6 +42,11 @@ impl LocalFileSystem {
 
     pub(crate) fn core(&self) -> &Arc<Core> {
         &self.core
+    }
+
+    /// Reads on the host, beneath `/`.
+    fn host(&self) -> crate::reads::Seen {
+        crate::reads::Seen::Host(self.core.clone())
     }
 
     /// The configuration.
@@ -101,18 +104,7 @@ impl FileSystem for LocalFileSystem {
     }
 
     async fn stat(&self, target: &FsTarget, signal: &Signal) -> Result<Option<FsInfo>, FsError> {
-        signal.check(Verb::Stat)?;
-        let probe = self
-            .core
-            .root
-            .probe(target.key.as_str(), true)
-            .map_err(|e| os(e, Verb::Stat, &target.display_path))?;
-        signal.check(Verb::Stat)?;
-        Ok(probe.map(|p| FsInfo {
-            kind: p.fs_kind(),
-            size: p.is_file().then_some(p.size),
-            version: p.version,
-        }))
+        self.stat_in(&self.host(), target, signal).await
     }
 
     async fn lstat(
@@ -123,45 +115,15 @@ impl FileSystem for LocalFileSystem {
     ) -> Result<Option<FsPathInfo>, FsError> {
         signal.check(Verb::Lstat)?;
         let display = seam::paths::display_path(path, self.cwd(&options), Verb::Lstat)?;
-        let probe = self
-            .core
-            .root
-            .probe(display.as_str(), false)
-            .map_err(|e| os(e, Verb::Lstat, &display))?;
-        signal.check(Verb::Lstat)?;
-        Ok(probe.map(|p| FsPathInfo {
-            kind: p.path_kind(),
-            size: p.reported_size(),
-            version: p.version,
-        }))
+        self.lstat_in(&self.host(), &display, signal).await
     }
 
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
-        signal.check(Verb::Read)?;
-        let display = target.display_path.clone();
-        let (dir, rel) = self.core.root.at(target.key.as_str());
-        let (file, size) = open_regular(dir, rel, &display)?;
-        if size <= INLINE_READ_MAX {
-            return crate::read::read_text(&file, size, &display, signal);
-        }
-        let signal = signal.clone();
-        offload(Verb::Read, &target.display_path, move || {
-            crate::read::read_text(&file, size, &display, &signal)
-        })
-        .await
+        self.read_text_in(&self.host(), target, signal).await
     }
 
     async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
-        signal.check(Verb::Read)?;
-        let (dir, rel) = self.core.root.at(target.key.as_str());
-        let (file, size) = open_regular(dir, rel, &target.display_path)?;
-        Ok(crate::stream::text_stream(
-            file,
-            size,
-            INLINE_READ_MAX,
-            target.display_path.clone(),
-            signal.clone(),
-        ))
+        self.stream_text_in(&self.host(), target, signal).await
     }
 
     async fn read_bytes(
@@ -170,18 +132,8 @@ impl FileSystem for LocalFileSystem {
         max_bytes: u64,
         signal: &Signal,
     ) -> Result<Vec<u8>, FsError> {
-        signal.check(Verb::Read)?;
-        let display = target.display_path.clone();
-        let (dir, rel) = self.core.root.at(target.key.as_str());
-        let (file, size) = open_regular(dir, rel, &display)?;
-        if size <= INLINE_READ_MAX || size > max_bytes {
-            return crate::read::read_bytes(&file, size, &display, max_bytes, signal);
-        }
-        let signal = signal.clone();
-        offload(Verb::Read, &target.display_path, move || {
-            crate::read::read_bytes(&file, size, &display, max_bytes, &signal)
-        })
-        .await
+        self.read_bytes_in(&self.host(), target, max_bytes, signal)
+            .await
     }
 
     async fn list_dir(
@@ -189,13 +141,7 @@ impl FileSystem for LocalFileSystem {
         target: &FsTarget,
         signal: &Signal,
     ) -> Result<Vec<FsDirEntry>, FsError> {
-        signal.check(Verb::List)?;
-        let (target, signal) = (target.clone(), signal.clone());
-        let core = self.core.clone();
-        offload(Verb::List, &target.display_path.clone(), move || {
-            crate::list::list_dir(&core.root, &target, &signal)
-        })
-        .await
+        self.list_dir_in(&self.host(), target, signal).await
     }
 
     async fn write_text(

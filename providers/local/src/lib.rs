@@ -40,6 +40,7 @@ mod parents;
 mod paths;
 mod publish;
 mod read;
+mod reads;
 mod root;
 mod search;
 mod stage;

@@ -70,11 +70,6 @@ pub(crate) fn list_dir(
         } else {
             format!("{display}/{name}")
         };
-        let probe = match probe_at(&dir, raw.as_slice(), true) {
-            Ok(p) => p,
-            Err(Errno::LOOP) => None,
-            Err(e) => return Err(os(e, Verb::List, &child_display)),
-        };
         let is_link = match dtype {
             FileType::Symlink => true,
             FileType::Unknown => matches!(
@@ -83,9 +78,26 @@ pub(crate) fn list_dir(
             ),
             _ => false,
         };
+        // Beneath a confining root, a link is followed only as far as the root allows: one
+        // that leads out is listed as nothing there (`other`, no version, no size), keyed by
+        // its own path — nothing of the outside is shown.
+        let (probe, out_of_reach) = if is_link && root.is_confined() {
+            match root.probe(&child_key(&dir_key, &name, false), true) {
+                Ok(p) => (p, false),
+                Err(Errno::XDEV) => (None, true),
+                Err(Errno::LOOP) => (None, false),
+                Err(e) => return Err(os(e, Verb::List, &child_display)),
+            }
+        } else {
+            match probe_at(&dir, raw.as_slice(), true) {
+                Ok(p) => (p, false),
+                Err(Errno::LOOP) => (None, false),
+                Err(e) => return Err(os(e, Verb::List, &child_display)),
+            }
+        };
         out.push(FsDirEntry {
             target: FsTarget {
-                key: FsTargetKey::new(child_key(&dir_key, &name, is_link)),
+                key: FsTargetKey::new(child_key(&dir_key, &name, is_link && !out_of_reach)),
                 display_path: child_display,
             },
             name,

@@ -4,8 +4,8 @@
 use crate::errors::os;
 use crate::version::kind_size_fd;
 use rustix::buffer::spare_capacity;
-use rustix::fd::{AsFd, OwnedFd};
-use rustix::fs::{FileType, Mode, OFlags};
+use rustix::fd::AsFd;
+use rustix::fs::{FileType, OFlags};
 use rustix::io::Errno;
 use seam::{FsError, Signal, Verb};
 use std::fs::File;
@@ -20,19 +20,15 @@ pub(crate) fn read_flags(follow: bool) -> OFlags {
     f
 }
 
-/// Opens `path` (relative to `dir`) for reading.
-pub(crate) fn open_read<Fd: AsFd>(dir: Fd, path: &str, follow: bool) -> Result<OwnedFd, Errno> {
-    rustix::fs::openat(dir, path, read_flags(follow), Mode::empty())
-}
-
-/// Opens a regular file for a read operation, with the read rules for every failure; returns it
-/// with its size.
-pub(crate) fn open_regular<Fd: AsFd>(
-    dir: Fd,
-    path: &str,
+/// Opens the regular file at `key` beneath `root` for a read operation, with the read rules for
+/// every failure; returns it with its size. Beneath a confining root, a key that leads out is an
+/// error for which [`crate::is_escape`] is true.
+pub(crate) fn open_regular(
+    root: &crate::root::Root,
+    key: &str,
     display: &str,
 ) -> Result<(File, u64), FsError> {
-    let fd = match open_read(dir, path, true) {
+    let fd = match root.open(key, read_flags(true)) {
         Ok(fd) => fd,
         Err(e) if crate::errors::is_absent(e) => {
             return Err(FsError::not_found(Verb::Read, display));

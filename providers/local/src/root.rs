@@ -192,6 +192,11 @@ impl Root {
         }
     }
 
+    /// Whether resolution beneath this root may not leave it.
+    pub fn is_confined(&self) -> bool {
+        self.confined.is_some()
+    }
+
     /// Opens the directory at `key` (following links on the way and at the end).
     pub fn open_dir(&self, key: &str) -> Result<OwnedFd, Errno> {
         self.open(key, crate::parents::dir_flags())

@@ -9,6 +9,7 @@
 //! cannot make the search read a file outside the root. The whole search runs on tokio's
 //! blocking pool: a large tree is seconds of I/O.
 
+use crate::beneath::Confinement;
 use crate::fs::LocalFileSystem;
 use crate::offload::offload;
 use crate::read::read_flags;
@@ -27,8 +28,8 @@ use seam::search::{
 use seam::{FsError, FsTarget, Signal, Verb};
 use std::fs::File;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// A compiled glob and whether it matches names (no `/`) or relative paths.
 struct Pattern {
@@ -114,20 +115,49 @@ fn check(signal: &Signal) -> Result<(), SearchError> {
     signal.check(Verb::Read).map_err(SearchError::from)
 }
 
+/// Whether the search root is a directory. Where a search confirms what it answers: beneath the search root itself, or — for a provider
+/// that fences reads — beneath the readable root that holds it, so that not even the search
+/// root swapped for a link can lead the answer out. Beneath an outer root, the search root is
+/// first reached by a walk that cannot leave it (leaving is an escape, [`crate::is_escape`]).
+fn confirming_root(
+    key: &str,
+    display: &str,
+    verb: Verb,
+    outer: Option<&Root>,
+) -> Result<bool, SearchError> {
+    match outer {
+        None => {
+            let meta = std::fs::symlink_metadata(key).map_err(|e| root_error(&e, verb, display))?;
+            Ok(meta.is_dir())
+        }
+        Some(outer) => match outer.probe(key, true) {
+            Ok(Some(p)) => Ok(p.kind == FileType::Directory),
+            Ok(None) => Err(FsError::not_found(verb, display).into()),
+            Err(e) => Err(crate::errors::os(e, verb, display).into()),
+        },
+    }
+}
+
 fn glob_blocking(
     key: &str,
     display: &str,
     query: &GlobQuery,
     signal: &Signal,
+    outer: Option<&Root>,
 ) -> Result<Vec<FoundFile>, SearchError> {
     let pattern = Pattern::new(&query.pattern)?;
     let root = Path::new(key);
-    match std::fs::symlink_metadata(root) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(FsError::not_a_directory(display).into()),
-        Err(e) => return Err(root_error(&e, Verb::List, display)),
+    if !confirming_root(key, display, Verb::List, outer)? {
+        return Err(FsError::not_a_directory(display).into());
     }
-    let within = Root::confined(key).map_err(|e| root_error(&e.into(), Verb::List, display))?;
+    let own;
+    let within = match outer {
+        Some(outer) => outer,
+        None => {
+            own = Root::confined(key).map_err(|e| root_error(&e.into(), Verb::List, display))?;
+            &own
+        }
+    };
     // The handle above is `O_PATH`, which needs no read permission: a root that cannot be
     // listed must say so, not answer an empty list.
     std::fs::read_dir(root).map_err(|e| root_error(&e, Verb::List, display))?;
@@ -143,7 +173,7 @@ fn glob_blocking(
     let cancelled = AtomicBool::new(false);
     let base = key.trim_end_matches('/');
     walker(root, query.hidden).build_parallel().run(|| {
-        let (found, cancelled, pattern, within) = (&found, &cancelled, &pattern, &within);
+        let (found, cancelled, pattern) = (&found, &cancelled, &pattern);
         let mut held: Option<(String, Option<OwnedFd>)> = None;
         Box::new(move |entry| {
             if signal.is_cancelled() {
@@ -275,6 +305,7 @@ fn grep_blocking(
     display: &str,
     query: &GrepQuery,
     signal: &Signal,
+    outer: Option<&Root>,
 ) -> Result<GrepFound, SearchError> {
     // CRLF-aware, so `$` matches before a `\r\n` as a model expects.
     let matcher = RegexMatcherBuilder::new()
@@ -283,6 +314,7 @@ fn grep_blocking(
         .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
     let include = query.include.as_deref().map(Pattern::new).transpose()?;
     let root = Path::new(key);
+    let is_dir = confirming_root(key, display, Verb::Read, outer)?;
     let meta = std::fs::symlink_metadata(root).map_err(|e| root_error(&e, Verb::Read, display))?;
     let mut out = GrepFound {
         matches: Vec::new(),
@@ -292,10 +324,17 @@ fn grep_blocking(
         return Ok(out);
     }
     let mut searcher = new_searcher();
-    if meta.is_file() {
+    if !is_dir && meta.is_file() {
         let parent = root.parent().and_then(Path::to_str).unwrap_or("/");
-        let within = Root::confined(parent)
-            .map_err(|_| SearchError::from(FsError::not_found(Verb::Read, display)))?;
+        let own;
+        let within = match outer {
+            Some(outer) => outer,
+            None => {
+                own = Root::confined(parent)
+                    .map_err(|_| SearchError::from(FsError::not_found(Verb::Read, display)))?;
+                &own
+            }
+        };
         check(signal)?;
         let fd = within
             .open(key, read_flags(false))
@@ -311,10 +350,17 @@ fn grep_blocking(
         check(signal)?;
         return Ok(out);
     }
-    if !meta.is_dir() {
+    if !is_dir || !meta.is_dir() {
         return Err(FsError::not_regular_file(Verb::Read, display).into());
     }
-    let within = Root::confined(key).map_err(|e| root_error(&e.into(), Verb::Read, display))?;
+    let own;
+    let within = match outer {
+        Some(outer) => outer,
+        None => {
+            own = Root::confined(key).map_err(|e| root_error(&e.into(), Verb::Read, display))?;
+            &own
+        }
+    };
     // As for glob: an unreadable root is a refusal, not "no matches".
     std::fs::read_dir(root).map_err(|e| root_error(&e, Verb::Read, display))?;
     let base = key.trim_end_matches('/');
@@ -326,7 +372,7 @@ fn grep_blocking(
     walker(root, query.hidden).build_parallel().run(|| {
         let mut searcher = new_searcher();
         let mut held: Option<HeldDir> = None;
-        let (within, matcher, include) = (&within, &matcher, &include);
+        let (matcher, include) = (&matcher, &include);
         let (per_file, total, cancelled) = (&per_file, &total, &cancelled);
         Box::new(move |entry| {
             if signal.is_cancelled() {
@@ -413,7 +459,7 @@ impl Search for LocalFileSystem {
         let (key, display) = (root.key.as_str().to_string(), root.display_path.clone());
         let (query, signal) = (query.clone(), signal.clone());
         offload(Verb::List, &root.display_path, move || {
-            Ok(glob_blocking(&key, &display, &query, &signal))
+            Ok(glob_blocking(&key, &display, &query, &signal, None))
         })
         .await?
     }
@@ -428,7 +474,58 @@ impl Search for LocalFileSystem {
         let (key, display) = (root.key.as_str().to_string(), root.display_path.clone());
         let (query, signal) = (query.clone(), signal.clone());
         offload(Verb::Read, &root.display_path, move || {
-            Ok(grep_blocking(&key, &display, &query, &signal))
+            Ok(grep_blocking(&key, &display, &query, &signal, None))
+        })
+        .await?
+    }
+}
+
+impl LocalFileSystem {
+    /// [`Search::glob`] confined beneath `within`: the search root is reached by a walk that
+    /// cannot leave it, and every file answered is confirmed beneath it (a root or a directory
+    /// swapped for a link to outside shows nothing of the outside). Leaving is an error for
+    /// which [`crate::is_escape`] is true.
+    pub async fn glob_beneath(
+        &self,
+        within: &Arc<Confinement>,
+        root: &FsTarget,
+        query: &GlobQuery,
+        signal: &Signal,
+    ) -> Result<Vec<FoundFile>, SearchError> {
+        check(signal)?;
+        let (key, display) = (root.key.as_str().to_string(), root.display_path.clone());
+        let (query, signal, within) = (query.clone(), signal.clone(), within.clone());
+        offload(Verb::List, &root.display_path, move || {
+            Ok(glob_blocking(
+                &key,
+                &display,
+                &query,
+                &signal,
+                Some(within.root()),
+            ))
+        })
+        .await?
+    }
+
+    /// [`Search::grep`] confined beneath `within` (see [`LocalFileSystem::glob_beneath`]).
+    pub async fn grep_beneath(
+        &self,
+        within: &Arc<Confinement>,
+        root: &FsTarget,
+        query: &GrepQuery,
+        signal: &Signal,
+    ) -> Result<GrepFound, SearchError> {
+        check(signal)?;
+        let (key, display) = (root.key.as_str().to_string(), root.display_path.clone());
+        let (query, signal, within) = (query.clone(), signal.clone(), within.clone());
+        offload(Verb::Read, &root.display_path, move || {
+            Ok(grep_blocking(
+                &key,
+                &display,
+                &query,
+                &signal,
+                Some(within.root()),
+            ))
         })
         .await?
     }

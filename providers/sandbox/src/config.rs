@@ -15,6 +15,11 @@ pub struct SandboxConfig {
     /// Writable beside the workspace under `workspace-write`. Default: `/tmp` and the OS temp
     /// directory.
     pub temp_roots: Vec<String>,
+    /// The fence covers reads too ([`seam::Capability::ReadFence`]): under `read-only` and
+    /// `workspace-write`, reads, listings and searches see only what lies beneath the workspace
+    /// and the temp roots. Default: off (the seed's sandbox fences mutations only — right for
+    /// a harness with a shell of its own, wrong for a server that exposes one directory).
+    pub confine_reads: bool,
 }
 
 impl SandboxConfig {
@@ -31,7 +36,15 @@ impl SandboxConfig {
             mode,
             workspace_root,
             temp_roots,
+            confine_reads: false,
         }
+    }
+
+    /// The same configuration with reads confined to the roots as well (see
+    /// [`SandboxConfig::confine_reads`]).
+    pub fn with_confined_reads(mut self, confined: bool) -> Self {
+        self.confine_reads = confined;
+        self
     }
 
     /// The same configuration with another local configuration underneath.

@@ -34,6 +34,26 @@ pub(crate) fn writable_roots(workspace: &str, temp: &[String]) -> Vec<String> {
     out
 }
 
+/// The fence for a read of `key` (a real path; for `lstat`, the normalised path as given) under
+/// the deployment's `mode`, for a provider that confines reads: the widest of the roots that
+/// holds it, or `None` when none does (`danger-full-access` reads anywhere: `Anywhere`). The
+/// denial itself is the caller's, with its verb.
+pub(crate) fn decide_read(
+    key: &str,
+    mode: SandboxMode,
+    workspace: &str,
+    temp: &[String],
+) -> Option<Decision> {
+    match mode {
+        SandboxMode::DangerFullAccess => Some(Decision::Anywhere),
+        SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite => writable_roots(workspace, temp)
+            .into_iter()
+            .filter(|root| seam::paths::is_within(root, key))
+            .min_by_key(String::len)
+            .map(Decision::Beneath),
+    }
+}
+
 /// The fence for a mutation of `target` in `mode`: the widest writable root that holds its key
 /// (so that a link from one place beneath it to another stays allowed).
 pub(crate) fn decide(

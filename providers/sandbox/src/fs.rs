@@ -1,9 +1,12 @@
-//! [`SandboxFileSystem`]: reads go straight to the local provider; a mutation is decided by the
-//! fence ([`crate::fence`]) and then runs unfenced, or beneath the writable root that allowed
-//! it, or not at all.
+//! [`SandboxFileSystem`]: a mutation is decided by the fence ([`crate::fence`]) and then runs
+//! unfenced, or beneath the writable root that allowed it, or not at all. Reads go straight to
+//! the local provider — unless the deployment confines them ([`SandboxConfig::confine_reads`]):
+//! then a read is decided by the deployment's own mode and roots and runs beneath the root that
+//! holds it, the same confined walk as a mutation's.
 
 use crate::config::SandboxConfig;
-use crate::fence::{Decision, decide};
+use crate::fence::{Decision, decide, decide_read};
+use seam::search::{FoundFile, GlobQuery, GrepFound, GrepQuery, Search, SearchError};
 use seam::{
     Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo,
     FsPathInfo, FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal,
@@ -57,6 +60,44 @@ impl SandboxFileSystem {
     }
 }
 
+/// An escape from a readable root is the read's denial; anything else is its own failure.
+fn read_denied_if_escape(e: FsError, verb: Verb, display: &str, mode: SandboxMode) -> FsError {
+    if is_escape(&e) {
+        FsError::read_denied(verb, display, mode)
+    } else {
+        e
+    }
+}
+
+impl SandboxFileSystem {
+    /// Where a read of `key` may run: `Ok(None)` unfenced (reads not confined, or
+    /// `danger-full-access`), `Ok(Some(root))` beneath that readable root, `Err` its denial.
+    fn read_fence(
+        &self,
+        key: &str,
+        verb: Verb,
+        display: &str,
+    ) -> Result<Option<Arc<Confinement>>, FsError> {
+        if !self.config.confine_reads {
+            return Ok(None);
+        }
+        let mode = self.config.mode;
+        let denied = || FsError::read_denied(verb, display, mode);
+        match decide_read(
+            key,
+            mode,
+            &self.config.workspace_root,
+            &self.config.temp_roots,
+        ) {
+            Some(Decision::Anywhere) => Ok(None),
+            Some(Decision::Beneath(root)) => Confinement::open(&root)
+                .map(|c| Some(Arc::new(c)))
+                .map_err(|_| denied()),
+            Some(Decision::Deny(_)) | None => Err(denied()),
+        }
+    }
+}
+
 /// An escape from the root is a denial; anything else is the mutation's own failure.
 fn denied_if_escape(e: FsError, target: &FsTarget, mode: SandboxMode) -> FsError {
     if is_escape(&e) {
@@ -69,17 +110,26 @@ fn denied_if_escape(e: FsError, target: &FsTarget, mode: SandboxMode) -> FsError
 #[async_trait::async_trait]
 impl FileSystem for SandboxFileSystem {
     fn capabilities(&self) -> Capabilities {
-        self.local.capabilities().with(Capability::SandboxModes)
+        let caps = self.local.capabilities().with(Capability::SandboxModes);
+        if self.config.confine_reads {
+            caps.with(Capability::ReadFence)
+        } else {
+            caps
+        }
     }
 
     fn sandbox_mode(&self) -> Option<SandboxMode> {
         Some(self.config.mode)
     }
 
-    /// Search reads, and reads are never fenced: the local provider's, whose walk never
-    /// leaves the root it is given.
+    /// Search reads: the local provider's, whose walk never leaves the root it is given —
+    /// and, when reads are confined, beneath the readable root that holds that root.
     fn search(&self) -> Option<&dyn seam::Search> {
-        self.local.search()
+        if self.config.confine_reads {
+            Some(self)
+        } else {
+            self.local.search()
+        }
     }
 
     async fn resolve(
@@ -104,7 +154,16 @@ impl FileSystem for SandboxFileSystem {
     }
 
     async fn stat(&self, target: &FsTarget, signal: &Signal) -> Result<Option<FsInfo>, FsError> {
-        self.local.stat(target, signal).await
+        signal.check(Verb::Stat)?;
+        let (key, display) = (target.key.as_str(), target.display_path.as_str());
+        match self.read_fence(key, Verb::Stat, display)? {
+            None => self.local.stat(target, signal).await,
+            Some(within) => self
+                .local
+                .stat_beneath(&within, target, signal)
+                .await
+                .map_err(|e| read_denied_if_escape(e, Verb::Stat, display, self.config.mode)),
+        }
     }
 
     async fn lstat(
@@ -113,15 +172,46 @@ impl FileSystem for SandboxFileSystem {
         options: ResolveOptions<'_>,
         signal: &Signal,
     ) -> Result<Option<FsPathInfo>, FsError> {
-        self.local.lstat(path, options, signal).await
+        if !self.config.confine_reads {
+            return self.local.lstat(path, options, signal).await;
+        }
+        signal.check(Verb::Lstat)?;
+        let cwd = options.cwd.unwrap_or(&self.config.local.cwd);
+        let display = seam::paths::display_path(path, cwd, Verb::Lstat)?;
+        match self.read_fence(&display, Verb::Lstat, &display)? {
+            None => self.local.lstat(path, options, signal).await,
+            Some(within) => self
+                .local
+                .lstat_beneath(&within, &display, signal)
+                .await
+                .map_err(|e| read_denied_if_escape(e, Verb::Lstat, &display, self.config.mode)),
+        }
     }
 
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
-        self.local.read_text(target, signal).await
+        signal.check(Verb::Read)?;
+        let (key, display) = (target.key.as_str(), target.display_path.as_str());
+        match self.read_fence(key, Verb::Read, display)? {
+            None => self.local.read_text(target, signal).await,
+            Some(within) => self
+                .local
+                .read_text_beneath(&within, target, signal)
+                .await
+                .map_err(|e| read_denied_if_escape(e, Verb::Read, display, self.config.mode)),
+        }
     }
 
     async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
-        self.local.stream_text(target, signal).await
+        signal.check(Verb::Read)?;
+        let (key, display) = (target.key.as_str(), target.display_path.as_str());
+        match self.read_fence(key, Verb::Read, display)? {
+            None => self.local.stream_text(target, signal).await,
+            Some(within) => self
+                .local
+                .stream_text_beneath(&within, target, signal)
+                .await
+                .map_err(|e| read_denied_if_escape(e, Verb::Read, display, self.config.mode)),
+        }
     }
 
     async fn read_bytes(
@@ -130,7 +220,16 @@ impl FileSystem for SandboxFileSystem {
         max_bytes: u64,
         signal: &Signal,
     ) -> Result<Vec<u8>, FsError> {
-        self.local.read_bytes(target, max_bytes, signal).await
+        signal.check(Verb::Read)?;
+        let (key, display) = (target.key.as_str(), target.display_path.as_str());
+        match self.read_fence(key, Verb::Read, display)? {
+            None => self.local.read_bytes(target, max_bytes, signal).await,
+            Some(within) => self
+                .local
+                .read_bytes_beneath(&within, target, max_bytes, signal)
+                .await
+                .map_err(|e| read_denied_if_escape(e, Verb::Read, display, self.config.mode)),
+        }
     }
 
     async fn list_dir(
@@ -138,7 +237,16 @@ impl FileSystem for SandboxFileSystem {
         target: &FsTarget,
         signal: &Signal,
     ) -> Result<Vec<FsDirEntry>, FsError> {
-        self.local.list_dir(target, signal).await
+        signal.check(Verb::List)?;
+        let (key, display) = (target.key.as_str(), target.display_path.as_str());
+        match self.read_fence(key, Verb::List, display)? {
+            None => self.local.list_dir(target, signal).await,
+            Some(within) => self
+                .local
+                .list_dir_beneath(&within, target, signal)
+                .await
+                .map_err(|e| read_denied_if_escape(e, Verb::List, display, self.config.mode)),
+        }
     }
 
     async fn write_text(
@@ -190,6 +298,63 @@ impl FileSystem for SandboxFileSystem {
                     .await
                     .map_err(|e| denied_if_escape(e, target, mode))
             }
+        }
+    }
+}
+
+/// Search, when reads are confined: decided on the search root like any read, then run beneath
+/// the readable root that holds it (every answer confirmed there).
+#[async_trait::async_trait]
+impl Search for SandboxFileSystem {
+    async fn glob(
+        &self,
+        root: &FsTarget,
+        query: &GlobQuery,
+        signal: &Signal,
+    ) -> Result<Vec<FoundFile>, SearchError> {
+        signal.check(Verb::List)?;
+        let (key, display) = (root.key.as_str(), root.display_path.as_str());
+        match self.read_fence(key, Verb::List, display)? {
+            None => self.local.glob(root, query, signal).await,
+            Some(within) => self
+                .local
+                .glob_beneath(&within, root, query, signal)
+                .await
+                .map_err(|e| match e {
+                    SearchError::Fs(e) => SearchError::Fs(read_denied_if_escape(
+                        e,
+                        Verb::List,
+                        display,
+                        self.config.mode,
+                    )),
+                    other => other,
+                }),
+        }
+    }
+
+    async fn grep(
+        &self,
+        root: &FsTarget,
+        query: &GrepQuery,
+        signal: &Signal,
+    ) -> Result<GrepFound, SearchError> {
+        signal.check(Verb::Read)?;
+        let (key, display) = (root.key.as_str(), root.display_path.as_str());
+        match self.read_fence(key, Verb::Read, display)? {
+            None => self.local.grep(root, query, signal).await,
+            Some(within) => self
+                .local
+                .grep_beneath(&within, root, query, signal)
+                .await
+                .map_err(|e| match e {
+                    SearchError::Fs(e) => SearchError::Fs(read_denied_if_escape(
+                        e,
+                        Verb::Read,
+                        display,
+                        self.config.mode,
+                    )),
+                    other => other,
+                }),
         }
     }
 }

@@ -4,9 +4,18 @@
 //! contract ([`seam::SandboxMode`]): `read-only` denies every mutation, `workspace-write` lets a
 //! mutation through only beneath a writable root (the workspace root, `/tmp` and the OS temp
 //! directory, each by its real path; a root that does not exist matches nothing),
-//! `danger-full-access` lets everything through. Reads are never fenced. A denial is
-//! `FS_SANDBOX_DENIED` with the contract's text, and changes nothing. The per-call
-//! [`seam::SandboxPolicy`] wins over the deployment default for that call.
+//! `danger-full-access` lets everything through. A denial is `FS_SANDBOX_DENIED` with the
+//! contract's text, and changes nothing. The per-call [`seam::SandboxPolicy`] wins over the
+//! deployment default for that call.
+//!
+//! **Reads**, as in the seed, are not fenced by default: right for a harness whose model has a
+//! shell of its own anyway. A deployment that exposes one directory and nothing else (an MCP
+//! server) confines them too ([`SandboxConfig::with_confined_reads`], claimed as
+//! [`seam::Capability::ReadFence`]): under `read-only` and `workspace-write`, `stat`, `lstat`,
+//! reads, listings and searches see only what lies beneath the workspace and temp roots, by the
+//! same confined walk as mutations (a listing shows a link that leads out as nothing there);
+//! a read that would leave is `FS_SANDBOX_DENIED` ([`seam::FsError::read_denied`]) and returns
+//! nothing of the outside. Reads have no per-call policy: the deployment's mode and roots decide.
 //!
 //! **The fence holds on the opened object, not on a path string.** Every published escape from
 //! an agent's file sandbox checked a path and then opened another object. Here a mutation under
