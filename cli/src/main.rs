@@ -191,6 +191,10 @@ enum Command {
         /// exec:COMMAND); with a server, DIR is a directory in its world.
         #[arg(long, value_name = "NAME", default_value = "local")]
         provider: String,
+        /// Let reads, listings and searches see outside the root (by default they are confined
+        /// to it, as mutations are; danger-full-access reads anywhere regardless).
+        #[arg(long)]
+        read_anywhere: bool,
         /// The longest message accepted, in MiB; a longer one is answered with an error
         /// naming this limit, and the session goes on.
         #[arg(long, value_name = "MIB", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
@@ -428,8 +432,10 @@ fn main() -> ExitCode {
             registry,
             mode,
             provider,
+            read_anywhere,
             max_message_mib,
         } => match mcp::run(mcp::McpArgs {
+            read_anywhere,
             max_message: usize::try_from(max_message_mib * 1024 * 1024).unwrap_or(usize::MAX),
             root,
             workspace,

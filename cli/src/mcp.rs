@@ -31,6 +31,8 @@ pub struct McpArgs {
     pub provider: String,
     /// The longest message accepted, in bytes.
     pub max_message: usize,
+    /// Reads are not confined to the root (the seed's sandbox: only mutations are fenced).
+    pub read_anywhere: bool,
 }
 
 struct Composed {
@@ -125,9 +127,12 @@ fn local(args: &McpArgs) -> Result<Composed, String> {
     };
     // Only the root is writable under workspace-write (the seed also opens /tmp; an MCP server
     // handed one directory should not).
+    // An MCP server exposes one directory: reads are confined to it too, unless the user
+    // widens them explicitly (--read-anywhere).
     let config = SandboxConfig::new(root.clone(), provider_mode)
         .with_local(LocalConfig::new(root.clone()))
-        .with_temp_roots(Vec::new());
+        .with_temp_roots(Vec::new())
+        .with_confined_reads(!args.read_anywhere);
     let context = session.map(|session| {
         Arc::new(WorkspaceCalls {
             service: PolicyService::new(mode).with_fallback(session.workspace().clone()),

@@ -34,8 +34,9 @@ impl std::fmt::Debug for EditTool {
 }
 
 impl EditTool {
-    /// An edit tool. `confining` adds the escalation fields to the schema; `approver` is what
-    /// an escalation asks (none: escalations fail closed).
+    /// An edit tool. `confining` with an `approver` adds the escalation fields to the schema
+    /// (what an escalation asks); without an approver nothing is offered that could only be
+    /// refused, and escalations fail closed.
     pub fn new(confining: bool, approver: Option<Arc<dyn Approver>>) -> Self {
         let mut properties = json!({
             "file_path": {
@@ -55,7 +56,10 @@ impl EditTool {
                 "description": "Replace all matches. Defaults to false; when false, old_string must appear exactly once."
             }
         });
-        if confining && let Some(map) = properties.as_object_mut() {
+        if confining
+            && approver.is_some()
+            && let Some(map) = properties.as_object_mut()
+        {
             for (name, field) in sandbox::schema_fields() {
                 map.insert(name.to_string(), field);
             }

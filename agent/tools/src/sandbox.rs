@@ -139,9 +139,19 @@ pub(crate) fn parse<'a>(
 pub(crate) struct Stamp {
     pub policy: Option<SandboxPolicy>,
     pub escalated: bool,
+    /// An approver is composed: a denial may offer an escalation.
+    pub can_escalate: bool,
 }
 
 impl Stamp {
+    /// The workspace root the fence applies to this call, as far as the tool can know it.
+    fn root(&self, exec: &Exec) -> Option<String> {
+        self.policy
+            .as_ref()
+            .map(|p| p.workspace_root.clone())
+            .or_else(|| exec.cwd.clone())
+    }
+
     /// The mode the fence applies to this call, as far as the tool can know it.
     fn mode(&self, exec: &Exec) -> Option<SandboxMode> {
         self.policy
@@ -162,8 +172,24 @@ impl Stamp {
             "[sandbox: file access denied under {} mode]",
             mode_name(mode)
         );
-        if !self.escalated {
+        if self.escalated {
+            // Already the widest this call could get.
+        } else if self.can_escalate {
             message.push_str("\n[sandbox: escalation available — retry this exact operation once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]");
+        } else {
+            // Nobody can approve more here: say what the deployment allows, and who widens it.
+            let allows = match (mode, self.root(exec)) {
+                (SandboxMode::WorkspaceWrite, Some(root)) => {
+                    format!("allows changes beneath \"{root}\" only")
+                }
+                (SandboxMode::WorkspaceWrite, None) => {
+                    "allows changes in its workspace only".into()
+                }
+                _ => "allows no changes".into(),
+            };
+            message.push_str(&format!(
+                "\n[sandbox: this deployment {allows} and no escalation can be approved here; do not retry — if this file must change, the user has to widen the deployment (its mode or its root)]"
+            ));
         }
         FsError::new(FsErrorCode::SandboxDenied, message).with_source(err)
     }
@@ -182,6 +208,7 @@ pub(crate) async fn stamp(
         return Ok(Stamp {
             policy: exec.sandbox.clone(),
             escalated: false,
+            can_escalate: approver.is_some(),
         });
     };
     let wanted = mode_name(esc.mode);
@@ -214,6 +241,7 @@ pub(crate) async fn stamp(
                 workspace_root,
             }),
             escalated: true,
+            can_escalate: true,
         }),
         Approval::Rejected => Err(ToolError::escalation(format!(
             "the user rejected escalating this operation to \"{wanted}\""

@@ -79,8 +79,18 @@ impl Fenced {
 }
 
 #[tokio::test]
-async fn advertises_the_escalation_fields_only_under_a_confining_provider() {
-    let f = fenced(SandboxMode::ReadOnly, None);
+async fn advertises_the_escalation_fields_only_under_a_confining_provider_with_an_approver() {
+    // Nobody to approve: nothing is offered that could only be refused.
+    let unapproved = fenced(SandboxMode::ReadOnly, None);
+    for tool in ["write", "edit"] {
+        let schema = unapproved.h.tools.get(tool).expect("tool").schema();
+        assert!(
+            schema["properties"]["sandbox_permissions"].is_null(),
+            "{tool}"
+        );
+        assert!(schema["properties"]["justification"].is_null(), "{tool}");
+    }
+    let f = fenced(SandboxMode::ReadOnly, Some(Approval::Rejected));
     for tool in ["write", "edit"] {
         let schema = f.h.tools.get(tool).expect("tool").schema();
         assert_eq!(
@@ -138,14 +148,14 @@ async fn mutations_resolve_against_the_workspace_root_and_carry_the_calls_policy
 
 #[tokio::test]
 async fn a_denied_write_maps_to_the_marker_and_the_escalation_hint_and_changes_nothing() {
-    let f = fenced(SandboxMode::WorkspaceWrite, None);
+    let f = fenced(SandboxMode::WorkspaceWrite, Some(Approval::Rejected));
     let r = f
         .call("write", json!({"file_path": "../out.txt", "content": "x"}))
         .await;
     assert_eq!(code(&r), "FS_SANDBOX_DENIED");
     assert_snapshot!("denied_write", f.h.render(&r));
     assert!(!f.h.exists("out.txt"));
-    let ro = fenced(SandboxMode::ReadOnly, None);
+    let ro = fenced(SandboxMode::ReadOnly, Some(Approval::Rejected));
     ro.h.put("ws/a.txt", "keep\n");
     text(&ro.call("read", json!({"file_path": "ws/a.txt"})).await);
     let r = ro
@@ -332,4 +342,40 @@ async fn sandbox_permissions_under_a_non_confining_provider_fails_closed() {
         "sandbox_permissions is not available in this composition (no sandboxing filesystem to escalate)"
     );
     assert!(!h.exists("x.txt"));
+}
+
+/// Without an approver a denial offers no retry that could only be refused: it says what the
+/// deployment allows and that the user widens it.
+#[tokio::test]
+async fn without_an_approver_a_denial_says_what_the_deployment_allows_and_offers_no_retry() {
+    let f = fenced(SandboxMode::WorkspaceWrite, None);
+    let r = f
+        .call("write", json!({"file_path": "../out.txt", "content": "x"}))
+        .await;
+    assert_eq!(code(&r), "FS_SANDBOX_DENIED");
+    let m = message(&r);
+    assert!(!m.contains("sandbox_permissions"), "{m}");
+    assert!(
+        m.contains(&format!(
+            "allows changes beneath \"{}\" only",
+            f.h.display("ws")
+        )) && m.contains("no escalation can be approved here"),
+        "{m}"
+    );
+    assert_snapshot!("denied_write_no_approver", f.h.render(&r));
+    assert!(!f.h.exists("out.txt"));
+    let ro = fenced(SandboxMode::ReadOnly, None);
+    ro.h.put("ws/a.txt", "keep\n");
+    text(&ro.call("read", json!({"file_path": "ws/a.txt"})).await);
+    let r = ro
+        .call(
+            "edit",
+            json!({"file_path": "a.txt", "old_string": "keep", "new_string": "lose"}),
+        )
+        .await;
+    assert_eq!(code(&r), "FS_SANDBOX_DENIED");
+    let m = message(&r);
+    assert!(m.contains("this deployment allows no changes"), "{m}");
+    assert!(!m.contains("sandbox_permissions"), "{m}");
+    assert_eq!(ro.h.bytes("ws/a.txt"), b"keep\n");
 }
