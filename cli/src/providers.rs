@@ -219,12 +219,18 @@ fn second_seed(options: &CaseOptions) -> u64 {
     options.seed ^ 0x5EC0_17D0
 }
 
-/// The sandbox configuration of `mode` on a case root.
-fn sandbox_config(mode: SandboxMode, root: &str, local: LocalConfig) -> SandboxConfig {
+/// The sandbox configuration of `mode` on a case root (its reads confined when the case asks).
+fn sandbox_config(
+    mode: SandboxMode,
+    root: &str,
+    local: LocalConfig,
+    options: &CaseOptions,
+) -> SandboxConfig {
     let workspace = format!("{root}/{}", seam_conformance::DEPLOYMENT_WORKSPACE);
     SandboxConfig::new(workspace, mode)
         .with_local(local)
         .with_temp_roots(Vec::new())
+        .with_confined_reads(options.confine_reads)
 }
 
 /// The sandbox provider in one mode, its default workspace the suite's `d` in the case's
@@ -245,7 +251,7 @@ impl Factory for SandboxFactory {
 
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
         let (dir, world, local) = case_root(options)?;
-        let config = sandbox_config(self.0, &world.root_display(), local);
+        let config = sandbox_config(self.0, &world.root_display(), local, options);
         Ok(Subject {
             fs: Arc::new(SandboxFileSystem::new(config)),
             world: Arc::new(world),
@@ -263,8 +269,9 @@ impl Factory for SandboxFactory {
         let root = subject.world.root_display();
         Some(
             local_config(&root, options, second_seed(options)).map(|local| {
-                Arc::new(SandboxFileSystem::new(sandbox_config(self.0, &root, local)))
-                    as Arc<dyn seam::FileSystem>
+                Arc::new(SandboxFileSystem::new(sandbox_config(
+                    self.0, &root, local, options,
+                ))) as Arc<dyn seam::FileSystem>
             }),
         )
     }
@@ -355,7 +362,8 @@ impl seam_remote::CaseMaker for ServeCases {
             };
             let config = SandboxConfig::new(workspace, mode)
                 .with_local(local)
-                .with_temp_roots(Vec::new());
+                .with_temp_roots(Vec::new())
+                .with_confined_reads(spec.confine_reads);
             return Ok(Arc::new(SandboxFileSystem::new(config)));
         }
         match self.0.as_str() {

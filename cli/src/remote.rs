@@ -202,6 +202,7 @@ impl RemoteFactory {
                     },
                     "diff_basis_max_bytes": crate::providers::SUITE_DIFF_LIMIT,
                     "seed": options.seed,
+                    "confine_reads": options.confine_reads,
                     // Only a configuration the hosted local provider has (a trace recorded
                     // elsewhere names another); the server's default otherwise.
                     "configuration": match &self.source {

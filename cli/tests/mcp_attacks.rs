@@ -210,12 +210,7 @@ async fn no_way_out_reads_or_changes_anything_outside_the_root() {
     );
     // A search of the whole root finds nothing outside (links are not followed, the hard
     // link is a file inside and is named as one).
-    let r = call(
-        &client,
-        "grep",
-        json!({"pattern": "CANARY", "path": "."}),
-    )
-    .await;
+    let r = call(&client, "grep", json!({"pattern": "CANARY", "path": "."})).await;
     let said = text(&r).1;
     assert!(!said.contains("secret.txt"), "{said}");
     // A write through the hard link replaces the name inside; the file outside keeps its bytes.

@@ -25,16 +25,28 @@ pub struct CaseOptions {
     pub durability: CaseDurability,
     /// Which of the factory's [`Factory::configurations`] to build (by name).
     pub configuration: String,
+    /// Deploy the backend with its reads confined to its roots as well as its mutations, if it
+    /// can ([`seam::Capability::ReadFence`]): the subject then claims the read fence, and
+    /// `containment` and `swap-race` attack its reads. A backend that cannot confine reads
+    /// ignores it (and does not claim the read fence). Only those properties ask for it.
+    pub confine_reads: bool,
 }
 
 impl CaseOptions {
-    /// Options for the factory's first configuration.
+    /// Options for one configuration, reads not confined.
     pub fn new(seed: u64, durability: CaseDurability, configuration: impl Into<String>) -> Self {
         Self {
             seed,
             durability,
             configuration: configuration.into(),
+            confine_reads: false,
         }
+    }
+
+    /// The same options, asking for a deployment whose reads are confined too.
+    pub fn with_confined_reads(mut self) -> Self {
+        self.confine_reads = true;
+        self
     }
 }
 

@@ -52,6 +52,7 @@ const CANCEL: Option<Capability> = Some(Capability::CancelPoints);
 const STAGING: Option<Capability> = Some(Capability::StagingProbe);
 const SANDBOX: Option<Capability> = Some(Capability::SandboxModes);
 const SHARED: Option<Capability> = Some(Capability::SharedStorage);
+const READS: Option<Capability> = Some(Capability::ReadFence);
 
 rules! {
     PathBlank = "path.blank", CORE, "a blank path is FS_NOT_FOUND with the blank-path text";
@@ -176,6 +177,11 @@ rules! {
     FenceLeavesDenied = "fence.leaves-denied", SANDBOX, "a target beneath the workspace whose path leads out when the mutation looks at it (a dangling link pointing out, a directory swapped for a link to outside after resolution) is FS_SANDBOX_DENIED, never followed out";
     FenceNoRootDenied = "fence.no-root-denied", SANDBOX, "a workspace that does not exist matches nothing: a workspace-write mutation under it is FS_SANDBOX_DENIED";
     FenceBeneathAllowed = "fence.beneath-allowed", SANDBOX, "a mutation beneath a workspace below the test root lands where it leads, everything beside the workspace unchanged";
+    ReadFenceWayOutDenied = "read-fence.way-out-denied", READS, "under a deployment that confines reads, stat, lstat, read, stream, read_bytes and list through a way out of the workspace (`..`, an absolute path, links out of every kind, a sibling whose name extends the workspace's) are FS_SANDBOX_DENIED naming the read, and return nothing";
+    ReadFenceInsideReads = "read-fence.inside-reads", READS, "under a deployment that confines reads, reads that stay beneath the workspace (through links that stay in) read what is there";
+    ReadFenceListingHidesOut = "read-fence.listing-hides-out", READS, "a listing of the workspace shows a link that leads out as nothing there: other, no version, no size, keyed by its own path";
+    ReadFenceSwappedDenied = "read-fence.swapped-denied", READS, "a read of a target resolved beneath the workspace whose directory was then swapped for a link to outside is FS_SANDBOX_DENIED, never followed out";
+    ReadFenceRaceHeld = "read-fence.race-held", READS, "reads racing a directory swapped for a link to outside and back never return the outside (and some are denied)";
     PolicyUnobservedRefused = "policy.unobserved-refused", CORE, "a tool write or edit of an existing file its session has not observed at its current version is refused, the file untouched";
     PolicyOwnersSeparate = "policy.owners-separate", CORE, "what one session observed never authorises another";
     PolicyStaleUnchanged = "policy.stale-unchanged", CORE, "a stale tool write or edit leaves the file as it was";

@@ -132,11 +132,18 @@ pub fn run_suite(
             let s = watched
                 .make(&probe_options)
                 .map_err(|e| format!("cannot make a subject: {e}"))?;
-            Ok((
-                s.fs.capabilities(),
-                s.world.supports_fifos(),
-                s.diff_basis_max_bytes,
-            ))
+            let mut caps = s.fs.capabilities();
+            // The read fence is a way to deploy the backend: claimed when a deployment asked to
+            // confine its reads claims it (`containment` and `swap-race` then attack its reads).
+            if caps.sandbox_modes && !caps.read_fence {
+                let confined = watched
+                    .make(&probe_options.clone().with_confined_reads())
+                    .map_err(|e| format!("cannot make a subject with confined reads: {e}"))?;
+                if confined.fs.capabilities().read_fence {
+                    caps = caps.with(seam::Capability::ReadFence);
+                }
+            }
+            Ok((caps, s.world.supports_fifos(), s.diff_basis_max_bytes))
         },
         &mut || {},
     )

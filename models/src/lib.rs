@@ -42,8 +42,8 @@ pub use model::{
 pub use observation::{Observations, Seen};
 pub use path::Key;
 pub use text::{
-    DIFF_BASIS_DEFAULT, NUL_SAMPLE_BYTES, STYLE_SAMPLE_CHARS, decode_for_edit, decode_for_read,
-    diff_basis, lf_normalize,
+    DIFF_BASIS_DEFAULT, NUL_SAMPLE_BYTES, NotText, STYLE_SAMPLE_CHARS, decode_for_edit,
+    decode_for_read, diff_basis, lf_normalize,
 };
 pub use tree::SnapEntry;
 pub use world::{Competitor, WorldEffect, WorldOp};

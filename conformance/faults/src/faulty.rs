@@ -127,6 +127,46 @@ impl Faulty {
             _ => None,
         }
     }
+    /// [`Fault::FenceReadsCheckKeyThenOpenByName`]: the read's key is checked against the
+    /// deployment's workspace as a path string, then the file is read by that name with
+    /// nothing confining the walk. `None` when this is not that fault, or reads are not
+    /// confined here.
+    fn read_by_name(&self, target: &FsTarget, signal: &Signal) -> Option<Result<Vec<u8>, FsError>> {
+        if self.fault != Fault::FenceReadsCheckKeyThenOpenByName
+            || !self.inner.capabilities().read_fence
+        {
+            return None;
+        }
+        let mode = self.inner.sandbox_mode()?;
+        if let Err(e) = signal.check(Verb::Read) {
+            return Some(Err(e));
+        }
+        let workspace = format!(
+            "{}/{}",
+            self.world.root_display(),
+            seam_conformance::DEPLOYMENT_WORKSPACE
+        );
+        let inside = std::fs::canonicalize(&workspace)
+            .ok()
+            .and_then(|p| p.to_str().map(str::to_string))
+            .is_some_and(|ws| seam::paths::is_within(&ws, target.key.as_str()));
+        if !inside {
+            return Some(Err(FsError::read_denied(
+                Verb::Read,
+                &target.display_path,
+                mode,
+            )));
+        }
+        Some(
+            std::fs::read(target.key.as_str()).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    FsError::not_found(Verb::Read, &target.display_path)
+                }
+                _ => FsError::io(Verb::Read, &target.display_path, &e.to_string()),
+            }),
+        )
+    }
+
     pub fn new(
         inner: Arc<dyn FileSystem>,
         world: Arc<dyn World>,
@@ -334,6 +374,18 @@ impl FileSystem for Faulty {
     }
 
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
+        if let Some(bytes) = self.read_by_name(target, signal) {
+            return bytes.and_then(|b| {
+                seam_model::decode_for_read(&b).map_err(|e| match e {
+                    seam_model::NotText::Binary => {
+                        FsError::binary(Verb::Read, &target.display_path)
+                    }
+                    seam_model::NotText::InvalidUtf8 => {
+                        FsError::invalid_utf8(Verb::Read, &target.display_path)
+                    }
+                })
+            });
+        }
         if self.fault == Fault::StaleInstanceCache {
             if let Some(text) = self.cached(target) {
                 return Ok(text);
@@ -420,6 +472,19 @@ impl FileSystem for Faulty {
         max_bytes: u64,
         signal: &Signal,
     ) -> Result<Vec<u8>, FsError> {
+        if let Some(bytes) = self.read_by_name(target, signal) {
+            return bytes.and_then(|b| {
+                if b.len() as u64 > max_bytes {
+                    Err(FsError::too_large(
+                        &target.display_path,
+                        b.len() as u64,
+                        max_bytes,
+                    ))
+                } else {
+                    Ok(b)
+                }
+            });
+        }
         let bytes = self.inner.read_bytes(target, max_bytes, signal).await?;
         if self.fault == Fault::ReadBytesCapExclusive && bytes.len() as u64 == max_bytes {
             return Err(FsError::too_large(

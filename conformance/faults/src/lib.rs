@@ -87,6 +87,10 @@ pub enum Fault {
     /// Under a `workspace-write` deployment, a call without its own policy runs unfenced: the
     /// deployment's default is never applied (the per-call fence alone is right).
     FenceIgnoresItsDefault,
+    /// A deployment that confines reads checks a read's resolved key against the workspace and
+    /// then reads by name, unconfined: a directory on the path swapped for a link since
+    /// resolution is followed out (the read side of the seed's accepted race).
+    FenceReadsCheckKeyThenOpenByName,
     /// `edit_text` panics.
     PanicsInEdit,
     /// `stat` never returns (it blocks its thread).
@@ -113,7 +117,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 32] = [
+    pub const ALL: [Fault; 33] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -138,6 +142,7 @@ impl Fault {
         Fault::FenceChecksKeyThenOpensByName,
         Fault::FenceNewFileParentOnly,
         Fault::FenceIgnoresItsDefault,
+        Fault::FenceReadsCheckKeyThenOpenByName,
         Fault::PanicsInEdit,
         Fault::HangsInStat,
         Fault::HangsInStream,
@@ -173,6 +178,7 @@ impl Fault {
             Fault::RewordsReadErrors => "rewords-read-errors",
             Fault::FencePrefixWithoutSeparator => "fence-prefix-without-separator",
             Fault::FenceChecksKeyThenOpensByName => "fence-checks-key-then-opens-by-name",
+            Fault::FenceReadsCheckKeyThenOpenByName => "fence-reads-check-key-then-open-by-name",
             Fault::FenceNewFileParentOnly => "fence-new-file-parent-only",
             Fault::FenceIgnoresItsDefault => "fence-ignores-its-default",
             Fault::PanicsInEdit => "panics-in-edit",
@@ -242,6 +248,7 @@ impl Fault {
             Fault::FenceChecksKeyThenOpensByName => &["swapped for a link"],
             Fault::FenceNewFileParentOnly => &["ws/dang"],
             Fault::FenceIgnoresItsDefault => &["an escape"],
+            Fault::FenceReadsCheckKeyThenOpenByName => &["followed a directory swapped for a link"],
             Fault::TruncatesInPlace => &[
                 "no state the file ever had",
                 "while the mutation was paused",
@@ -286,7 +293,8 @@ impl Fault {
             Fault::RewordsReadErrors => ("sequences", &K::Message),
             Fault::FencePrefixWithoutSeparator
             | Fault::FenceChecksKeyThenOpensByName
-            | Fault::FenceNewFileParentOnly => ("containment", &K::Sandbox),
+            | Fault::FenceNewFileParentOnly
+            | Fault::FenceReadsCheckKeyThenOpenByName => ("containment", &K::Sandbox),
             Fault::FenceIgnoresItsDefault => ("sequences", &K::Sandbox),
             Fault::PanicsInEdit => ("sequences", &K::Panic),
             Fault::HangsInStat => ("sequences", &K::Timeout),

@@ -13,6 +13,9 @@
 //! The attacks are enumerated (each way out × write, create-if-absent and edit), each on a fresh
 //! subject. The factory must not make the case's directory writable through a temp root: the
 //! suite's "outside" is the rest of the case's directory.
+//!
+//! A backend that can be deployed with its reads confined ([`seam::Capability::ReadFence`]) has
+//! its reads attacked the same way, under the deployment's own fence ([`super::read_fence`]).
 
 use super::{Applicability, Context, Property, Run};
 use crate::failure::{Failure, FailureKind, fail};
@@ -181,7 +184,7 @@ impl Property for Containment {
     }
 
     fn summary(&self) -> &'static str {
-        "under workspace-write nothing reaches outside the workspace: links out of every kind, `..`, a sibling prefix, a directory swapped for a link after resolution"
+        "under workspace-write nothing reaches outside the workspace — nor, where reads are confined, is anything outside read: links out of every kind, `..`, a sibling prefix, a directory swapped for a link after resolution"
     }
 
     fn applies(&self, cx: &Context) -> Applicability {
@@ -307,6 +310,7 @@ impl Property for Containment {
                 }
             }
         }
+        super::read_fence::attack(cx, out)?;
         Ok(())
     }
 }

@@ -14,6 +14,7 @@ pub mod linearizable;
 pub mod permissions;
 pub mod policy;
 pub mod races;
+mod read_fence;
 pub mod sandbox;
 pub mod sequences;
 pub mod staging;

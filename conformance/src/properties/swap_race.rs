@@ -5,6 +5,10 @@
 //! the swaps began. Afterwards everything outside the workspace is read back: any change is an
 //! escape. The swaps alternate between an absolute and a relative link text.
 //!
+//! A backend that can be deployed with its reads confined ([`seam::Capability::ReadFence`]) also
+//! has 1,500 reads of `d/x/f` (the deployment's workspace) race `d/x` swapped for a link out:
+//! no read may return the outside ([`super::read_fence::race`]).
+//!
 //! A race is a race: passing says no escape happened in this many swaps, not that none can.
 //! The sandbox crate's own test runs 10,000 atomic exchanges and shows the same race escaping a
 //! check-then-open fence.
@@ -38,7 +42,7 @@ impl Property for SwapRace {
     }
 
     fn summary(&self) -> &'static str {
-        "writes and edits under workspace-write race a directory swapped for a link to outside and back: nothing outside changes"
+        "writes and edits under workspace-write (and, where reads are confined, reads) race a directory swapped for a link to outside and back: nothing outside changes or is read"
     }
 
     fn applies(&self, cx: &Context) -> Applicability {
@@ -194,10 +198,11 @@ impl Property for SwapRace {
             out.not_checked = Some(NotChecked::NotRun(format!(
                 "no mutation met ws/d leading outside in {swapped} swaps ({landed} landed, {other} failed otherwise): the swaps and the mutations never overlapped, so nothing was checked"
             )));
-            return Ok(());
+        } else {
+            out.stats.checks(denied);
+            out.stats.rule(Rule::SandboxSwapRace);
         }
-        out.stats.checks(denied);
-        out.stats.rule(Rule::SandboxSwapRace);
+        super::read_fence::race(cx, out)?;
         Ok(())
     }
 }

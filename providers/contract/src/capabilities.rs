@@ -56,8 +56,9 @@ pub enum Capability {
     /// and its temp roots), decided on the object reached by a walk that cannot leave them — no
     /// `..`, link, sibling whose name extends a root's, or directory swapped for a link takes a
     /// read outside. A read that would is [`crate::FsError::read_denied`]
-    /// (`FS_SANDBOX_DENIED`) and returns nothing of the outside; `danger-full-access` reads
-    /// anywhere. `resolve` is not a read: it names a path, it does not open it. Only with
+    /// (`FS_SANDBOX_DENIED`) and returns nothing of the outside. A `danger-full-access`
+    /// deployment reads anywhere and does not claim the fence. `resolve` is not a read: it
+    /// names a path, it does not open it. Only with
     /// [`Capability::SandboxModes`]: reads have no per-call policy, so the fence that applies
     /// is the deployment's own.
     ReadFence,

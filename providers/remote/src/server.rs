@@ -1033,6 +1033,7 @@ fn case_spec(root: &str, params: &Value) -> CaseSpec {
             .get("configuration")
             .and_then(Value::as_str)
             .map(str::to_string),
+        confine_reads: params.get("confine_reads").and_then(Value::as_bool) == Some(true),
     }
 }
 

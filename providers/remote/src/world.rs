@@ -23,6 +23,9 @@ pub struct CaseSpec {
     /// The backend configuration the suite asks for (one the server's backend declares), if
     /// any.
     pub configuration: Option<String>,
+    /// Deploy a fencing backend with its reads confined too, if it can (claiming
+    /// [`seam::Capability::ReadFence`]); others ignore it.
+    pub confine_reads: bool,
 }
 
 /// Makes the backend for one case (the composition decides which: `seam serve --provider`).

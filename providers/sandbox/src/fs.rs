@@ -111,7 +111,8 @@ fn denied_if_escape(e: FsError, target: &FsTarget, mode: SandboxMode) -> FsError
 impl FileSystem for SandboxFileSystem {
     fn capabilities(&self) -> Capabilities {
         let caps = self.local.capabilities().with(Capability::SandboxModes);
-        if self.config.confine_reads {
+        // A danger-full-access deployment confines nothing: it does not claim the read fence.
+        if self.config.confine_reads && self.config.mode != SandboxMode::DangerFullAccess {
             caps.with(Capability::ReadFence)
         } else {
             caps

@@ -263,6 +263,12 @@ fn every_way_out_is_denied_for_every_read_and_nothing_outside_comes_back() {
         }
         // danger-full-access reads anywhere, and a sandbox that does not confine reads (the
         // seed's) reads through every way out: what the fence changes.
+        assert!(
+            !l.fs(SandboxMode::DangerFullAccess, true)
+                .capabilities()
+                .has(Capability::ReadFence),
+            "a deployment that confines nothing does not claim the fence"
+        );
         for fs in [
             l.fs(SandboxMode::DangerFullAccess, true),
             l.fs(SandboxMode::WorkspaceWrite, false),
