@@ -104,13 +104,7 @@ fn search(c: &mut Criterion) {
             b.iter(|| black_box(rg(dir.path(), &["-n", "needle_[0-9]+"])))
         });
     }
-    let q = GrepQuery {
-        pattern: "needle_[0-9]+".into(),
-        include: None,
-        hidden: false,
-        limit: 100_000,
-        max_line_bytes: 2000,
-    };
+    let q = GrepQuery::new("needle_[0-9]+");
     g.bench_function(BenchmarkId::new("local", "grep"), |b| {
         b.iter(
             || match rt.block_on(search.grep(&root, &q, &Signal::none())) {

@@ -58,6 +58,28 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// An optional count from 0 to `max` (`3` or `3.0`): `<name> must be an integer from 0 to
+    /// <max>`.
+    pub(crate) fn optional_count(
+        &self,
+        name: &str,
+        max: usize,
+    ) -> Result<Option<usize>, ToolError> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        let bad = || ToolError::arguments(format!("{name} must be an integer from 0 to {max}"));
+        let n = match (v.as_u64(), v.as_f64()) {
+            (Some(n), _) => n,
+            (None, Some(f)) if f.is_finite() && f.fract() == 0.0 && f >= 0.0 => f as u64,
+            _ => return Err(bad()),
+        };
+        match usize::try_from(n) {
+            Ok(n) if n <= max => Ok(Some(n)),
+            _ => Err(bad()),
+        }
+    }
+
     /// An optional finite positive integer (`3` or `3.0`): `<name> must be a positive integer`.
     pub(crate) fn optional_positive_integer(&self, name: &str) -> Result<Option<usize>, ToolError> {
         let Some(v) = self.get(name) else {
@@ -94,6 +116,22 @@ mod tests {
                 a.optional_positive_integer(bad)
                     .map_err(|e| e.message().to_string()),
                 Err(format!("{bad} must be a positive integer"))
+            );
+        }
+    }
+
+    #[test]
+    fn counts_run_from_zero_to_their_cap() {
+        let v = json!({"a": 0, "b": 5.0, "c": 6, "d": -1, "e": "2"});
+        let a = Args::new(&v);
+        assert_eq!(a.optional_count("a", 5), Ok(Some(0)));
+        assert_eq!(a.optional_count("b", 5), Ok(Some(5)));
+        assert_eq!(a.optional_count("missing", 5), Ok(None));
+        for bad in ["c", "d", "e"] {
+            assert_eq!(
+                a.optional_count(bad, 5)
+                    .map_err(|e| e.message().to_string()),
+                Err(format!("{bad} must be an integer from 0 to 5"))
             );
         }
     }

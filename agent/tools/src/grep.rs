@@ -5,6 +5,12 @@
 //! stripped, at most 250 matches shown with the complete result spilled. Deliberate changes:
 //! the order is by path, then line (the seed's was ripgrep's thread order, different run to
 //! run), and hidden files are searched only on request — the same ignore policy as `glob`.
+//!
+//! Beyond the seed, what agents expect of a grep (Claude Code's has each): `output_mode`
+//! (`content`, the default; `files_with_matches`; `count`), context lines (`-A`, `-B`, `-C`:
+//! `Line n- <text>` rows, `--` between blocks that do not touch), `-i`, `multiline`, a file
+//! `type` (ripgrep's names) and `head_limit` (the first N rows, files or counts). Rendering is
+//! in [`crate::grep_output`].
 
 use crate::args::Args;
 use crate::exec::Exec;
@@ -63,6 +69,39 @@ impl GrepTool {
                     "hidden": {
                         "type": "boolean",
                         "description": "Also search hidden files and directories (names starting with \".\")."
+                    },
+                    "output_mode": {
+                        "type": "string",
+                        "enum": ["content", "files_with_matches", "count"],
+                        "description": "content (default): matching lines grouped by file; files_with_matches: the files only; count: matches per file."
+                    },
+                    "-i": {
+                        "type": "boolean",
+                        "description": "Case-insensitive."
+                    },
+                    "-A": {
+                        "type": "integer",
+                        "description": "Lines of context after each match (content mode)."
+                    },
+                    "-B": {
+                        "type": "integer",
+                        "description": "Lines of context before each match (content mode)."
+                    },
+                    "-C": {
+                        "type": "integer",
+                        "description": "Lines of context before and after each match (content mode)."
+                    },
+                    "multiline": {
+                        "type": "boolean",
+                        "description": "Let the pattern match across lines (. then matches a newline)."
+                    },
+                    "type": {
+                        "type": "string",
+                        "description": "Only files of this type, by ripgrep's names (rust, py, js, ts, go, java, md, ...)."
+                    },
+                    "head_limit": {
+                        "type": "integer",
+                        "description": "Show only the first N rows (content), files or counts."
                     }
                 },
                 "required": ["pattern"],
@@ -182,14 +221,20 @@ impl Tool for GrepTool {
         let path = optional_path(&args)?;
         let include = include_of(&args)?;
         let hidden = args.optional_bool("hidden")?.unwrap_or(false);
+        let options = crate::grep_output::Options::of(&args)?;
         let search = search_of(exec, "grep")?;
         let root = root_of(exec, path).await?;
         let query = GrepQuery {
-            pattern: pattern.to_string(),
             include: include.map(str::to_string),
             hidden,
             limit: GREP_SEARCH_LIMIT,
             max_line_bytes: GREP_MAX_LINE_BYTES,
+            case_insensitive: options.case_insensitive,
+            multiline: options.multiline,
+            context_before: options.before,
+            context_after: options.after,
+            types: options.file_type.iter().cloned().collect(),
+            ..GrepQuery::new(pattern)
         };
         let found = search
             .grep(&root, &query, &exec.signal)
@@ -197,6 +242,16 @@ impl Tool for GrepTool {
             .map_err(|e| search_error("grep", e))?;
         let cwd = exec.cwd.as_deref();
         let name = |rel: &str| shown(cwd, &root, rel);
+        if options.is_extended() {
+            return crate::grep_output::render(
+                &options,
+                &found,
+                &name,
+                self.spill.as_deref(),
+                shown(cwd, &root, ""),
+            )
+            .await;
+        }
         let seen = found.matches.len();
         let seen_text = if found.complete {
             seen.to_string()

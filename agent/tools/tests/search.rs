@@ -171,6 +171,61 @@ async fn grep_groups_matches_by_path_then_line_with_the_seed_texts() {
     assert!(text(&call(&h, "grep", json!({"pattern": " "})).await).starts_with("Found "));
 }
 
+/// What agents expect of a grep beyond the seed's, each against the real provider: output modes,
+/// context lines (with `--` between blocks), case-insensitive, multiline, a file type and a head
+/// limit — and a bad type is a coded error.
+#[tokio::test]
+async fn grep_has_output_modes_context_case_multiline_type_and_a_head_limit() {
+    let h = Harness::bare();
+    h.put(
+        "src/lib.rs",
+        "use x;\nfn Alpha() {}\nlet y = 1;\n\n\n\nfn alpha_two() {\n}\n",
+    );
+    h.put("src/main.rs", "fn main() {\n    alpha();\n}\n");
+    h.put("notes.md", "alpha in prose\n");
+    let grep = |args: Value| {
+        let h = &h;
+        async move { text(&call(h, "grep", args).await) }
+    };
+    assert_eq!(
+        grep(json!({"pattern": "alpha", "output_mode": "files_with_matches"})).await,
+        "Found 3 files\n\nnotes.md\nsrc/lib.rs\nsrc/main.rs"
+    );
+    assert_eq!(
+        grep(json!({"pattern": "alpha", "output_mode": "count", "-i": true})).await,
+        "Found 4 matches in 3 files\n\nnotes.md: 1\nsrc/lib.rs: 2\nsrc/main.rs: 1"
+    );
+    assert_eq!(
+        grep(json!({"pattern": "alpha", "type": "rust", "-A": 1, "-B": 1})).await,
+        "Found 2 matches in 2 files\n\nsrc/lib.rs\nLine 5- \nLine 6- \nLine 7: fn alpha_two() {\nLine 8- }\n\nsrc/main.rs\nLine 1- fn main() {\nLine 2:     alpha();\nLine 3- }"
+            .replace("Line 5- \nLine 6- \n", "Line 6- \n")
+    );
+    assert_eq!(
+        grep(json!({"pattern": "Alpha\\(\\) \\{\\}\\nlet", "multiline": true})).await,
+        // Each line of a match that spans lines is a matching line, as the seed counts them.
+        "Found 2 matches\n\nsrc/lib.rs\nLine 2: fn Alpha() {}\nLine 3: let y = 1;"
+    );
+    assert_eq!(
+        grep(json!({"pattern": "alpha", "-i": true, "-C": 1, "head_limit": 3})).await,
+        "Found 4 matches in 3 files\n\nnotes.md\nLine 1: alpha in prose\n\nsrc/lib.rs\nLine 1- use x;\nLine 2: fn Alpha() {}\n\n(showing the first 3 of 10 rows (head_limit); raise it or narrow the search to see more)"
+    );
+    let r = call(
+        &h,
+        "grep",
+        json!({"pattern": "alpha", "type": "no-such-type"}),
+    )
+    .await;
+    assert_eq!(code(&r), "SEARCH_INVALID_PATTERN");
+    assert!(message(&r).contains("unknown file type"), "{}", message(&r));
+    let r = call(
+        &h,
+        "grep",
+        json!({"pattern": "a", "output_mode": "count", "-C": 2}),
+    )
+    .await;
+    assert!(message(&r).contains("\"content\" only"), "{}", message(&r));
+}
+
 #[tokio::test]
 async fn grep_over_the_cap_shows_250_and_spills_every_match() {
     let h = Harness::bare();

@@ -46,11 +46,9 @@ fn main() -> ExitCode {
             }
         } else {
             let query = GrepQuery {
-                pattern: pattern.clone(),
-                include: None,
-                hidden: false,
                 limit: usize::MAX,
                 max_line_bytes: usize::MAX,
+                ..GrepQuery::new(pattern.clone())
             };
             for m in search
                 .grep(&root, &query, &Signal::none())

@@ -74,6 +74,38 @@ pub struct GrepQuery {
     /// Keep at most this many bytes of each matching line (cut before a UTF-8 continuation
     /// byte), so a tree of minified one-line files cannot fill memory.
     pub max_line_bytes: usize,
+    /// Match letters regardless of case.
+    pub case_insensitive: bool,
+    /// The pattern may match across lines (`.` then matches a newline too); each line of a
+    /// match is answered as a matching line.
+    pub multiline: bool,
+    /// Lines of context answered before each match (marked [`GrepMatch::context`]).
+    pub context_before: usize,
+    /// Lines of context answered after each match.
+    pub context_after: usize,
+    /// Only files of these types, by ripgrep's names (`rust`, `py`, `js`, `ts`, `go`,
+    /// `md`, ...; `rg --type-list`); empty: every file. An unknown name is
+    /// [`SearchError::InvalidPattern`].
+    pub types: Vec<String>,
+}
+
+impl GrepQuery {
+    /// A search for `pattern`: every file, hidden ones skipped, no context, case-sensitive,
+    /// line by line, at most 100,000 matches of at most 2,000 bytes each.
+    pub fn new(pattern: impl Into<String>) -> Self {
+        Self {
+            pattern: pattern.into(),
+            include: None,
+            hidden: false,
+            limit: 100_000,
+            max_line_bytes: 2_000,
+            case_insensitive: false,
+            multiline: false,
+            context_before: 0,
+            context_after: 0,
+            types: Vec::new(),
+        }
+    }
 }
 
 /// One matching line.
@@ -88,6 +120,9 @@ pub struct GrepMatch {
     pub text: Vec<u8>,
     /// Whether the line was longer and `text` is its beginning.
     pub cut: bool,
+    /// A line of context around a match ([`GrepQuery::context_before`] and
+    /// [`GrepQuery::context_after`]), not a match itself.
+    pub context: bool,
 }
 
 /// What `grep` found.

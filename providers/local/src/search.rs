@@ -17,8 +17,7 @@ use crate::root::Root;
 use globset::{GlobBuilder, GlobMatcher};
 use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::sinks::Bytes;
-use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::{DirEntry, WalkBuilder, WalkState};
 use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, FileType, Mode};
@@ -247,8 +246,61 @@ impl std::io::Read for Cancellable<'_> {
     }
 }
 
+/// What one file's search keeps: its matching lines (each line of a multi-line match) and the
+/// context lines around them, in order, up to `limit` matches.
+struct Collect<'a> {
+    rel: &'a str,
+    out: &'a mut GrepFound,
+    limit: usize,
+    max_line: usize,
+    matched: usize,
+}
+
+impl Collect<'_> {
+    fn push(&mut self, line: u64, bytes: &[u8], context: bool) {
+        let text = bytes
+            .strip_suffix(b"\n")
+            .map(|b| b.strip_suffix(b"\r").unwrap_or(b))
+            .unwrap_or(bytes);
+        let mut end = text.len().min(self.max_line);
+        // Never keep half a character.
+        while end > 0 && end < text.len() && (text[end] & 0xC0) == 0x80 {
+            end -= 1;
+        }
+        self.out.matches.push(GrepMatch {
+            path: self.rel.to_string(),
+            line,
+            text: text[..end].to_vec(),
+            cut: end < text.len(),
+            context,
+        });
+    }
+}
+
+impl Sink for Collect<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
+        if self.matched >= self.limit {
+            self.out.complete = false;
+            return Ok(false);
+        }
+        let first = m.line_number().unwrap_or(0);
+        for (i, line) in m.lines().enumerate() {
+            self.push(first + i as u64, line, false);
+        }
+        self.matched += 1;
+        Ok(true)
+    }
+
+    fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, std::io::Error> {
+        self.push(c.line_number().unwrap_or(0), c.bytes(), true);
+        Ok(true)
+    }
+}
+
 /// Greps one open file (stopping, with what it found so far, if the signal is cancelled: the
-/// caller then reports the cancellation).
+/// caller then reports the cancellation); the number of matches it found.
 fn grep_file(
     searcher: &mut Searcher,
     (file, signal): (&File, &Signal),
@@ -256,40 +308,56 @@ fn grep_file(
     matcher: &RegexMatcher,
     out: &mut GrepFound,
     (limit, max_line): (usize, usize),
-) {
-    let _ = searcher.search_reader(
-        matcher,
-        Cancellable { file, signal },
-        Bytes(|line, bytes| {
-            if out.matches.len() >= limit {
-                out.complete = false;
-                return Ok(false);
-            }
-            let text = bytes
-                .strip_suffix(b"\n")
-                .map(|b| b.strip_suffix(b"\r").unwrap_or(b))
-                .unwrap_or(bytes);
-            let mut end = text.len().min(max_line);
-            // Never keep half a character.
-            while end > 0 && end < text.len() && (text[end] & 0xC0) == 0x80 {
-                end -= 1;
-            }
-            out.matches.push(GrepMatch {
-                path: rel.to_string(),
-                line,
-                text: text[..end].to_vec(),
-                cut: end < text.len(),
-            });
-            Ok(true)
-        }),
-    );
+) -> usize {
+    let mut sink = Collect {
+        rel,
+        out,
+        limit,
+        max_line,
+        matched: 0,
+    };
+    let _ = searcher.search_reader(matcher, Cancellable { file, signal }, &mut sink);
+    sink.matched
 }
 
-fn new_searcher() -> Searcher {
+/// The file types a query selects, as a matcher; `None` for every file.
+fn types_of(query: &GrepQuery) -> Result<Option<ignore::types::Types>, SearchError> {
+    if query.types.is_empty() {
+        return Ok(None);
+    }
+    let mut b = ignore::types::TypesBuilder::new();
+    b.add_defaults();
+    let known: Vec<String> = b
+        .definitions()
+        .iter()
+        .map(|d| d.name().to_string())
+        .collect();
+    for t in &query.types {
+        if !known.contains(t) {
+            return Err(SearchError::InvalidPattern(format!(
+                "unknown file type {t:?} (known: rust, py, js, ts, go, java, c, cpp, md, json, toml, yaml, ... — ripgrep's names)"
+            )));
+        }
+        b.select(t);
+    }
+    b.build()
+        .map(Some)
+        .map_err(|e| SearchError::InvalidPattern(e.to_string()))
+}
+
+/// Whether a file (by its path relative to the root, or its name) is of a selected type.
+fn of_type(types: Option<&ignore::types::Types>, rel: &str) -> bool {
+    types.is_none_or(|t| t.matched(rel, false).is_whitelist())
+}
+
+fn new_searcher(query: &GrepQuery) -> Searcher {
     SearcherBuilder::new()
         .line_terminator(LineTerminator::crlf())
         .line_number(true)
         .binary_detection(BinaryDetection::quit(b'\0'))
+        .multi_line(query.multiline)
+        .before_context(query.context_before)
+        .after_context(query.context_after)
         .build()
 }
 
@@ -307,12 +375,17 @@ fn grep_blocking(
     signal: &Signal,
     outer: Option<&Root>,
 ) -> Result<GrepFound, SearchError> {
-    // CRLF-aware, so `$` matches before a `\r\n` as a model expects.
+    // CRLF-aware, so `$` matches before a `\r\n` as a model expects — line by line: a pattern
+    // that may span lines needs a matcher with no line terminator of its own.
     let matcher = RegexMatcherBuilder::new()
-        .crlf(true)
+        .crlf(!query.multiline)
+        .case_insensitive(query.case_insensitive)
+        .multi_line(query.multiline)
+        .dot_matches_new_line(query.multiline)
         .build(&query.pattern)
         .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
     let include = query.include.as_deref().map(Pattern::new).transpose()?;
+    let types = types_of(query)?;
     let root = Path::new(key);
     let is_dir = confirming_root(key, display, Verb::Read, outer)?;
     let meta = std::fs::symlink_metadata(root).map_err(|e| root_error(&e, Verb::Read, display))?;
@@ -323,7 +396,7 @@ fn grep_blocking(
     if inside_vcs(key) {
         return Ok(out);
     }
-    let mut searcher = new_searcher();
+    let mut searcher = new_searcher(query);
     if !is_dir && meta.is_file() {
         let parent = root.parent().and_then(Path::to_str).unwrap_or("/");
         let own;
@@ -339,6 +412,10 @@ fn grep_blocking(
         let fd = within
             .open(key, read_flags(false))
             .map_err(|e| root_error(&e.into(), Verb::Read, display))?;
+        let name = root.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if !of_type(types.as_ref(), name) {
+            return Ok(out);
+        }
         grep_file(
             &mut searcher,
             (&File::from(fd), signal),
@@ -370,9 +447,9 @@ fn grep_blocking(
     let total = AtomicUsize::new(0);
     let cancelled = AtomicBool::new(false);
     walker(root, query.hidden).build_parallel().run(|| {
-        let mut searcher = new_searcher();
+        let mut searcher = new_searcher(query);
         let mut held: Option<HeldDir> = None;
-        let (matcher, include) = (&matcher, &include);
+        let (matcher, include, types) = (&matcher, &include, &types);
         let (per_file, total, cancelled) = (&per_file, &total, &cancelled);
         Box::new(move |entry| {
             if signal.is_cancelled() {
@@ -388,7 +465,8 @@ fn grep_blocking(
             let Some(rel) = file_rel(root, &entry) else {
                 return WalkState::Continue;
             };
-            if include.as_ref().is_some_and(|p| !p.matches(&rel)) {
+            if include.as_ref().is_some_and(|p| !p.matches(&rel)) || !of_type(types.as_ref(), &rel)
+            {
                 return WalkState::Continue;
             }
             let (dir_key, name) = match rel.rsplit_once('/') {
@@ -411,7 +489,7 @@ fn grep_blocking(
                 matches: Vec::new(),
                 complete: true,
             };
-            grep_file(
+            let matched = grep_file(
                 &mut searcher,
                 (&File::from(fd), signal),
                 &rel,
@@ -419,8 +497,8 @@ fn grep_blocking(
                 &mut found,
                 (query.limit.saturating_add(1), query.max_line_bytes),
             );
-            if !found.matches.is_empty() {
-                total.fetch_add(found.matches.len(), Ordering::Relaxed);
+            if matched > 0 {
+                total.fetch_add(matched, Ordering::Relaxed);
                 per_file
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -435,11 +513,16 @@ fn grep_blocking(
     }
     let mut per_file = per_file.into_inner().unwrap_or_else(|p| p.into_inner());
     per_file.sort_by(|a, b| a.0.cmp(&b.0));
-    for (_, matches) in per_file {
+    // The limit counts matches; context lines come with the matches they surround.
+    let mut kept = 0;
+    'files: for (_, matches) in per_file {
         for m in matches {
-            if out.matches.len() >= query.limit {
-                out.complete = false;
-                break;
+            if !m.context {
+                if kept >= query.limit {
+                    out.complete = false;
+                    break 'files;
+                }
+                kept += 1;
             }
             out.matches.push(m);
         }

@@ -660,11 +660,9 @@ async fn grep_without_limits_finds_every_match() {
             .await
             .expect("root");
     let query = seam::search::GrepQuery {
-        pattern: "needle_[0-9]".into(),
-        include: None,
-        hidden: false,
         limit: usize::MAX,
         max_line_bytes: usize::MAX,
+        ..seam::search::GrepQuery::new("needle_[0-9]")
     };
     let found =
         f.fs.search()

@@ -140,11 +140,8 @@ async fn every_read(
             .grep(
                 &t,
                 &GrepQuery {
-                    pattern: "secret".into(),
-                    include: None,
                     hidden: true,
-                    limit: 100,
-                    max_line_bytes: 1000,
+                    ..GrepQuery::new("secret")
                 },
                 &none,
             )
