@@ -224,6 +224,7 @@ pub fn run(args: McpArgs) -> Result<ExitCode, String> {
         .image_sink(Arc::new(AnyImage))
         .spill_store(Arc::new(SpillDir::new(spill.path())))
         .str_replace_editor()
+        .extended()
         .build();
     if mode == Some(SandboxMode::ReadOnly) {
         // Every mutation would be refused: list only the tools that look.

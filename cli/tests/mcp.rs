@@ -52,9 +52,22 @@ async fn lists_every_tool_with_annotations_that_say_what_it_changes() {
             row("glob", true, false, true),
             row("grep", true, false, true),
             row("str_replace_editor", false, true, false),
+            row("list", true, false, true),
+            row("tree", true, false, true),
+            row("info", true, false, true),
+            row("read_many", true, false, true),
+            row("roots", true, false, true),
         ]
     );
     for t in &tools {
+        // Every tool says the shape of its structured content.
+        assert!(
+            t.output_schema
+                .as_ref()
+                .is_some_and(|s| s.get("type") == Some(&json!("object"))),
+            "{} has no output schema",
+            t.name
+        );
         assert_eq!(
             t.input_schema.get("type"),
             Some(&json!("object")),
@@ -235,7 +248,20 @@ async fn read_only_lists_only_the_tools_that_look_and_refuses_the_rest() {
         .iter()
         .map(|t| t.name.to_string())
         .collect();
-    assert_eq!(names, ["read", "read_image", "glob", "grep"]);
+    assert_eq!(
+        names,
+        [
+            "read",
+            "read_image",
+            "glob",
+            "grep",
+            "list",
+            "tree",
+            "info",
+            "read_many",
+            "roots"
+        ]
+    );
     let err = client
         .call_tool(
             CallToolRequestParams::new("write").with_arguments(JsonObject::from_iter([(
@@ -579,7 +605,145 @@ async fn a_remote_backend_serves_the_same_tools_through_the_wire() {
         .collect();
     assert_eq!(
         names,
-        ["read", "write", "edit", "read_image", "str_replace_editor"]
+        [
+            "read",
+            "write",
+            "edit",
+            "read_image",
+            "str_replace_editor",
+            "list",
+            "tree",
+            "info",
+            "read_many",
+            "roots"
+        ]
+    );
+    client.cancel().await.expect("close");
+}
+
+/// What a file server offers beyond the seed's tools, through a real MCP client: a listing with
+/// kinds and sizes, a tree with excludes, file info, several files in one read, the roots, a dry
+/// run that changes nothing on disk, and structured content beside every text.
+#[tokio::test]
+async fn lists_trees_infos_reads_many_shows_roots_and_dry_runs_without_changing_a_byte() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(dir.path()).expect("real");
+    std::fs::create_dir_all(root.join("src/deep")).expect("mkdir");
+    std::fs::create_dir_all(root.join("node_modules/x")).expect("mkdir");
+    std::fs::write(root.join("a.txt"), b"one\ntwo\n").expect("seed");
+    std::fs::write(root.join("src/lib.rs"), b"fn f() {}\n").expect("seed");
+    std::fs::write(root.join("src/deep/x.rs"), b"x\n").expect("seed");
+    std::os::unix::fs::symlink("src", root.join("link")).expect("link");
+    let client = serve(&root, &[]).await;
+
+    let r = call(&client, "list", json!({})).await;
+    let listed = ok(&r);
+    assert!(listed.contains("a.txt  8 bytes"), "{listed}");
+    assert!(
+        listed.contains("src/") && listed.contains("link/ (link)"),
+        "{listed}"
+    );
+    let structured = r.structured_content.clone().expect("structured content");
+    assert_eq!(structured["entries"][0]["name"], json!("a.txt"));
+    assert_eq!(structured["entries"][0]["size"], json!(8));
+
+    let tree = ok(&call(
+        &client,
+        "tree",
+        json!({"exclude": ["node_modules"], "depth": 3}),
+    )
+    .await);
+    assert!(tree.contains("\n  deep/\n    x.rs  2 bytes"), "{tree}");
+    assert!(!tree.contains("node_modules"), "{tree}");
+    assert!(
+        !tree.contains("link/ (link)\n  "),
+        "a link is not entered: {tree}"
+    );
+
+    let info = call(&client, "info", json!({"file_path": "link"})).await;
+    let text = ok(&info);
+    assert!(
+        text.contains("kind: directory") && text.contains("link: yes"),
+        "{text}"
+    );
+    assert_eq!(
+        info.structured_content
+            .as_ref()
+            .map(|s| s["real_path"].clone()),
+        Some(json!(root.join("src").to_string_lossy()))
+    );
+
+    let many = ok(&call(
+        &client,
+        "read_many",
+        json!({"file_paths": ["a.txt", "missing.txt", "src/lib.rs"]}),
+    )
+    .await);
+    let part = |from: &str, to: &str| {
+        let start = many
+            .find(from)
+            .unwrap_or_else(|| panic!("no {from} in {many}"));
+        let rest = &many[start..];
+        rest[..rest.find(to).unwrap_or(rest.len())].to_string()
+    };
+    assert!(
+        part("==> a.txt <==", "==> missing").contains("1: one"),
+        "{many}"
+    );
+    assert!(
+        part("==> missing.txt <==", "==> src").contains("Error"),
+        "{many}"
+    );
+    assert!(
+        part("==> src/lib.rs <==", "\u{0}").contains("1: fn f() {}"),
+        "{many}"
+    );
+
+    let roots = ok(&call(&client, "roots", json!({})).await);
+    assert!(
+        roots.contains(&format!("writable: {}", root.display()))
+            && roots.contains("readable: beneath"),
+        "{roots}"
+    );
+
+    // A dry run shows the diff and changes nothing; a.txt was read by read_many, so the real
+    // edit is then allowed and lands.
+    let dry = ok(&call(
+        &client,
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "two", "new_string": "TWO", "dry_run": true}),
+    )
+    .await);
+    assert!(dry.contains("-two\n+TWO"), "{dry}");
+    assert_eq!(disk(&root, "a.txt"), b"one\ntwo\n");
+    let dry = ok(&call(
+        &client,
+        "write",
+        json!({"file_path": "new.txt", "content": "hello\n", "dry_run": true}),
+    )
+    .await);
+    assert!(
+        dry.contains("--- /dev/null") && dry.contains("+hello"),
+        "{dry}"
+    );
+    assert!(!root.join("new.txt").exists());
+    ok(&call(
+        &client,
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "two", "new_string": "TWO"}),
+    )
+    .await);
+    assert_eq!(disk(&root, "a.txt"), b"one\nTWO\n");
+    // A dry run of an edit never read is refused as the edit itself would be.
+    std::fs::write(root.join("unread.txt"), b"u\n").expect("seed");
+    refused(
+        &call(
+            &client,
+            "edit",
+            json!({"file_path": "unread.txt", "old_string": "u", "new_string": "v", "dry_run": true}),
+        )
+        .await,
+        "FS_NOT_OBSERVED",
     );
     client.cancel().await.expect("close");
 }

@@ -26,6 +26,9 @@ pub fn listed(tool: &dyn Tool) -> rmcp::model::Tool {
         Arc::new(schema),
     );
     listed.annotations = Some(annotations);
+    if let Some(Value::Object(output)) = tool.output_schema() {
+        listed.output_schema = Some(Arc::new(output.clone()));
+    }
     listed
 }
 
@@ -39,9 +42,11 @@ pub fn error_text(e: &ToolError) -> String {
 }
 
 /// A tool's result as MCP's: content blocks in order (images as image blocks); the tool's
-/// metadata, when it has some, under `_meta["seam/metadata"]`; a failure as a tool error whose
-/// `_meta["seam/error"]` carries its kind and code for a client that branches on them.
-pub(crate) fn call_result(result: ToolResult) -> CallToolResult {
+/// metadata, when it has some, as `structuredContent` (when the tool declares its shape:
+/// `structured`) and, for clients that read it there, under `_meta["seam/metadata"]`; a
+/// failure as a tool error whose `_meta["seam/error"]` carries its kind and code for a client
+/// that branches on them.
+pub(crate) fn call_result(result: ToolResult, structured: bool) -> CallToolResult {
     match result {
         Ok(out) => {
             let blocks = out
@@ -53,6 +58,9 @@ pub(crate) fn call_result(result: ToolResult) -> CallToolResult {
                 })
                 .collect();
             let mut result = CallToolResult::success(blocks);
+            if structured && out.metadata.is_object() {
+                result.structured_content = Some(out.metadata.clone());
+            }
             if !out.metadata.is_null() {
                 result.meta = Some(meta("seam/metadata", out.metadata));
             }
@@ -94,14 +102,14 @@ mod tests {
         let bad = ToolError::arguments("file_path is required");
         assert_eq!(error_text(&bad), "Error: file_path is required");
 
-        let result = call_result(Err(stale));
+        let result = call_result(Err(stale), true);
         assert_eq!(result.is_error, Some(true));
         let meta = result.meta.expect("meta");
         assert_eq!(
             meta.0.get("seam/error"),
             Some(&json!({"name": "FsError", "code": "FS_STALE_VERSION"}))
         );
-        let result = call_result(Err(bad));
+        let result = call_result(Err(bad), true);
         assert_eq!(
             result.meta.expect("meta").0.get("seam/error"),
             Some(&json!({"name": "ArgumentError", "code": null}))
@@ -120,7 +128,13 @@ mod tests {
             ],
             metadata: json!({"lines": 1}),
         };
-        let result = call_result(Ok(out));
+        let result = call_result(Ok(out.clone()), false);
+        assert!(
+            result.structured_content.is_none(),
+            "no schema, no structured content"
+        );
+        let structured = call_result(Ok(out), true);
+        assert_eq!(structured.structured_content, Some(json!({"lines": 1})));
         assert_eq!(result.is_error, Some(false));
         assert_eq!(result.content.len(), 2);
         assert_eq!(
@@ -134,7 +148,8 @@ mod tests {
             result.meta.expect("meta").0.get("seam/metadata"),
             Some(&json!({"lines": 1}))
         );
-        let bare = call_result(Ok(ToolOutput::with_text("b".into(), Value::Null)));
+        let bare = call_result(Ok(ToolOutput::with_text("b".into(), Value::Null)), true);
+        assert!(bare.structured_content.is_none());
         assert!(bare.meta.is_none(), "no metadata, no _meta");
     }
 }

@@ -195,7 +195,7 @@ impl ServerHandler for SeamMcp {
         if ct.is_cancelled() {
             self.inflight.done(&key(&context.id));
         }
-        Ok(call_result(result).into())
+        Ok(call_result(result, tool.output_schema().is_some()).into())
     }
 }
 

@@ -23,6 +23,7 @@ pub const EDIT_PROMPT: &str = "Use the edit tool for targeted changes to existin
 pub struct EditTool {
     schema: Value,
     approver: Option<Arc<dyn Approver>>,
+    dry_run: bool,
 }
 
 impl std::fmt::Debug for EditTool {
@@ -72,7 +73,21 @@ impl EditTool {
                 "additionalProperties": false
             }),
             approver,
+            dry_run: false,
         }
+    }
+
+    /// The same tool with a `dry_run` argument (the diff of what the call would change; nothing
+    /// changed).
+    pub fn with_dry_run(mut self, offered: bool) -> Self {
+        self.dry_run = offered;
+        if offered && let Some(properties) = self.schema["properties"].as_object_mut() {
+            properties.insert(
+                crate::dry_run::DRY_RUN.to_string(),
+                crate::dry_run::schema_field(),
+            );
+        }
+        self
     }
 }
 
@@ -88,6 +103,10 @@ impl Tool for EditTool {
 
     fn schema(&self) -> &Value {
         &self.schema
+    }
+
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&crate::output_schemas::MUTATION)
     }
 
     fn parallel_safe(&self) -> bool {
@@ -130,15 +149,18 @@ impl Tool for EditTool {
             ));
         }
         let replace_all = args.optional_bool("replace_all")?.unwrap_or(false);
-        let escalation = sandbox::parse(&args, exec.fs.sandbox_mode().is_some())?;
-        let stamp =
-            sandbox::stamp(exec, escalation, self.approver.as_deref(), "edit", path).await?;
-
         let request = EditRequest {
             old_string: old_string.to_string(),
             new_string: new_string.to_string(),
             replace_all,
         };
+        if self.dry_run && args.optional_bool(crate::dry_run::DRY_RUN)? == Some(true) {
+            return crate::dry_run::edit(exec, path, &request).await;
+        }
+        let escalation = sandbox::parse(&args, exec.fs.sandbox_mode().is_some())?;
+        let stamp =
+            sandbox::stamp(exec, escalation, self.approver.as_deref(), "edit", path).await?;
+
         let attempt = async {
             let target = resolve(exec, path, true).await?;
             let expected = exec.gate.edit_intent(&target, exec.actor()).await?;

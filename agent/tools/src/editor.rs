@@ -334,6 +334,10 @@ impl Tool for StrReplaceEditorTool {
         &self.schema
     }
 
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&crate::output_schemas::EDITOR)
+    }
+
     fn parallel_safe(&self) -> bool {
         false
     }

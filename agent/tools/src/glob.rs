@@ -78,6 +78,10 @@ impl Tool for GlobTool {
         &self.schema
     }
 
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&crate::output_schemas::GLOB)
+    }
+
     fn parallel_safe(&self) -> bool {
         true
     }

@@ -195,6 +195,10 @@ impl Tool for GrepTool {
         &self.schema
     }
 
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&crate::output_schemas::GREP)
+    }
+
     fn parallel_safe(&self) -> bool {
         true
     }

@@ -73,6 +73,10 @@ impl Tool for ReadTool {
         &self.schema
     }
 
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&crate::output_schemas::READ)
+    }
+
     fn parallel_safe(&self) -> bool {
         true
     }

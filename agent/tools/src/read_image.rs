@@ -83,6 +83,10 @@ impl Tool for ReadImageTool {
         &self.schema
     }
 
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&crate::output_schemas::READ_IMAGE)
+    }
+
     fn parallel_safe(&self) -> bool {
         true
     }

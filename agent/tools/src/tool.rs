@@ -51,6 +51,13 @@ pub trait Tool: Send + Sync {
     /// The JSON schema of its arguments.
     fn schema(&self) -> &Value;
 
+    /// The JSON schema of a successful call's [`crate::ToolOutput::metadata`], which a client
+    /// may then read as structured content (MCP's `outputSchema` and `structuredContent`).
+    /// `None`: the metadata has no promised shape.
+    fn output_schema(&self) -> Option<&Value> {
+        None
+    }
+
     /// Whether calls may run concurrently with other calls (reads) or must run alone
     /// (mutations).
     fn parallel_safe(&self) -> bool;

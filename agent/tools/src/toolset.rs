@@ -41,6 +41,7 @@ pub struct ToolsetBuilder {
     searchable: bool,
     spill: Option<Arc<dyn SpillStore>>,
     editor: bool,
+    extended: bool,
 }
 
 impl Toolset {
@@ -54,6 +55,7 @@ impl Toolset {
             searchable: fs.search().is_some(),
             spill: None,
             editor: false,
+            extended: false,
         }
     }
 
@@ -132,12 +134,22 @@ impl ToolsetBuilder {
         self
     }
 
+    /// Also registers what a file server offers beyond the seed's tools — `list`, `tree`,
+    /// `info`, `read_many` and `roots` — and gives `write` and `edit` a `dry_run` argument
+    /// (the diff, nothing changed).
+    pub fn extended(mut self) -> Self {
+        self.extended = true;
+        self
+    }
+
     /// The toolset.
     pub fn build(self) -> Toolset {
         let mut tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(ReadTool::new(self.read)),
-            Arc::new(WriteTool::new(self.confining, self.approver.clone())),
-            Arc::new(EditTool::new(self.confining, self.approver)),
+            Arc::new(
+                WriteTool::new(self.confining, self.approver.clone()).with_dry_run(self.extended),
+            ),
+            Arc::new(EditTool::new(self.confining, self.approver).with_dry_run(self.extended)),
         ];
         if let Some(sink) = self.image_sink {
             tools.push(Arc::new(ReadImageTool::new(sink)));
@@ -148,6 +160,15 @@ impl ToolsetBuilder {
         }
         if self.editor {
             tools.push(Arc::new(StrReplaceEditorTool::new()));
+        }
+        if self.extended {
+            tools.push(Arc::new(crate::list::ListTool::new()));
+            tools.push(Arc::new(crate::list::TreeTool::new()));
+            tools.push(Arc::new(crate::info::InfoTool::new()));
+            tools.push(Arc::new(crate::info::ReadManyTool::new(ReadTool::new(
+                self.read,
+            ))));
+            tools.push(Arc::new(crate::info::RootsTool::new()));
         }
         Toolset { tools }
     }

@@ -23,6 +23,7 @@ pub const WRITE_PROMPT: &str = "Use the write tool to create files or completely
 pub struct WriteTool {
     schema: Value,
     approver: Option<Arc<dyn Approver>>,
+    dry_run: bool,
 }
 
 impl std::fmt::Debug for WriteTool {
@@ -64,7 +65,21 @@ impl WriteTool {
                 "additionalProperties": false
             }),
             approver,
+            dry_run: false,
         }
+    }
+
+    /// The same tool with a `dry_run` argument (the diff of what the call would change; nothing
+    /// changed).
+    pub fn with_dry_run(mut self, offered: bool) -> Self {
+        self.dry_run = offered;
+        if offered && let Some(properties) = self.schema["properties"].as_object_mut() {
+            properties.insert(
+                crate::dry_run::DRY_RUN.to_string(),
+                crate::dry_run::schema_field(),
+            );
+        }
+        self
     }
 }
 
@@ -89,6 +104,10 @@ impl Tool for WriteTool {
 
     fn schema(&self) -> &Value {
         &self.schema
+    }
+
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&crate::output_schemas::MUTATION)
     }
 
     fn parallel_safe(&self) -> bool {
@@ -116,6 +135,9 @@ impl Tool for WriteTool {
         let args = Args::new(args);
         let path = args.file_path()?;
         let content = args.string("content")?;
+        if self.dry_run && args.optional_bool(crate::dry_run::DRY_RUN)? == Some(true) {
+            return crate::dry_run::write(exec, path, content).await;
+        }
         let escalation = sandbox::parse(&args, exec.fs.sandbox_mode().is_some())?;
         let stamp =
             sandbox::stamp(exec, escalation, self.approver.as_deref(), "write", path).await?;
