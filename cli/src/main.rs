@@ -195,6 +195,10 @@ enum Command {
         /// to it, as mutations are; danger-full-access reads anywhere regardless).
         #[arg(long)]
         read_anywhere: bool,
+        /// Keep --root even when the MCP client names roots of its own (by default the
+        /// client's roots replace it, and follow its roots/list_changed).
+        #[arg(long)]
+        ignore_client_roots: bool,
         /// The longest message accepted, in MiB; a longer one is answered with an error
         /// naming this limit, and the session goes on.
         #[arg(long, value_name = "MIB", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
@@ -433,9 +437,11 @@ fn main() -> ExitCode {
             mode,
             provider,
             read_anywhere,
+            ignore_client_roots,
             max_message_mib,
         } => match mcp::run(mcp::McpArgs {
             read_anywhere,
+            ignore_client_roots,
             max_message: usize::try_from(max_message_mib * 1024 * 1024).unwrap_or(usize::MAX),
             root,
             workspace,

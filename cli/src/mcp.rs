@@ -6,7 +6,7 @@
 
 use seam::{FileSystem, SandboxMode};
 use seam_local::LocalConfig;
-use seam_mcp::{CallContext, SeamMcp, SpillDir};
+use seam_mcp::{CallContext, RootsBinder, SeamMcp, SpillDir};
 use seam_policy::{ObservationPolicy, Owner};
 use seam_sandbox::{SandboxConfig, SandboxFileSystem};
 use seam_tools::{Exec, ImageSink, ToolError, Toolset};
@@ -33,6 +33,8 @@ pub struct McpArgs {
     pub max_message: usize,
     /// Reads are not confined to the root (the seed's sandbox: only mutations are fenced).
     pub read_anywhere: bool,
+    /// Keep `--root` even when the client names roots of its own.
+    pub ignore_client_roots: bool,
 }
 
 struct Composed {
@@ -40,6 +42,40 @@ struct Composed {
     root: String,
     mode: Option<SandboxMode>,
     context: Option<Arc<dyn CallContext>>,
+    /// How the client's roots become the session's (only for `--root` on the local disk).
+    roots: Option<Arc<dyn RootsBinder>>,
+}
+
+/// The client's roots as the sandbox's: the first the workspace and working directory, the
+/// others writable (and readable) beside it, each by its real path.
+struct LocalRoots {
+    mode: SandboxMode,
+    read_anywhere: bool,
+}
+
+impl RootsBinder for LocalRoots {
+    fn bind(&self, roots: &[String]) -> Result<(Arc<dyn FileSystem>, String), String> {
+        let mut real = Vec::new();
+        for r in roots {
+            let p = std::fs::canonicalize(r).map_err(|e| format!("{r}: {e}"))?;
+            if !p.is_dir() {
+                return Err(format!("{r}: not a directory"));
+            }
+            real.push(
+                p.to_str()
+                    .ok_or_else(|| format!("{r}: not valid UTF-8"))?
+                    .to_string(),
+            );
+        }
+        let Some(first) = real.first().cloned() else {
+            return Err("no root".into());
+        };
+        let config = SandboxConfig::new(first.clone(), self.mode)
+            .with_local(LocalConfig::new(first.clone()))
+            .with_temp_roots(real[1..].to_vec())
+            .with_confined_reads(!self.read_anywhere);
+        Ok((Arc::new(SandboxFileSystem::new(config)), first))
+    }
 }
 
 /// Every call of a workspace session resolves its policy anew: the session's mode choice (none
@@ -139,11 +175,20 @@ fn local(args: &McpArgs) -> Result<Composed, String> {
             session,
         }) as Arc<dyn CallContext>
     });
+    // The client's roots replace --root (as the reference server's do), unless told not to;
+    // a registered workspace keeps its own.
+    let roots = (args.workspace.is_none() && !args.ignore_client_roots).then(|| {
+        Arc::new(LocalRoots {
+            mode,
+            read_anywhere: args.read_anywhere,
+        }) as Arc<dyn RootsBinder>
+    });
     Ok(Composed {
         fs: Arc::new(SandboxFileSystem::new(config)),
         root,
         mode: Some(mode),
         context,
+        roots,
     })
 }
 
@@ -187,6 +232,7 @@ fn remote(args: &McpArgs) -> Result<Composed, String> {
         root,
         mode,
         context: None,
+        roots: None,
     })
 }
 
@@ -206,6 +252,7 @@ pub fn run(args: McpArgs) -> Result<ExitCode, String> {
         root,
         mode,
         context,
+        roots,
     } = if args.provider == "local" {
         local(&args)?
     } else {
@@ -247,6 +294,9 @@ pub fn run(args: McpArgs) -> Result<ExitCode, String> {
     let mut server = SeamMcp::new(tools, exec).with_limits(limits);
     if let Some(context) = context {
         server = server.with_call_context(context);
+    }
+    if let Some(binder) = roots {
+        server = server.with_client_roots(binder);
     }
     let served = runtime.block_on(server.serve_stdio());
     drop(spill);

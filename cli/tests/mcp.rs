@@ -747,3 +747,120 @@ async fn lists_trees_infos_reads_many_shows_roots_and_dry_runs_without_changing_
     );
     client.cancel().await.expect("close");
 }
+
+/// A client that offers MCP roots, changing them when told.
+#[derive(Clone)]
+struct RootsClient {
+    roots: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+#[allow(deprecated)]
+impl rmcp::ClientHandler for RootsClient {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_roots()
+                .enable_roots_list_changed()
+                .build(),
+            rmcp::model::Implementation::new("roots-test", "0"),
+        )
+    }
+
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let roots = self.roots.lock().expect("lock").clone();
+        Ok(rmcp::model::ListRootsResult::new(
+            roots
+                .iter()
+                .map(|p| rmcp::model::Root::new(format!("file://{}", p.replace(' ', "%20"))))
+                .collect(),
+        ))
+    }
+}
+
+/// Reads `rel` through `client` until it answers as `want` says (the roots are bound by the
+/// server once the client has answered its request: a moment after the notification).
+async fn eventually(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, RootsClient>,
+    rel: &str,
+    want: impl Fn(bool, &str) -> bool,
+) -> String {
+    let mut last = String::new();
+    for _ in 0..100 {
+        let Value::Object(args) = json!({"file_path": rel}) else {
+            unreachable!()
+        };
+        let r = client
+            .call_tool(CallToolRequestParams::new("read").with_arguments(args))
+            .await
+            .expect("answered");
+        let (error, text) = support::mcp::text(&r);
+        if want(error, &text) {
+            return text;
+        }
+        last = text;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{rel}: never as wanted; last answer: {last}");
+}
+
+#[tokio::test]
+async fn the_clients_roots_become_the_allowed_roots_and_follow_its_changes() {
+    use rmcp::ServiceExt;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(dir.path()).expect("real");
+    let (start, a, b) = (base.join("start"), base.join("root a"), base.join("b"));
+    for d in [&start, &a, &b] {
+        std::fs::create_dir(d).expect("mkdir");
+    }
+    std::fs::write(a.join("in-a.txt"), b"A\n").expect("seed");
+    std::fs::write(b.join("in-b.txt"), b"B\n").expect("seed");
+    let roots = std::sync::Arc::new(std::sync::Mutex::new(vec![
+        a.to_string_lossy().into_owned(),
+    ]));
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_seam")).configure(|c| {
+        c.arg("mcp").arg("--root").arg(&start);
+    });
+    let client = RootsClient {
+        roots: roots.clone(),
+    }
+    .serve(TokioChildProcess::new(command).expect("spawn"))
+    .await
+    .expect("initialised");
+    // The client's root replaces --root: relative paths start there, and outside it is fenced.
+    let text = eventually(&client, "in-a.txt", |error, t| !error && t.contains("1: A")).await;
+    assert!(text.contains("1: A"));
+    let b_file = b.join("in-b.txt").to_string_lossy().into_owned();
+    eventually(&client, &b_file, |error, t| {
+        error && t.contains("FS_SANDBOX_DENIED")
+    })
+    .await;
+    // The client's roots change: b is served, a is not any more.
+    *roots.lock().expect("lock") = vec![b.to_string_lossy().into_owned()];
+    client
+        .peer()
+        .notify_roots_list_changed()
+        .await
+        .expect("notified");
+    eventually(&client, "in-b.txt", |error, t| !error && t.contains("1: B")).await;
+    let a_file = a.join("in-a.txt").to_string_lossy().into_owned();
+    eventually(&client, &a_file, |error, t| {
+        error && t.contains("FS_SANDBOX_DENIED")
+    })
+    .await;
+    // A write lands in the new root, byte for byte.
+    let Value::Object(args) = json!({"file_path": "new.txt", "content": "n\n"}) else {
+        unreachable!()
+    };
+    let r = client
+        .call_tool(CallToolRequestParams::new("write").with_arguments(args))
+        .await
+        .expect("answered");
+    assert!(!support::mcp::text(&r).0, "{}", support::mcp::text(&r).1);
+    assert_eq!(disk(&b, "new.txt"), b"n\n");
+    assert!(!start.join("new.txt").exists());
+    client.cancel().await.expect("close");
+}

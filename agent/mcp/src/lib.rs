@@ -48,11 +48,13 @@
 
 mod convert;
 mod inflight;
+mod roots;
 mod server;
 mod spill;
 mod transport;
 
 pub use convert::{error_text, listed};
 pub use inflight::{DEFAULT_MAX_MESSAGE, SessionLimits};
+pub use roots::{RootsBinder, path_of_file_url};
 pub use server::{CallContext, McpError, SeamMcp};
 pub use spill::SpillDir;

@@ -3,6 +3,7 @@
 
 use crate::convert::{call_result, listed};
 use crate::inflight::{Inflight, SessionLimits, key};
+use crate::roots::RootsBinder;
 use crate::transport::LineTransport;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
@@ -35,7 +36,10 @@ pub trait CallContext: Send + Sync {
 pub struct SeamMcp {
     tools: Toolset,
     listed: Vec<rmcp::model::Tool>,
-    exec: Exec,
+    /// The session's context; replaced (provider and cwd) when the client's roots change.
+    exec: Arc<std::sync::RwLock<Exec>>,
+    /// Binds the client's roots, when the composition honours them.
+    binder: Option<Arc<dyn RootsBinder>>,
     context: Option<Arc<dyn CallContext>>,
     /// Readers share it, mutations hold it alone.
     turns: Arc<RwLock<()>>,
@@ -47,7 +51,7 @@ impl std::fmt::Debug for SeamMcp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SeamMcp")
             .field("tools", &self.tools)
-            .field("exec", &self.exec)
+            .field("roots", &self.binder.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -60,11 +64,78 @@ impl SeamMcp {
         Self {
             tools,
             listed,
-            exec,
+            exec: Arc::new(std::sync::RwLock::new(exec)),
+            binder: None,
             context: None,
             turns: Arc::new(RwLock::new(())),
             inflight: Arc::new(Inflight::new(SessionLimits::default())),
         }
+    }
+
+    /// The same session honouring the client's MCP roots: when the client offers them, they
+    /// become the roots its calls run in (see [`crate::roots`]).
+    pub fn with_client_roots(mut self, binder: Arc<dyn RootsBinder>) -> Self {
+        self.binder = Some(binder);
+        self
+    }
+
+    /// The context calls run in now.
+    fn exec(&self) -> Exec {
+        self.exec.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Asks the client for its roots and, if they can be served, runs the next calls in them.
+    /// Spawned: a request to the client from inside its notification would wait on itself.
+    /// (MCP's roots are deprecated by SEP-2577; clients still send them, and they are honoured
+    /// while they do.)
+    #[allow(deprecated)]
+    fn refresh_roots(&self, peer: rmcp::service::Peer<RoleServer>) {
+        let Some(binder) = self.binder.clone() else {
+            return;
+        };
+        let offers = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.roots.is_some());
+        if !offers {
+            return;
+        }
+        let exec = self.exec.clone();
+        tokio::spawn(async move {
+            let listed = match peer.list_roots().await {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("seam mcp: the client's roots could not be read: {e}");
+                    return;
+                }
+            };
+            let roots: Vec<String> = listed
+                .roots
+                .iter()
+                .filter_map(|r| crate::roots::path_of_file_url(&r.uri))
+                .collect();
+            if roots.is_empty() {
+                eprintln!(
+                    "seam mcp: the client named no file:// root ({} given); the roots stay as they were",
+                    listed.roots.len()
+                );
+                return;
+            }
+            match binder.bind(&roots) {
+                Ok((fs, cwd)) => {
+                    let mut current = exec.write().unwrap_or_else(|p| p.into_inner());
+                    let mut next = current.clone();
+                    next.fs = fs;
+                    next.cwd = Some(cwd);
+                    next.sandbox = None;
+                    next.roots = roots.clone();
+                    *current = next;
+                    eprintln!("seam mcp: roots from the client: {}", roots.join(", "));
+                }
+                Err(e) => eprintln!(
+                    "seam mcp: the client's roots cannot be served ({e}); the roots stay as they were"
+                ),
+            }
+        });
     }
 
     /// The same session with other bounds (the longest message, requests held at once).
@@ -124,7 +195,7 @@ impl SeamMcp {
         cancelled: impl std::future::Future<Output = ()>,
     ) -> seam_tools::ToolResult {
         let signal = Signal::new();
-        let mut exec = self.exec.clone().with_signal(signal.clone());
+        let mut exec = self.exec().with_signal(signal.clone());
         if let Some(context) = &self.context {
             exec = context.prepare(exec)?;
         }
@@ -155,6 +226,14 @@ impl ServerHandler for SeamMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(self.listed.clone()))
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.refresh_roots(context.peer);
+    }
+
+    async fn on_roots_list_changed(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.refresh_roots(context.peer);
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {

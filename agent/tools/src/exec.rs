@@ -25,6 +25,9 @@ pub struct Exec {
     /// The sandbox policy stamped on mutations (mode and workspace root); only a confining
     /// provider reads it. `None` leaves the provider's default.
     pub sandbox: Option<SandboxPolicy>,
+    /// Every root the deployment lets the session work in, when it has several (an MCP
+    /// client's roots), for the `roots` tool; empty: the workspace alone.
+    pub roots: Vec<String>,
 }
 
 impl std::fmt::Debug for Exec {
@@ -49,6 +52,7 @@ impl Exec {
             signal: Signal::none(),
             cwd: None,
             sandbox: None,
+            roots: Vec::new(),
         }
     }
 

@@ -344,9 +344,14 @@ impl Tool for RootsTool {
             .as_ref()
             .map(|p| p.workspace_root.clone())
             .or_else(|| exec.cwd.clone());
+        let roots: Vec<String> = if exec.roots.is_empty() {
+            workspace.iter().cloned().collect()
+        } else {
+            exec.roots.clone()
+        };
         let writable: Vec<String> = match mode {
             Some(SandboxMode::ReadOnly) => Vec::new(),
-            Some(SandboxMode::WorkspaceWrite) => workspace.iter().cloned().collect(),
+            Some(SandboxMode::WorkspaceWrite) => roots.clone(),
             Some(SandboxMode::DangerFullAccess) | None => vec!["/".to_string()],
         };
         let confined = exec.fs.capabilities().has(Capability::ReadFence)
@@ -363,9 +368,10 @@ impl Tool for RootsTool {
         } else {
             text.push_str(&format!("writable: {}\n", writable.join(", ")));
         }
-        match (&workspace, confined) {
-            (Some(ws), true) => text.push_str(&format!("readable: beneath {ws} only\n")),
-            _ => text.push_str("readable: anywhere this process may read\n"),
+        if confined && !roots.is_empty() {
+            text.push_str(&format!("readable: beneath {} only\n", roots.join(", ")));
+        } else {
+            text.push_str("readable: anywhere this process may read\n");
         }
         Ok(ToolOutput::with_text(
             text.trim_end().to_string(),
