@@ -218,6 +218,7 @@ caught! {
     catches_a_fence_that_only_checks_a_new_files_parent => FenceNewFileParentOnly,
     catches_a_fence_that_ignores_its_default => FenceIgnoresItsDefault,
     catches_a_read_fence_that_checks_the_key_then_reads_by_name => FenceReadsCheckKeyThenOpenByName,
+    catches_a_rewrite_that_resets_the_mode => ResetsModeOnRewrite,
     catches_a_panicking_backend => PanicsInEdit,
     catches_a_backend_hanging_in_stat => HangsInStat,
     catches_a_backend_hanging_in_a_stream => HangsInStream,

@@ -47,6 +47,7 @@ macro_rules! rules {
 const CORE: Option<Capability> = None;
 const LINKS: Option<Capability> = Some(Capability::Symlinks);
 const PERMS: Option<Capability> = Some(Capability::Permissions);
+const MODES: Option<Capability> = Some(Capability::Modes);
 const BYTES: Option<Capability> = Some(Capability::ReadBytes);
 const CANCEL: Option<Capability> = Some(Capability::CancelPoints);
 const STAGING: Option<Capability> = Some(Capability::StagingProbe);
@@ -71,7 +72,7 @@ rules! {
     LstatSymlink = "lstat.symlink", LINKS, "lstat names a link a symlink, with the length of its text";
     VersionRestoredMtime = "version.restored-mtime", CORE, "a same-size rewrite whose mtime was put back changes the version";
     VersionInPlace = "version.in-place-change", CORE, "an in-place change of a file (append, rewrite) changes its version";
-    VersionChmod = "version.chmod", PERMS, "a change of permission bits changes the version";
+    VersionChmod = "version.chmod", MODES, "a change of permission bits changes the version";
     VersionDirEntries = "version.dir-entries", CORE, "a directory whose entries changed has a new version";
     VersionFreshStat = "version.fresh-stat", CORE, "a mutation returns the version a fresh stat gives";
     ReadNulInWindow = "read.nul-in-window", CORE, "a NUL in the first 8192 bytes makes a read FS_NOT_TEXT";
@@ -108,8 +109,8 @@ rules! {
     WriteThroughLink = "write.through-link", LINKS, "a write through a live link lands on its target and the link stays a link";
     WriteParents = "write.creates-parents", CORE, "missing parent directories are created";
     WriteParentNotDir = "write.parent-not-directory", LINKS, "a write that would create its parent through a dangling link is FS_NOT_FOUND";
-    WriteNewMode = "write.new-mode", PERMS, "a new file is 0600";
-    WriteKeepsMode = "write.keeps-mode", PERMS, "a replaced file keeps its permission bits";
+    WriteNewMode = "write.new-mode", MODES, "a new file is 0600";
+    WriteKeepsMode = "write.keeps-mode", MODES, "a replaced file keeps its permission bits";
     WriteDiffBelow = "write.diff-basis-below", CORE, "content one byte under the diff-basis limit keeps `before`";
     WriteDiffAt = "write.diff-basis-at", CORE, "content exactly at the diff-basis limit drops `before`";
     WriteDiffAbove = "write.diff-basis-above", CORE, "content one byte over the diff-basis limit drops `before`";
@@ -134,7 +135,7 @@ rules! {
     EditLiteral = "edit.literal", CORE, "a replacement with `$&` or `$$` is inserted literally";
     EditDirectory = "edit.directory", CORE, "editing a directory is FS_NOT_REGULAR_FILE";
     EditThroughLink = "edit.through-link", LINKS, "an edit through a live link changes the target and keeps the link";
-    EditKeepsMode = "edit.keeps-mode", PERMS, "an edited file keeps its permission bits";
+    EditKeepsMode = "edit.keeps-mode", MODES, "an edited file keeps its permission bits";
     CancelResolve = "cancel.resolve", CORE, "resolve with a cancelled signal is FS_ABORTED";
     CancelStat = "cancel.stat", CORE, "stat with a cancelled signal is FS_ABORTED";
     CancelLstat = "cancel.lstat", CORE, "lstat with a cancelled signal is FS_ABORTED";
@@ -206,13 +207,12 @@ impl Rule {
     /// A second capability the rule needs beside [`Rule::needs`]: a link competitor needs links
     /// as well as cancel points (the generator makes one only when both are claimed — a backend
     /// with cancel points and no links could never reach it, as the Python adapter showed), and
-    /// private staging needs permissions as well as the staging probe (its property checks
-    /// modes).
+    /// private staging needs modes as well as the staging probe (its property checks them).
     pub fn also_needs(self) -> Option<Capability> {
         match self {
             Rule::WriteCompetitorLink => Some(Capability::Symlinks),
             // The staged entry's modes are only checked for a backend that keeps modes.
-            Rule::StagingPrivate => Some(Capability::Permissions),
+            Rule::StagingPrivate => Some(Capability::Modes),
             _ => None,
         }
     }

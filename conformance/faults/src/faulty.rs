@@ -127,6 +127,23 @@ impl Faulty {
             _ => None,
         }
     }
+    /// [`Fault::ResetsModeOnRewrite`]: the rewritten file's bits set to 0644 (through the
+    /// world, so any backend's storage), and the version a fresh stat then gives — so the
+    /// version laws hold and only the mode is wrong.
+    async fn reset_mode(&self, target: &FsTarget) -> Option<FsVersion> {
+        let rel = self.rel(&target.display_path)?;
+        self.world
+            .apply(&WorldEffect::Chmod {
+                path: rel,
+                mode: 0o644,
+            })
+            .ok()?;
+        match self.inner.stat(target, &Signal::none()).await {
+            Ok(Some(info)) => Some(info.version),
+            _ => None,
+        }
+    }
+
     /// [`Fault::FenceReadsCheckKeyThenOpenByName`]: the read's key is checked against the
     /// deployment's workspace as a path string, then the file is read by that name with
     /// nothing confining the walk. `None` when this is not that fault, or reads are not
@@ -610,6 +627,12 @@ impl FileSystem for Faulty {
                 &signal,
             )
             .await?;
+        if self.fault == Fault::ResetsModeOnRewrite
+            && out.operation == seam::WriteOperation::Update
+            && let Some(version) = self.reset_mode(target).await
+        {
+            out.version = version;
+        }
         out.version = self.shown(out.version, false, target.key.as_str());
         Ok(out)
     }

@@ -91,6 +91,9 @@ pub enum Fault {
     /// then reads by name, unconfined: a directory on the path swapped for a link since
     /// resolution is followed out (the read side of the seed's accepted race).
     FenceReadsCheckKeyThenOpenByName,
+    /// A rewrite resets the file's bits to 0644 (a JavaScript in-memory filesystem does: an
+    /// agent's rewrite of a `chmod 600` file makes it world-readable).
+    ResetsModeOnRewrite,
     /// `edit_text` panics.
     PanicsInEdit,
     /// `stat` never returns (it blocks its thread).
@@ -117,7 +120,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 33] = [
+    pub const ALL: [Fault; 34] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -143,6 +146,7 @@ impl Fault {
         Fault::FenceNewFileParentOnly,
         Fault::FenceIgnoresItsDefault,
         Fault::FenceReadsCheckKeyThenOpenByName,
+        Fault::ResetsModeOnRewrite,
         Fault::PanicsInEdit,
         Fault::HangsInStat,
         Fault::HangsInStream,
@@ -179,6 +183,7 @@ impl Fault {
             Fault::FencePrefixWithoutSeparator => "fence-prefix-without-separator",
             Fault::FenceChecksKeyThenOpensByName => "fence-checks-key-then-opens-by-name",
             Fault::FenceReadsCheckKeyThenOpenByName => "fence-reads-check-key-then-open-by-name",
+            Fault::ResetsModeOnRewrite => "resets-mode-on-rewrite",
             Fault::FenceNewFileParentOnly => "fence-new-file-parent-only",
             Fault::FenceIgnoresItsDefault => "fence-ignores-its-default",
             Fault::PanicsInEdit => "panics-in-edit",
@@ -249,6 +254,7 @@ impl Fault {
             Fault::FenceNewFileParentOnly => &["ws/dang"],
             Fault::FenceIgnoresItsDefault => &["an escape"],
             Fault::FenceReadsCheckKeyThenOpenByName => &["followed a directory swapped for a link"],
+            Fault::ResetsModeOnRewrite => &["mode 644"],
             Fault::TruncatesInPlace => &[
                 "no state the file ever had",
                 "while the mutation was paused",
@@ -295,6 +301,7 @@ impl Fault {
             | Fault::FenceChecksKeyThenOpensByName
             | Fault::FenceNewFileParentOnly
             | Fault::FenceReadsCheckKeyThenOpenByName => ("containment", &K::Sandbox),
+            Fault::ResetsModeOnRewrite => ("sequences", &K::BytesOnDisk),
             Fault::FenceIgnoresItsDefault => ("sequences", &K::Sandbox),
             Fault::PanicsInEdit => ("sequences", &K::Panic),
             Fault::HangsInStat => ("sequences", &K::Timeout),

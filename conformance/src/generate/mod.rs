@@ -197,7 +197,7 @@ fn world_file(hints: &Hints) -> BoxedStrategy<String> {
 
 pub(crate) fn world_op(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
     let caps = config.caps;
-    let modes = caps.permissions;
+    let modes = caps.modes;
     let write = (rel_path(), world_bytes(config), pick(MODES.to_vec())).prop_map(
         move |(path, bytes, mode)| WorldOp::Write {
             path,
@@ -255,7 +255,7 @@ pub(crate) fn world_op(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step>
         options.push((6, dir_link.boxed()));
         options.push((4, any_link.boxed()));
     }
-    if caps.permissions {
+    if caps.modes {
         options.push((
             2,
             (world_file(hints), pick(MODES.to_vec()))
@@ -503,8 +503,8 @@ pub fn skipped_steps(config: &GenConfig) -> Vec<(String, String)> {
             "not claimed (symlinks)",
         );
     }
-    if !caps.permissions {
-        skip("permission bits and chmod", "not claimed (permissions)");
+    if !caps.modes {
+        skip("permission bits and chmod", "not claimed (modes)");
     }
     if !caps.read_bytes {
         skip("read_bytes steps", "not claimed (read_bytes)");
@@ -519,10 +519,10 @@ pub fn skipped_steps(config: &GenConfig) -> Vec<(String, String)> {
             "not claimed (no cancel points)",
         );
     }
-    if !(caps.staging_probe && caps.permissions) {
+    if !(caps.staging_probe && caps.modes) {
         skip(
             "staging modes inspected at the staged point",
-            "not claimed (staging_probe and permissions)",
+            "not claimed (staging_probe and modes)",
         );
     }
     if !config.fifos {

@@ -255,7 +255,7 @@ impl Harness {
         };
         let world = self.world.clone();
         let caps = self.caps;
-        let check_modes = caps.staging_probe && caps.permissions;
+        let check_modes = caps.staging_probe && caps.modes;
         let wait = self.config.checkpoint_wait;
         let l = log.clone();
         let competitor = Mutex::new(competitor);

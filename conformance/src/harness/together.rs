@@ -686,7 +686,7 @@ impl Harness {
             .world
             .snapshot()
             .map_err(|e| setup(format!("cannot read the world back: {e}")))?;
-        let modes = self.caps.permissions;
+        let modes = self.caps.modes;
         let strip = |m: &BTreeMap<String, SnapEntry>| -> BTreeMap<String, SnapEntry> {
             m.iter()
                 .map(|(k, v)| {

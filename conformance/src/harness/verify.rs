@@ -30,7 +30,7 @@ impl Harness {
             )
         })?;
         self.stats.world_checks += 1;
-        let perms = self.caps.permissions;
+        let perms = self.caps.modes;
         let strip = |m: &BTreeMap<String, SnapEntry>| -> BTreeMap<String, SnapEntry> {
             m.iter()
                 .map(|(k, v)| (k.clone(), if perms { v.clone() } else { v.without_mode() }))

@@ -30,7 +30,7 @@ impl Property for StagingPrivate {
             &cx.caps,
             &[
                 Capability::StagingProbe,
-                Capability::Permissions,
+                Capability::Modes,
                 Capability::CancelPoints,
             ],
         )

@@ -30,9 +30,14 @@ pub enum Capability {
     /// Symbolic links exist in this world and resolve as on POSIX: written through, never
     /// replaced, dangling ones refused.
     Symlinks,
-    /// POSIX permission bits are kept (new files 0600, an existing file's bits preserved) and
-    /// enforced (EACCES/EPERM become `FS_PERMISSION_DENIED`).
+    /// POSIX permission bits are enforced for this user: what the OS refuses (EACCES/EPERM)
+    /// is `FS_PERMISSION_DENIED`, naming the path, changing nothing. Keeping the bits is
+    /// [`Capability::Modes`], a claim of its own.
     Permissions,
+    /// POSIX permission bits are stored and kept: a new file is 0600, a replaced or edited file
+    /// keeps its bits, and a change of them by anyone (chmod) is a new version. A store with no
+    /// users can keep modes without enforcing them.
+    Modes,
     /// [`crate::FileSystem::read_bytes`] is supported.
     ReadBytes,
     /// Mutations show the named [`crate::CancelPoint`]s to a [`crate::Signal`] probe, and
@@ -66,9 +71,10 @@ pub enum Capability {
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 8] = [
+    pub const ALL: [Capability; 9] = [
         Capability::Symlinks,
         Capability::Permissions,
+        Capability::Modes,
         Capability::ReadBytes,
         Capability::CancelPoints,
         Capability::StagingProbe,
@@ -82,6 +88,7 @@ impl Capability {
         match self {
             Capability::Symlinks => "symlinks",
             Capability::Permissions => "permissions",
+            Capability::Modes => "modes",
             Capability::ReadBytes => "read_bytes",
             Capability::CancelPoints => "cancel_points",
             Capability::StagingProbe => "staging_probe",
@@ -112,6 +119,9 @@ pub struct Capabilities {
     pub symlinks: bool,
     /// See [`Capability::Permissions`].
     pub permissions: bool,
+    /// See [`Capability::Modes`].
+    #[serde(default)]
+    pub modes: bool,
     /// See [`Capability::ReadBytes`].
     pub read_bytes: bool,
     /// See [`Capability::CancelPoints`].
@@ -133,6 +143,7 @@ impl Capabilities {
         Self {
             symlinks: false,
             permissions: false,
+            modes: false,
             read_bytes: false,
             cancel_points: false,
             staging_probe: false,
@@ -174,6 +185,7 @@ impl Capabilities {
         match capability {
             Capability::Symlinks => &mut self.symlinks,
             Capability::Permissions => &mut self.permissions,
+            Capability::Modes => &mut self.modes,
             Capability::ReadBytes => &mut self.read_bytes,
             Capability::CancelPoints => &mut self.cancel_points,
             Capability::StagingProbe => &mut self.staging_probe,

@@ -65,6 +65,7 @@ impl FileSystem for LocalFileSystem {
         Capabilities::none()
             .with(Capability::Symlinks)
             .with(Capability::Permissions)
+            .with(Capability::Modes)
             .with(Capability::ReadBytes)
             .with(Capability::CancelPoints)
             .with(Capability::StagingProbe)

@@ -350,6 +350,7 @@ impl FileSystem for MemoryFileSystem {
     fn capabilities(&self) -> Capabilities {
         Capabilities::none()
             .with(Capability::Symlinks)
+            .with(Capability::Modes)
             .with(Capability::ReadBytes)
             .with(Capability::CancelPoints)
             .with(Capability::SharedStorage)
