@@ -5,6 +5,7 @@ use crate::Usage;
 use crate::progress::Display;
 use crate::select::factory;
 use seam_cli::providers::SHIPPED;
+use seam_cli::shell::shell_word;
 use seam_cli::unprivileged::SelfExec;
 use seam_conformance::{
     MessageCheck, Report, SequenceConfig, Status, SuiteConfig, SuiteError, Timing, Verdict,
@@ -216,22 +217,10 @@ fn file_stem(provider: &str) -> String {
         .collect()
 }
 
-/// `word` quoted for a POSIX shell when it needs it.
-fn shell_word(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=+,@".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{file_stem, shell_word};
+    use super::file_stem;
+    use seam_cli::shell::shell_word;
 
     #[test]
     fn provider_names_become_safe_file_names_and_shell_words() {

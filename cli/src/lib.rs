@@ -7,4 +7,5 @@
 pub mod agent;
 pub mod providers;
 pub mod remote;
+pub mod shell;
 pub mod unprivileged;

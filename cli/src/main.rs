@@ -295,6 +295,10 @@ fn fresh_seed() -> u64 {
 }
 
 fn main() -> ExitCode {
+    // The shipped providers run in this binary when the suite kills them (`crash`).
+    if let Ok(exe) = std::env::current_exe() {
+        seam_cli::providers::set_host_binary(exe);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -3,7 +3,8 @@
 
 use seam::SandboxMode;
 use seam_conformance::{
-    CaseDurability, CaseOptions, DiskWorld, EntryMode, Factory, Subject, World,
+    CaseDurability, CaseOptions, DiskWorld, EntryMode, Factory, Killable, NotKillable, Subject,
+    World,
 };
 use seam_local::{Durability, LocalConfig, LocalFileSystem, Staging};
 use seam_memory::{
@@ -23,6 +24,28 @@ pub const SHIPPED: &[&str] = &[
     "remote",
     "memory",
 ];
+
+/// The `seam` binary the shipped providers run in when the suite kills them (the `crash`
+/// property): set by the binary itself at start, or by a test that drives the suite in its
+/// own process (`env!("CARGO_BIN_EXE_seam")`).
+static HOST: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Names the `seam` binary a shipped provider runs in when the suite kills it. The first call
+/// wins.
+pub fn set_host_binary(exe: impl Into<std::path::PathBuf>) {
+    let _ = HOST.set(exe.into());
+}
+
+/// A killable subject of a shipped disk provider: `seam serve` on stdio in a child process.
+fn killable_shipped(provider: &str, options: &CaseOptions) -> Result<Killable, NotKillable> {
+    let Some(exe) = HOST.get() else {
+        return Err(NotKillable::Cannot(
+            "no seam binary to run the provider in a process of its own (providers::set_host_binary)".into(),
+        ));
+    };
+    let (command, base) = crate::remote::serve_stdio_command(exe, provider)?;
+    crate::remote::killable_at(command, base, true, options)
+}
 
 /// The diff-basis limit the suite gives the local provider: small, so generated contents cross
 /// it and `before: null` is exercised (the production default is 10 MiB).
@@ -59,6 +82,13 @@ impl Factory for MemoryFactory {
             diff_basis_max_bytes: SUITE_DIFF_LIMIT,
             keep_alive: Box::new(store),
         })
+    }
+
+    /// Killing the process loses the store itself: a crash is nothing a file can survive here.
+    fn killable(&self, _options: &CaseOptions) -> Result<Killable, NotKillable> {
+        Err(NotKillable::Volatile(
+            "the in-memory store lives in the provider's process".into(),
+        ))
     }
 
     fn reopen(
@@ -162,6 +192,15 @@ impl Factory for LocalFactory {
         "local".into()
     }
 
+    /// The local provider in `seam serve` on stdio, in a child process the suite may kill.
+    fn killable(&self, options: &CaseOptions) -> Result<Killable, NotKillable> {
+        killable_shipped("local", options)
+    }
+
+    fn recover(&self, options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
+        crate::remote::recover_at(options, killed)
+    }
+
     fn configurations(&self) -> Vec<String> {
         vec!["tmpfile".into(), "directory".into()]
     }
@@ -243,6 +282,15 @@ pub struct SandboxFactory(pub SandboxMode);
 impl Factory for SandboxFactory {
     fn name(&self) -> String {
         format!("sandbox:{}", self.0.as_str())
+    }
+
+    /// The sandbox in `seam serve` on stdio, in a child process the suite may kill.
+    fn killable(&self, options: &CaseOptions) -> Result<Killable, NotKillable> {
+        killable_shipped(&self.name(), options)
+    }
+
+    fn recover(&self, options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
+        crate::remote::recover_at(options, killed)
     }
 
     fn configurations(&self) -> Vec<String> {

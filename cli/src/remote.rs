@@ -4,7 +4,9 @@
 //! backend written in any language.
 
 use seam::Capability;
-use seam_conformance::{CaseDurability, CaseOptions, EntryMode, Factory, Subject, World};
+use seam_conformance::{
+    CaseDurability, CaseOptions, EntryMode, Factory, Killable, NotKillable, Subject, World,
+};
 use seam_model::{SnapEntry, WorldEffect};
 use seam_remote::{Address, Connection, RemoteError, RemoteFileSystem};
 use serde_json::{Value, json};
@@ -177,6 +179,22 @@ impl Factory for RemoteFactory {
         };
         Some(self.open(&options, Some(&root)).map(|s| s.fs))
     }
+
+    /// An `exec:` adapter, or `seam serve` on stdio for `remote`: a process per subject, which
+    /// the suite may kill; a server given by address cannot be.
+    fn killable(&self, options: &CaseOptions) -> Result<Killable, NotKillable> {
+        let (command, base) = self.killable_command()?;
+        killable_at(
+            command,
+            base,
+            matches!(self.source, Source::Own { .. }),
+            options,
+        )
+    }
+
+    fn recover(&self, options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
+        recover_at(options, killed)
+    }
 }
 
 impl RemoteFactory {
@@ -184,62 +202,164 @@ impl RemoteFactory {
     /// `existing` (`world/reopen`).
     fn open(&self, options: &CaseOptions, existing: Option<&str>) -> Result<Subject, String> {
         let (address, token) = self.address()?;
-        let conn =
-            Arc::new(Connection::connect(&address, token.as_deref()).map_err(|e| e.to_string())?);
-        let (case, _) = conn
-            .request_blocking(
-                if existing.is_some() {
-                    "world/reopen"
-                } else {
-                    "world/case"
+        let own = matches!(self.source, Source::Own { .. });
+        let (subject, _) = open_at(&address, token.as_deref(), own, options, existing)?;
+        Ok(subject)
+    }
+
+    /// How a killable backend of this factory is started: an `exec:` command (the adapter's
+    /// own, or `seam serve` on stdio for the shipped server) and, for the latter, the directory
+    /// its cases live in. `Err` when the suite cannot kill it.
+    fn killable_command(&self) -> Result<(String, Option<Arc<tempfile::TempDir>>), NotKillable> {
+        match &self.source {
+            Source::External {
+                address: Address::Exec(command),
+                ..
+            } => Ok((command.clone(), None)),
+            Source::External { address, .. } => Err(NotKillable::Cannot(format!(
+                "{address} is a server the gate did not start, so it cannot kill it; give the adapter as exec:'COMMAND' to check what a crash leaves"
+            ))),
+            Source::Own { exe, .. } => serve_stdio_command(exe, "local"),
+        }
+    }
+}
+
+/// The `exec:` command that runs `exe serve` on stdio with test control for `provider`, and the
+/// directory (kept for as long as a case needs it) its cases are made in.
+pub(crate) fn serve_stdio_command(
+    exe: &std::path::Path,
+    provider: &str,
+) -> Result<(String, Option<Arc<tempfile::TempDir>>), NotKillable> {
+    let base = tempfile::Builder::new()
+        .prefix("seam-crash-")
+        .tempdir()
+        .map_err(|e| NotKillable::Failed(format!("cannot create the cases' directory: {e}")))?;
+    let command = format!(
+        "exec {} serve --listen stdio --test-control --provider {} --root {}",
+        crate::shell::shell_word(&exe.display().to_string()),
+        crate::shell::shell_word(provider),
+        crate::shell::shell_word(&base.path().display().to_string())
+    );
+    Ok((command, Some(Arc::new(base))))
+}
+
+/// What a killable subject keeps alive: its connection (whose child is the process), the
+/// command that starts another like it, and the directory its cases live in.
+struct KillableCase {
+    _conn: Arc<Connection>,
+    command: String,
+    own: bool,
+    base: Option<Arc<tempfile::TempDir>>,
+}
+
+/// A killable subject started by `command`: a fresh case on a fresh process.
+pub(crate) fn killable_at(
+    command: String,
+    base: Option<Arc<tempfile::TempDir>>,
+    own: bool,
+    options: &CaseOptions,
+) -> Result<Killable, NotKillable> {
+    let address = Address::Exec(command.clone());
+    let (mut subject, conn) =
+        open_at(&address, None, own, options, None).map_err(NotKillable::Failed)?;
+    let killer = conn.clone();
+    subject.keep_alive = Box::new(KillableCase {
+        _conn: conn,
+        command,
+        own,
+        base,
+    });
+    Ok(Killable {
+        subject,
+        kill: Arc::new(move || killer.kill_backend()),
+    })
+}
+
+/// A fresh process over the case a killed one (made by [`killable_at`]) was working in.
+pub(crate) fn recover_at(options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
+    let case = (*killed.keep_alive)
+        .downcast_ref::<KillableCase>()
+        .ok_or("the subject was not made killable by this factory")?;
+    let root = killed.world.root_display();
+    let address = Address::Exec(case.command.clone());
+    let (mut subject, conn) = open_at(&address, None, case.own, options, Some(&root))?;
+    subject.keep_alive = Box::new(KillableCase {
+        _conn: conn,
+        command: case.command.clone(),
+        own: case.own,
+        base: case.base.clone(),
+    });
+    Ok(subject)
+}
+
+/// A connection to `address` with a fresh case (`world/case`), or a second backend over the
+/// case at `existing` (`world/reopen`): the subject, and the connection.
+fn open_at(
+    address: &Address,
+    token: Option<&str>,
+    own: bool,
+    options: &CaseOptions,
+    existing: Option<&str>,
+) -> Result<(Subject, Arc<Connection>), String> {
+    let conn = Arc::new(Connection::connect(address, token).map_err(|e| e.to_string())?);
+    let (case, _) = conn
+        .request_blocking(
+            if existing.is_some() {
+                "world/reopen"
+            } else {
+                "world/case"
+            },
+            json!({
+                "root": existing,
+                "workspace": seam_conformance::DEPLOYMENT_WORKSPACE,
+                "durability": match options.durability {
+                    CaseDurability::Full => "full",
+                    CaseDurability::Relaxed => "none",
                 },
-                json!({
-                    "root": existing,
-                    "workspace": seam_conformance::DEPLOYMENT_WORKSPACE,
-                    "durability": match options.durability {
-                        CaseDurability::Full => "full",
-                        CaseDurability::Relaxed => "none",
-                    },
-                    "diff_basis_max_bytes": crate::providers::SUITE_DIFF_LIMIT,
-                    "seed": options.seed,
-                    "confine_reads": options.confine_reads,
-                    // Only a configuration the hosted local provider has (a trace recorded
-                    // elsewhere names another); the server's default otherwise.
-                    "configuration": match &self.source {
-                        Source::Own { .. } => crate::providers::LocalFactory
+                "diff_basis_max_bytes": crate::providers::SUITE_DIFF_LIMIT,
+                "seed": options.seed,
+                "confine_reads": options.confine_reads,
+                // Only a configuration the hosted local provider has (a trace recorded
+                // elsewhere names another); the server's default otherwise.
+                "configuration": own
+                    .then(|| {
+                        crate::providers::LocalFactory
                             .configurations()
                             .contains(&options.configuration)
-                            .then_some(options.configuration.as_str()),
-                        Source::External { .. } => None,
-                    },
-                }),
-                Vec::new(),
-            )
-            .map_err(|e| case_error(&address, e))?;
-        let root = case
-            .get("root")
-            .and_then(Value::as_str)
-            .ok_or_else(|| format!("world/case at {address}: no root in the answer"))?
-            .to_string();
-        // The permission property runs cases as another user in a child process over a
-        // provider it builds itself: for `remote` that is the local provider behind an
-        // in-process server (`providers::provider_at`); a server someone else runs, or an
-        // adapter, is not something that child can build, so the claim is not checked there.
-        let fs = RemoteFileSystem::described(conn.clone(), &case);
-        let fs = match &self.source {
-            Source::Own { .. } => fs,
-            Source::External { .. } => fs.without(Capability::Permissions),
-        };
-        Ok(Subject {
+                            .then_some(options.configuration.as_str())
+                    })
+                    .flatten(),
+            }),
+            Vec::new(),
+        )
+        .map_err(|e| case_error(address, e))?;
+    let root = case
+        .get("root")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("world/case at {address}: no root in the answer"))?
+        .to_string();
+    // The permission property runs cases as another user in a child process over a
+    // provider it builds itself: for `remote` that is the local provider behind an
+    // in-process server (`providers::provider_at`); a server someone else runs, or an
+    // adapter, is not something that child can build, so the claim is not checked there.
+    let fs = RemoteFileSystem::described(conn.clone(), &case);
+    let fs = if own {
+        fs
+    } else {
+        fs.without(Capability::Permissions)
+    };
+    Ok((
+        Subject {
             fs: Arc::new(fs),
             world: Arc::new(RemoteWorld {
                 conn: conn.clone(),
                 root,
             }),
             diff_basis_max_bytes: crate::providers::SUITE_DIFF_LIMIT,
-            keep_alive: Box::new(conn),
-        })
-    }
+            keep_alive: Box::new(conn.clone()),
+        },
+        conn,
+    ))
 }
 
 /// A case's storage through `world/*`.

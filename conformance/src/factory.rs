@@ -101,4 +101,45 @@ pub trait Factory: Send + Sync {
         let _ = (options, subject);
         None
     }
+
+    /// A subject whose backend runs in a process the suite may kill with SIGKILL while it
+    /// writes, for the `crash` property: an adapter the factory starts, a server it starts, a
+    /// shipped provider run in a child process. The default: the factory offers none, and the
+    /// property says it did not run, and why.
+    fn killable(&self, options: &CaseOptions) -> Result<Killable, NotKillable> {
+        let _ = options;
+        Err(NotKillable::Cannot(
+            "the factory offers no backend in a process it can kill (Factory::killable)".into(),
+        ))
+    }
+
+    /// After the backend of `killed` (made by [`Factory::killable`]) was killed: a fresh
+    /// backend over the same storage, with a world to look at it (the killed one's may have died
+    /// with it), as the next process to open the files would.
+    fn recover(&self, options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
+        let _ = (options, killed);
+        Err("the factory cannot recover a killed backend (Factory::recover)".into())
+    }
+}
+
+/// A subject whose backend the suite can kill.
+pub struct Killable {
+    /// The subject; its provider and world speak to the process.
+    pub subject: Subject,
+    /// Kills the backend's process at once (SIGKILL): what it was doing stops where it is.
+    /// `false` if it could not be killed.
+    pub kill: Arc<dyn Fn() -> bool + Send + Sync>,
+}
+
+/// Why a factory gives no killable subject.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotKillable {
+    /// Nothing of the storage outlives the backend's process (an in-memory store): a crash
+    /// loses the storage itself, which the contract allows. The property does not apply.
+    Volatile(String),
+    /// The suite cannot kill it here (a server someone else started, a factory that offers no
+    /// process): the property does not run, and says why.
+    Cannot(String),
+    /// Starting it failed.
+    Failed(String),
 }

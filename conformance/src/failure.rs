@@ -44,6 +44,10 @@ pub enum FailureKind {
     Linearizability,
     /// A reader saw a file part-way through a change: empty, truncated or mixed bytes.
     TornRead,
+    /// After the backend was killed mid-mutation, a file held neither its old nor its new
+    /// content (or lost its mode), the next writer could not write it at the version read, or
+    /// what the killed one left behind was never swept.
+    Crash,
     /// A sandbox fence let through what it must deny, or changed something while denying.
     Sandbox,
     /// Through the agent surface, a session changed a file it had not observed at its current
@@ -83,6 +87,7 @@ impl FailureKind {
             FailureKind::Race => "race",
             FailureKind::Linearizability => "linearizability",
             FailureKind::TornRead => "torn-read",
+            FailureKind::Crash => "crash",
             FailureKind::Sandbox => "sandbox",
             FailureKind::Policy => "policy",
             FailureKind::Differential => "differential",

@@ -66,7 +66,8 @@ mod world;
 
 pub use agent::{Agent, AgentError, AgentFactory};
 pub use factory::{
-    CaseDurability, CaseOptions, DEFAULT_CONFIGURATION, DEPLOYMENT_WORKSPACE, Factory, Subject,
+    CaseDurability, CaseOptions, DEFAULT_CONFIGURATION, DEPLOYMENT_WORKSPACE, Factory, Killable,
+    NotKillable, Subject,
 };
 pub use failure::{Failure, FailureKind};
 pub use generate::text_corpus;

@@ -178,6 +178,10 @@ rules! {
     FenceLeavesDenied = "fence.leaves-denied", SANDBOX, "a target beneath the workspace whose path leads out when the mutation looks at it (a dangling link pointing out, a directory swapped for a link to outside after resolution) is FS_SANDBOX_DENIED, never followed out";
     FenceNoRootDenied = "fence.no-root-denied", SANDBOX, "a workspace that does not exist matches nothing: a workspace-write mutation under it is FS_SANDBOX_DENIED";
     FenceBeneathAllowed = "fence.beneath-allowed", SANDBOX, "a mutation beneath a workspace below the test root lands where it leads, everything beside the workspace unchanged";
+    CrashOldOrNew = "crash.old-or-new", CORE, "after the backend is killed (SIGKILL) mid-write or mid-edit, the file holds exactly its old or its new content, byte for byte, with its mode";
+    CrashAtCheckpoint = "crash.at-checkpoint", CANCEL, "a kill while a mutation waits at one of its checkpoints leaves the file old or new";
+    CrashRecoveredWrite = "crash.recovered-write", CORE, "after a kill, a fresh instance reads the file and a write guarded by the version it read succeeds";
+    CrashSwept = "crash.swept", CORE, "what a killed backend left beside the file (staging) is gone once the next writer has written, in the world and in a listing";
     ReadFenceWayOutDenied = "read-fence.way-out-denied", READS, "under a deployment that confines reads, stat, lstat, read, stream, read_bytes and list through a way out of the workspace (`..`, an absolute path, links out of every kind, a sibling whose name extends the workspace's) are FS_SANDBOX_DENIED naming the read, and return nothing";
     ReadFenceInsideReads = "read-fence.inside-reads", READS, "under a deployment that confines reads, reads that stay beneath the workspace (through links that stay in) read what is there";
     ReadFenceListingHidesOut = "read-fence.listing-hides-out", READS, "a listing of the workspace shows a link that leads out as nothing there: other, no version, no size, keyed by its own path";

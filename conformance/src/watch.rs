@@ -730,6 +730,54 @@ impl Factory for WatchedFactory {
             }) as Arc<dyn seam::FileSystem>
         }))
     }
+
+    fn killable(
+        &self,
+        options: &CaseOptions,
+    ) -> Result<crate::factory::Killable, crate::factory::NotKillable> {
+        let made = {
+            let guard = self
+                .monitor
+                .enter("factory killable".into(), CallKind::Start);
+            let made = named_sync("factory killable", || self.inner.killable(options));
+            guard.returned();
+            made?
+        };
+        Ok(crate::factory::Killable {
+            subject: self.watched(made.subject),
+            kill: made.kill,
+        })
+    }
+
+    fn recover(&self, options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
+        let recovered = {
+            let guard = self
+                .monitor
+                .enter("factory recover".into(), CallKind::Start);
+            let recovered = named_sync("factory recover", || self.inner.recover(options, killed));
+            guard.returned();
+            recovered?
+        };
+        Ok(self.watched(recovered))
+    }
+}
+
+impl WatchedFactory {
+    /// `subject` with its provider and world watched by this factory's monitor.
+    fn watched(&self, subject: Subject) -> Subject {
+        Subject {
+            fs: Arc::new(Watched {
+                inner: subject.fs,
+                monitor: self.monitor.clone(),
+            }),
+            world: Arc::new(WatchedWorld {
+                inner: subject.world,
+                monitor: self.monitor.clone(),
+            }),
+            diff_basis_max_bytes: subject.diff_basis_max_bytes,
+            keep_alive: subject.keep_alive,
+        }
+    }
 }
 
 /// Why supervised work was given up.

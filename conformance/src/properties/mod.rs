@@ -7,6 +7,7 @@
 pub mod bad_input;
 pub mod claims;
 pub mod containment;
+pub mod crash;
 pub mod differential;
 pub mod facts;
 pub mod identity;
@@ -220,6 +221,7 @@ pub fn registry() -> Vec<Arc<dyn Property>> {
         Arc::new(sandbox::SandboxModes),
         Arc::new(containment::Containment),
         Arc::new(swap_race::SwapRace),
+        Arc::new(crash::Crash),
         Arc::new(sequences::Sequences),
         Arc::new(policy::Policy),
         Arc::new(differential::Differential),

@@ -50,8 +50,9 @@ pub struct LocalConfig {
     pub durability: Durability,
     /// How content is staged before publication.
     pub staging: Staging,
-    /// Staging left by a writer that died is removed once it is older than this (default 60 s);
-    /// younger entries might belong to a writer that has not locked them yet.
+    /// How often one directory's abandoned staging is looked for, at most, by one provider
+    /// (default 60 s): its first mutation there sweeps at once, later ones wait this long (a
+    /// busy directory is not scanned on every write).
     pub sweep_grace: Duration,
     /// Names staging directories. Default: a process-random sequence.
     pub nonce: NonceSource,

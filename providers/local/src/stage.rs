@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Prefix of every staging entry.
 pub(crate) const STAGING_PREFIX: &str = ".seam-stage-";
 /// Name of the staged file inside a staging directory.
-const STAGED_FILE: &str = "content";
+pub(crate) const STAGED_FILE: &str = "content";
 
 /// Staged content, removed on drop if it was not published.
 pub(crate) struct Staged<'p> {
@@ -111,9 +111,9 @@ impl Drop for Staged<'_> {
 }
 
 /// Mode of a staging directory: private to the writer.
-const STAGING_DIR_MODE: u32 = 0o700;
+pub(crate) const STAGING_DIR_MODE: u32 = 0o700;
 /// Mode of a staged file while it is staged.
-const STAGING_FILE_MODE: u32 = 0o600;
+pub(crate) const STAGING_FILE_MODE: u32 = 0o600;
 
 /// Everything `stage` needs besides the content.
 pub(crate) struct StageSpec<'a> {
@@ -217,68 +217,96 @@ fn stage_tmpfile<'p>(
 }
 
 /// Stages in a fresh private directory holding one exclusively created file.
+///
+/// A directory cannot be locked before it has a name, so between `mkdir` and the lock a
+/// sweeper may take it for a dead writer's ([`crate::sweep`] removes only what it could lock).
+/// So the directory is locked first, then checked to still be the one at its name; one that
+/// was taken meanwhile is left to the sweeper, and staging starts again under a new name.
 fn stage_dir<'p>(
     parent: BorrowedFd<'p>,
     parts: &[&[u8]],
     spec: &StageSpec<'_>,
 ) -> Result<Staged<'p>, FsError> {
     let (verb, display) = (spec.verb, spec.display);
-    let mut dir_name = None;
     for _ in 0..16 {
         let name = format!("{STAGING_PREFIX}{:016x}", (spec.nonce)());
         match rustix::fs::mkdirat(parent, name.as_str(), Mode::from_raw_mode(STAGING_DIR_MODE)) {
-            Ok(()) => {
-                dir_name = Some(name);
-                break;
-            }
+            Ok(()) => {}
             Err(Errno::EXIST) => continue,
             Err(e) => return Err(os(e, verb, display)),
         }
-    }
-    let Some(name) = dir_name else {
-        return Err(FsError::io(
-            verb,
-            display,
-            "could not find an unused staging name",
-        ));
-    };
-    let dir = match rustix::fs::openat(
-        parent,
-        name.as_str(),
-        dir_flags() | OFlags::NOFOLLOW,
-        Mode::empty(),
-    ) {
-        Ok(d) => d,
-        Err(e) => {
-            let _ = rustix::fs::unlinkat(parent, name.as_str(), AtFlags::REMOVEDIR);
-            return Err(os(e, verb, display));
-        }
-    };
-    let mut staged = Staged {
-        parent,
-        name,
-        dir: Some(dir),
-        file: None,
-        published: false,
-    };
-    let fill = |staged: &mut Staged<'p>| -> Result<(), Errno> {
-        let Some(dir) = &staged.dir else {
-            return Err(Errno::INVAL);
+        let dir = match rustix::fs::openat(
+            parent,
+            name.as_str(),
+            dir_flags() | OFlags::NOFOLLOW,
+            Mode::empty(),
+        ) {
+            Ok(d) => d,
+            // Swept before it could be opened.
+            Err(Errno::NOENT) => continue,
+            Err(e) => {
+                let _ = rustix::fs::unlinkat(parent, name.as_str(), AtFlags::REMOVEDIR);
+                return Err(os(e, verb, display));
+            }
         };
-        rustix::fs::flock(dir, FlockOperation::NonBlockingLockExclusive)?;
-        rustix::fs::fchmod(dir, Mode::from_raw_mode(STAGING_DIR_MODE))?;
-        let fd = rustix::fs::openat(
-            dir,
-            STAGED_FILE,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(STAGING_FILE_MODE),
-        )?;
-        rustix::fs::fchmod(&fd, Mode::from_raw_mode(STAGING_FILE_MODE))?;
-        let mut file = File::from(fd);
-        write_synced(&mut file, parts, spec.durability)?;
-        staged.file = Some(file);
-        Ok(())
-    };
-    fill(&mut staged).map_err(|e| os(e, verb, display))?;
-    Ok(staged)
+        match rustix::fs::flock(&dir, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {}
+            // A sweeper holds it: it is being removed.
+            Err(Errno::WOULDBLOCK) => continue,
+            Err(e) => {
+                let _ = rustix::fs::unlinkat(parent, name.as_str(), AtFlags::REMOVEDIR);
+                return Err(os(e, verb, display));
+            }
+        }
+        if !still_at(parent, &name, &dir) {
+            continue;
+        }
+        let mut staged = Staged {
+            parent,
+            name,
+            dir: Some(dir),
+            file: None,
+            published: false,
+        };
+        let fill = |staged: &mut Staged<'p>| -> Result<(), Errno> {
+            let Some(dir) = &staged.dir else {
+                return Err(Errno::INVAL);
+            };
+            rustix::fs::fchmod(dir, Mode::from_raw_mode(STAGING_DIR_MODE))?;
+            let fd = rustix::fs::openat(
+                dir,
+                STAGED_FILE,
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::from_raw_mode(STAGING_FILE_MODE),
+            )?;
+            rustix::fs::fchmod(&fd, Mode::from_raw_mode(STAGING_FILE_MODE))?;
+            let mut file = File::from(fd);
+            write_synced(&mut file, parts, spec.durability)?;
+            staged.file = Some(file);
+            Ok(())
+        };
+        fill(&mut staged).map_err(|e| os(e, verb, display))?;
+        return Ok(staged);
+    }
+    Err(FsError::io(
+        verb,
+        display,
+        "could not find an unused staging name",
+    ))
+}
+
+/// Whether the directory held open as `dir` is still the one at `name` in `parent`.
+fn still_at(parent: BorrowedFd<'_>, name: &str, dir: &OwnedFd) -> bool {
+    let flags = rustix::fs::StatxFlags::INO;
+    match (
+        rustix::fs::statx(parent, name, AtFlags::SYMLINK_NOFOLLOW, flags),
+        rustix::fs::statx(dir, "", AtFlags::EMPTY_PATH, flags),
+    ) {
+        (Ok(at), Ok(held)) => {
+            at.stx_ino == held.stx_ino
+                && at.stx_dev_major == held.stx_dev_major
+                && at.stx_dev_minor == held.stx_dev_minor
+        }
+        _ => false,
+    }
 }

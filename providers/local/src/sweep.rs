@@ -1,10 +1,15 @@
-//! Sweeping staging that a killed writer left behind. The next writer in a directory (at most
-//! once per grace period per directory per provider) removes staging whose `flock` is free and
-//! that is older than the grace period; younger entries might belong to a writer that has not
-//! locked them yet. Best effort: a failed sweep never fails the mutation that triggered it.
+//! Sweeping staging that a killed writer left behind. The next writer in a directory (its first
+//! mutation there, then at most once per interval per directory per provider) removes every
+//! staging entry of this provider's own shape whose `flock` is free: a 0600 regular file (an
+//! `O_TMPFILE` inode is locked before it ever has a name, so an unlocked one was abandoned), or
+//! a 0700 directory holding nothing but its `content` file. No age is asked: a writer that made
+//! a staging directory and has not locked it yet finds it gone or no longer at its name when it
+//! locks it, and stages again under a new one ([`crate::stage`]). Anything else with the prefix
+//! — another shape, another mode — is someone else's and stays. Best effort: a failed sweep
+//! never fails the mutation that triggered it.
 
 use crate::config::Clock;
-use crate::stage::STAGING_PREFIX;
+use crate::stage::{STAGED_FILE, STAGING_DIR_MODE, STAGING_FILE_MODE, STAGING_PREFIX};
 use rustix::fd::BorrowedFd;
 use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags, StatxFlags};
 use std::collections::HashMap;
@@ -19,20 +24,21 @@ pub(crate) struct Sweeper {
 }
 
 impl Sweeper {
-    /// Removes staging in `dir` that no live writer holds and that is older than `grace`.
-    /// Best effort: a failure to sweep never fails the mutation that triggered it.
+    /// Removes staging in `dir` that no live writer holds (at most once per `interval` for
+    /// this directory). Best effort: a failure to sweep never fails the mutation that
+    /// triggered it.
     pub fn sweep(
         &self,
         dir: BorrowedFd<'_>,
         dir_path: &str,
         clock: &Clock,
-        grace: Duration,
+        interval: Duration,
     ) -> usize {
         let now = clock();
         {
             let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(t) = last.get(dir_path)
-                && now.duration_since(*t).unwrap_or_default() < grace
+                && now.duration_since(*t).unwrap_or_default() < interval
             {
                 return 0;
             }
@@ -50,7 +56,7 @@ impl Sweeper {
             let Ok(name) = std::str::from_utf8(name) else {
                 continue;
             };
-            if sweep_one(dir, name, now, grace) {
+            if sweep_one(dir, name) {
                 removed += 1;
             }
         }
@@ -58,7 +64,7 @@ impl Sweeper {
     }
 }
 
-fn sweep_one(dir: BorrowedFd<'_>, name: &str, now: SystemTime, grace: Duration) -> bool {
+fn sweep_one(dir: BorrowedFd<'_>, name: &str) -> bool {
     // Staging is a directory or a file; open either without following a link or blocking.
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let Ok(fd) = rustix::fs::openat(dir, name, flags, Mode::empty()) else {
@@ -70,24 +76,29 @@ fn sweep_one(dir: BorrowedFd<'_>, name: &str, now: SystemTime, grace: Duration) 
     let Ok(st) = rustix::fs::statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::BASIC_STATS) else {
         return false;
     };
-    let changed = SystemTime::UNIX_EPOCH
-        + Duration::new(
-            u64::try_from(st.stx_ctime.tv_sec).unwrap_or(0),
-            st.stx_ctime.tv_nsec,
-        );
-    if now.duration_since(changed).unwrap_or_default() < grace {
-        return false;
-    }
-    if FileType::from_raw_mode(st.stx_mode.into()) != FileType::Directory {
-        return rustix::fs::unlinkat(dir, name, AtFlags::empty()).is_ok();
-    }
-    if let Ok(inner) = rustix::fs::Dir::read_from(&fd) {
-        for e in inner.flatten() {
-            let n = e.file_name().to_bytes();
-            if n != b"." && n != b".." {
-                let _ = rustix::fs::unlinkat(&fd, e.file_name(), AtFlags::empty());
-            }
+    let mode = u32::from(st.stx_mode) & 0o7777;
+    match FileType::from_raw_mode(st.stx_mode.into()) {
+        FileType::RegularFile if mode == STAGING_FILE_MODE => {
+            rustix::fs::unlinkat(dir, name, AtFlags::empty()).is_ok()
         }
+        FileType::Directory if mode == STAGING_DIR_MODE => {
+            // Ours holds at most its staged file; anything else in it is someone else's.
+            let Ok(inner) = rustix::fs::Dir::read_from(&fd) else {
+                return false;
+            };
+            let names: Vec<Vec<u8>> = inner
+                .flatten()
+                .map(|e| e.file_name().to_bytes().to_vec())
+                .filter(|n| n != b"." && n != b"..")
+                .collect();
+            if names.iter().any(|n| n.as_slice() != STAGED_FILE.as_bytes()) {
+                return false;
+            }
+            for n in &names {
+                let _ = rustix::fs::unlinkat(&fd, n.as_slice(), AtFlags::empty());
+            }
+            rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).is_ok()
+        }
+        _ => false,
     }
-    rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).is_ok()
 }

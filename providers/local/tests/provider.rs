@@ -270,23 +270,56 @@ async fn cancellation_before_commit_leaves_no_trace_and_after_commit_is_success(
 }
 
 #[tokio::test]
-async fn a_killed_writers_staging_is_swept_but_a_live_one_is_not() {
+async fn a_killed_writers_staging_is_swept_at_once_but_a_live_one_and_a_strangers_are_not() {
+    use std::os::unix::fs::PermissionsExt;
     let f = fixture();
-    // A staging directory nobody holds, as a killed writer leaves it.
+    // Staging nobody holds, of the provider's own shapes, as a killed writer leaves it: a
+    // 0700 directory with its `content`, and a 0600 file.
     let dead = f.p(".seam-stage-00000000deadbeef");
     std::fs::create_dir(&dead).expect("dead staging");
+    std::fs::set_permissions(&dead, std::fs::Permissions::from_mode(0o700)).expect("chmod");
     std::fs::write(format!("{dead}/content"), b"half").expect("half written");
-    // A provider whose clock is an hour ahead sweeps it.
-    let later = LocalFileSystem::new(
-        LocalConfig::new(f.root.clone())
-            .with_clock(|| std::time::SystemTime::now() + std::time::Duration::from_secs(3600)),
-    );
-    // First, a write under a fresh clock leaves the young entry alone.
+    let dead_file = f.p(".seam-stage-00000000deadf11e");
+    std::fs::write(&dead_file, b"half").expect("dead staged file");
+    std::fs::set_permissions(&dead_file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    // Someone else's entries that only look like staging by name: another mode, another
+    // content. They stay.
+    let stranger = f.p(".seam-stage-000000000000f00d");
+    std::fs::write(&stranger, b"mine").expect("stranger");
+    std::fs::set_permissions(&stranger, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let crowded = f.p(".seam-stage-000000000000beef");
+    std::fs::create_dir(&crowded).expect("crowded");
+    std::fs::set_permissions(&crowded, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    std::fs::write(format!("{crowded}/notes"), b"mine").expect("notes");
+    // The next writer, at once: no age is asked of what nobody holds.
     let t = f.target("a").await;
     f.fs.write_text(&t, "1", None, None, &none())
         .await
         .expect("writes");
-    assert!(Path::new(&dead).exists(), "a young entry might be live");
+    assert!(
+        !Path::new(&dead).exists(),
+        "the dead staging directory is swept at once"
+    );
+    assert!(
+        !Path::new(&dead_file).exists(),
+        "the dead staged file is swept at once"
+    );
+    assert_eq!(std::fs::read(&stranger).expect("stays"), b"mine");
+    assert_eq!(
+        std::fs::read(format!("{crowded}/notes")).expect("stays"),
+        b"mine"
+    );
+    std::fs::remove_file(&stranger).expect("rm");
+    std::fs::remove_dir_all(&crowded).expect("rm");
+    // A dead one again, for the provider below (whose clock is an hour ahead: its first sweep
+    // of the directory).
+    std::fs::create_dir(&dead).expect("dead staging");
+    std::fs::set_permissions(&dead, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    std::fs::write(format!("{dead}/content"), b"half").expect("half written");
+    let later = LocalFileSystem::new(
+        LocalConfig::new(f.root.clone())
+            .with_clock(|| std::time::SystemTime::now() + std::time::Duration::from_secs(3600)),
+    );
     // While a write holds its staging, the sweeper must not take it.
     let root = f.root.clone();
     let later = Arc::new(later);

@@ -483,6 +483,23 @@ impl Connection {
         &self.hello
     }
 
+    /// Kills the process this connection started (an `exec:` adapter) with SIGKILL, at once:
+    /// whatever it was doing stops where it is, as in a crash. Every call still waiting then
+    /// fails as lost. `false` when the connection started no process. (The process is not
+    /// reaped until the connection is dropped, so its id cannot have been given to another.)
+    pub fn kill_backend(&self) -> bool {
+        let Some(pid) = self
+            ._child
+            .as_ref()
+            .and_then(tokio::process::Child::id)
+            .and_then(|p| i32::try_from(p).ok())
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return false;
+        };
+        rustix::process::kill_process(pid, rustix::process::Signal::KILL).is_ok()
+    }
+
     /// Sends a request and waits for its result and payload segments.
     pub async fn request(
         &self,

@@ -228,6 +228,7 @@ impl Server {
                 initialized: false,
                 segments: false,
                 case: None,
+                root: None,
             }),
             inflight: Mutex::new(HashMap::new()),
             credits: Mutex::new(HashMap::new()),
@@ -316,6 +317,9 @@ struct State {
     /// `initialize`), so the backend's chunks travel as they are, without being joined.
     segments: bool,
     case: Option<tempfile::TempDir>,
+    /// The case directory `world/*` works in: the one `world/case` made, or the one
+    /// `world/reopen` opened (a case another connection — maybe a killed process — made).
+    root: Option<PathBuf>,
 }
 
 /// An encoded frame waiting for the socket, its bytes held against the connection's budget.
@@ -676,10 +680,7 @@ impl Conn {
                 None,
             ));
         };
-        let root = lock(&self.state)
-            .case
-            .as_ref()
-            .map(|d| d.path().to_path_buf());
+        let root = lock(&self.state).root.clone();
         let failed = |m: String| error_object(wire::INVALID_PARAMS, &m, None);
         match method {
             "case" => {
@@ -699,6 +700,7 @@ impl Conn {
                 answer["root"] = json!(root);
                 let mut state = lock(&self.state);
                 state.provider = provider;
+                state.root = Some(dir.path().to_path_buf());
                 state.case = Some(dir);
                 Ok(answer)
             }
@@ -726,7 +728,9 @@ impl Conn {
                 let provider = maker.make(&spec).map_err(failed)?;
                 let mut answer = describe(&self.server, provider.as_ref(), Some(&root));
                 answer["root"] = json!(root);
-                lock(&self.state).provider = provider;
+                let mut state = lock(&self.state);
+                state.provider = provider;
+                state.root = Some(real);
                 Ok(answer)
             }
             "apply" | "snapshot" => {
