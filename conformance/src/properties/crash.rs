@@ -223,8 +223,8 @@ impl Crash {
             CancelPoint::Staged,
             CancelPoint::Committed,
         ];
-        let at_point =
-            (caps.cancel_points && round % 2 == 0).then(|| points[((round / 2) % 3) as usize]);
+        let at_point = (caps.cancel_points && round.is_multiple_of(2))
+            .then(|| points[((round / 2) % 3) as usize]);
         let killed = Arc::new(AtomicBool::new(false));
         let signal = match at_point {
             Some(point) => {
