@@ -2,7 +2,9 @@
 //! Python adapter in `fixtures/adapters/python/` (standard library only), the whole default run —
 //! cancellation inside mutations and competitors appearing mid-write included, through the
 //! protocol's checkpoints; and what it does not do (it serves one request at a time, so
-//! visibility does not apply) said in every report format.
+//! visibility does not apply) said in every report format; killed mid-write, it leaves the old
+//! or the new file and sweeps its staging. Beside it, the same adapter publishing by truncating
+//! in place (`fixtures/adapters/broken/`) passes every sequence and is caught by `crash` alone.
 
 use std::path::Path;
 use std::process::Command;
@@ -56,7 +58,14 @@ fn the_python_adapter_passes_the_gate_for_what_it_claims() {
     ] {
         assert!(stdout.contains(line), "{line}\n{stdout}");
     }
-    for property in ["claims", "bad-input", "cas-races", "sequences", "policy"] {
+    for property in [
+        "claims",
+        "bad-input",
+        "cas-races",
+        "sequences",
+        "policy",
+        "crash",
+    ] {
         assert!(
             stdout.contains(&format!("\n  {property:<22} passed")),
             "{property}\n{stdout}"
@@ -82,4 +91,97 @@ fn the_python_adapter_passes_the_gate_for_what_it_claims() {
     assert_eq!(visibility["status"]["status"], "does_not_apply");
     let xml = std::fs::read_to_string(dir.path().join("r.xml")).expect("junit written");
     assert!(xml.contains(&format!("<skipped message=\"{why}")), "{xml}");
+}
+
+fn python_or_skip() -> bool {
+    if Command::new("python3").arg("--version").output().is_ok() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("SEAM_SKIP_PYTHON").is_some(),
+        "python3 is not on the PATH: install it, or set SEAM_SKIP_PYTHON=1 to skip this test knowingly"
+    );
+    eprintln!("SKIPPED: no python3 (SEAM_SKIP_PYTHON is set)");
+    false
+}
+
+fn fixture(path: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/adapters")
+        .join(path)
+        .canonicalize()
+        .expect("the adapter")
+}
+
+fn check(adapter: &Path, properties: &[&str], dir: &Path) -> (Option<i32>, String) {
+    let provider = format!("exec:python3 {} --test-control", adapter.display());
+    let mut args = vec![
+        "check",
+        "--provider",
+        &provider,
+        "--seed",
+        "24228",
+        "--cases",
+        "64",
+    ];
+    for p in properties {
+        args.extend(["--property", p]);
+    }
+    args.extend(["--json", "r.json"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(&args)
+        .current_dir(dir)
+        .output()
+        .expect("run seam");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// Publishing by truncating the file and writing it again is invisible to every sequence when
+/// requests are served one at a time; killed between the truncation and the last byte, it leaves
+/// a file that is neither the old nor the new one, and only `crash` can see that. The real
+/// adapter at the same seed passes the same properties.
+#[test]
+fn an_adapter_that_rewrites_in_place_is_caught_by_crash_alone() {
+    if !python_or_skip() {
+        return;
+    }
+    let good = tempfile::tempdir().expect("tempdir");
+    let (code, out) = check(
+        &fixture("python/seam_adapter.py"),
+        &["sequences", "crash"],
+        good.path(),
+    );
+    // Two properties of the run: incomplete (exit 3), not a failure.
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.contains("RESULT: INCOMPLETE"), "{out}");
+    assert!(out.contains("\n  sequences              passed"), "{out}");
+    assert!(out.contains("\n  crash                  passed"), "{out}");
+
+    let bad = tempfile::tempdir().expect("tempdir");
+    let (code, out) = check(
+        &fixture("broken/truncate_in_place.py"),
+        &["sequences", "crash"],
+        bad.path(),
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("\n  sequences              passed"), "{out}");
+    assert!(out.contains("\n  crash                  FAILED"), "{out}");
+    assert!(
+        out.contains("holds neither its old content (65568 bytes) nor its new one"),
+        "{out}"
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(bad.path().join("r.json")).expect("json written"),
+    )
+    .expect("json");
+    let crash = json[0]["properties"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["name"] == "crash"))
+        .expect("in the json");
+    assert_eq!(crash["status"]["status"], "failed", "{crash}");
 }

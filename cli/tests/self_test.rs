@@ -58,6 +58,8 @@ fn property<'r>(report: &'r Report, name: &str) -> &'r seam_conformance::Propert
 
 #[test]
 fn the_correct_provider_passes_the_default_run_reaching_every_rule_at_three_seeds() {
+    // The crash property runs the provider in a process of its own: this binary's `seam serve`.
+    seam_cli::providers::set_host_binary(env!("CARGO_BIN_EXE_seam"));
     for seed in SEEDS {
         let report = run_suite(
             Arc::new(LocalFactory),

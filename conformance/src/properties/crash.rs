@@ -8,7 +8,9 @@
 //! rounds, each on a fresh subject, each a file of its own (from a few bytes to 3 MiB, mode
 //! 0640 where modes are kept) written unguarded, written at its version, or edited; the process
 //! is killed at a checkpoint of the mutation (where the backend claims cancel points: the probe
-//! kills it while the mutation waits there) or after a random moment. Then a fresh backend over
+//! kills it while the mutation waits there) or after a moment drawn from the seed, as a fraction
+//! of the time the same mutation took uncut just before (so the moment scales with the backend
+//! and the machine's load). Then a fresh backend over
 //! the same storage ([`crate::Factory::recover`]) and its world must show:
 //!
 //! * the file holds exactly its old or its new content, byte for byte, with its mode;
@@ -240,11 +242,22 @@ impl Crash {
             }
             None => Signal::none(),
         };
-        let delay = Duration::from_micros(
-            (seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ round.wrapping_mul(0xBF58_476D_1CE4_E5B9))
-                % (500 + size as u64 / 256),
-        );
         let policy = super::let_through(fs.as_ref(), &root);
+        // A timed kill lands at a fraction (drawn from the seed) of the time the same mutation
+        // took uncut, just before, on a file of its own: the moment scales with the backend's
+        // speed and the machine's load, so a slow backend on a busy machine is hit mid-write
+        // as often as a fast one on an idle machine.
+        let delay = match at_point {
+            Some(_) => Duration::ZERO,
+            None => {
+                let took =
+                    self.rehearse(rt, fs.as_ref(), world.as_ref(), round, act, &old, &new)?;
+                let draw = (seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    ^ round.wrapping_mul(0xBF58_476D_1CE4_E5B9))
+                    % 1024;
+                took.mul_f64(draw as f64 / 1024.0)
+            }
+        };
         let mutation = {
             let (fs, target, new, old_marker, version) = (
                 fs.clone(),
@@ -318,7 +331,8 @@ impl Crash {
             (_, false) => "killed after it answered".to_string(),
         };
         let what = format!(
-            "{act:?} of {path:?} ({size} bytes → {} bytes), {when}",
+            "{act:?} of {path:?} ({} bytes → {} bytes), {when}",
+            old.len(),
             new.len()
         );
         out.stats.check();
@@ -421,6 +435,69 @@ impl Crash {
             mid,
             checkpoint: mid && at_point.is_some(),
         })
+    }
+}
+
+impl Crash {
+    /// Runs the round's mutation uncut on a file of its own beside the round's (same content,
+    /// same mode), removes it, and returns how long the mutation took.
+    #[allow(clippy::too_many_arguments)]
+    fn rehearse(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        fs: &dyn FileSystem,
+        world: &dyn crate::world::World,
+        round: u64,
+        act: Act,
+        old: &str,
+        new: &str,
+    ) -> Result<Duration, Failure> {
+        let setup = |e: String| fail(FailureKind::Setup, e);
+        let path = format!("c/rehearsal{round:02}");
+        world
+            .apply(&WorldEffect::CreateFile {
+                path: path.clone(),
+                bytes: old.as_bytes().to_vec(),
+                mode: 0o644,
+            })
+            .map_err(|e| setup(e.to_string()))?;
+        let root = world.root_display();
+        let none = Signal::none();
+        let opts = ResolveOptions { cwd: Some(&root) };
+        let target = rt
+            .block_on(fs.resolve(&path, opts, &none))
+            .map_err(|e| setup(format!("resolve {path:?}: {}", e.message())))?;
+        let version = rt
+            .block_on(fs.stat(&target, &none))
+            .map_err(|e| setup(format!("stat {path:?}: {}", e.message())))?
+            .map(|i| i.version)
+            .ok_or_else(|| setup(format!("{path:?} is not there after the world wrote it")))?;
+        let policy = super::let_through(fs, &root);
+        let marker = format!("MARKER old round {round}");
+        let replacement = format!("EDITED new round {round} {}", "+".repeat(40));
+        let started = std::time::Instant::now();
+        rt.block_on(mutate(
+            fs,
+            &target,
+            act,
+            new,
+            (&marker, &replacement),
+            &version,
+            policy.as_ref(),
+            &none,
+        ))
+        .map_err(|e| {
+            setup(format!(
+                "the uncut {act:?} of {path:?} failed: {} {:?}",
+                e.code(),
+                e.message()
+            ))
+        })?;
+        let took = started.elapsed();
+        world
+            .apply(&WorldEffect::Remove { path })
+            .map_err(|e| setup(e.to_string()))?;
+        Ok(took)
     }
 }
 

@@ -22,14 +22,16 @@ pub fn forget(pid: u32) {
     running().retain(|p| *p != pid);
 }
 
-/// Kills (SIGKILL) every process still tracked, and forgets them; returns how many. A tracked
-/// process has not been reaped, so its id cannot have been given to another process.
+/// Kills (SIGKILL) every process still tracked — with its process group, where it leads one
+/// (an `exec:` adapter's shell and what it runs) — and forgets them; returns how many. A
+/// tracked process has not been reaped, so its id cannot have been given to another process.
 pub fn stop_all() -> usize {
     let pids = std::mem::take(&mut *running());
     for pid in &pids {
         if let Some(pid) = i32::try_from(*pid)
             .ok()
             .and_then(rustix::process::Pid::from_raw)
+            && rustix::process::kill_process_group(pid, rustix::process::Signal::KILL).is_err()
         {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }

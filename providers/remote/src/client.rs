@@ -268,12 +268,15 @@ async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Option<tokio::p
             Ok((Box::new(r), Box::new(w), None))
         }
         Address::Exec(c) => {
+            // A process group of its own: the shell and whatever it runs (an interpreter, a
+            // server it execs) are killed together.
             let mut child = tokio::process::Command::new("sh")
                 .arg("-c")
                 .arg(c)
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::inherit())
+                .process_group(0)
                 .kill_on_drop(true)
                 .spawn()?;
             if let Some(pid) = child.id() {
@@ -483,10 +486,11 @@ impl Connection {
         &self.hello
     }
 
-    /// Kills the process this connection started (an `exec:` adapter) with SIGKILL, at once:
-    /// whatever it was doing stops where it is, as in a crash. Every call still waiting then
-    /// fails as lost. `false` when the connection started no process. (The process is not
-    /// reaped until the connection is dropped, so its id cannot have been given to another.)
+    /// Kills the process this connection started (an `exec:` adapter: the shell and everything
+    /// in its process group) with SIGKILL, at once: whatever it was doing stops where it is, as
+    /// in a crash. Every call still waiting then fails as lost. `false` when the connection
+    /// started no process. (The shell is not reaped until the connection is dropped, so the
+    /// group's id cannot have been given to another.)
     pub fn kill_backend(&self) -> bool {
         let Some(pid) = self
             ._child
@@ -497,7 +501,7 @@ impl Connection {
         else {
             return false;
         };
-        rustix::process::kill_process(pid, rustix::process::Signal::KILL).is_ok()
+        rustix::process::kill_process_group(pid, rustix::process::Signal::KILL).is_ok()
     }
 
     /// Sends a request and waits for its result and payload segments.
