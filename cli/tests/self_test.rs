@@ -229,6 +229,7 @@ caught! {
     catches_an_edit_that_reads_outside_its_lock => EditReadsOutsideLock,
     catches_a_lock_that_lives_in_one_instance => InstanceLocalLock,
     catches_an_instance_serving_a_stale_copy_of_what_another_changed => StaleInstanceCache,
+    catches_a_rewrite_torn_for_readers_on_another_instance => TornAcrossInstances,
 }
 
 #[test]

@@ -12,6 +12,10 @@
 //!   unguarded: a concurrent edit in between is lost.
 //! * [`Fault::InstanceLocalLock`] is right within one instance (its own lock covers check and
 //!   publication) and wrong across two over one storage: the lock lives in the instance.
+//! * [`Fault::TornAcrossInstances`] truncates and rewrites in place under the instance's lock,
+//!   which the instance's own reads take: whole through the writer's instance, torn through a
+//!   second one (its checkpoints come before and after the rewrite, so a reader paused at one
+//!   sees a whole file).
 
 use crate::Fault;
 use crate::faulty::Faulty;
@@ -55,7 +59,8 @@ impl Faulty {
         signal: &Signal,
     ) -> Option<Result<WriteOutcome, FsError>> {
         match self.fault {
-            Fault::TruncatesInPlace if expected.is_none() => {
+            Fault::TruncatesInPlace | Fault::TornAcrossInstances if expected.is_none() => {
+                let across = self.fault == Fault::TornAcrossInstances;
                 let rel = self.rel(&target.display_path)?;
                 let info = self.inner.stat(target, &Signal::none()).await.ok()??;
                 if info.kind != FsKind::File {
@@ -74,6 +79,29 @@ impl Faulty {
                     .map(|old| seam::text::lf_normalize(&old).into_owned());
                 let bytes = content.as_bytes();
                 let half = &bytes[..bytes.len() / 2];
+                let show = |point: CancelPoint| {
+                    let cp = Checkpoint {
+                        point,
+                        verb: Verb::Write,
+                        display_path: &target.display_path,
+                        staging: &[],
+                    };
+                    signal.checkpoint(&cp)
+                };
+                let caps = self.inner.capabilities();
+                if across
+                    && caps.cancel_points
+                    && (show(CancelPoint::BeforeStage).is_err()
+                        || show(CancelPoint::Staged).is_err())
+                {
+                    return Some(Err(FsError::aborted(Verb::Write)));
+                }
+                // This instance's reads wait for the lock: they never see the file torn.
+                let held = if across {
+                    Some(self.instance_lock.lock().await)
+                } else {
+                    None
+                };
                 for (step, part) in [&[][..], half, bytes].into_iter().enumerate() {
                     let rewrite = WorldEffect::RewriteFile {
                         path: rel.clone(),
@@ -87,7 +115,7 @@ impl Faulty {
                             &e.to_string(),
                         )));
                     }
-                    if step == 1 && self.inner.capabilities().cancel_points {
+                    if step == 1 && caps.cancel_points && !across {
                         // Half written, it reaches the point where content is "staged": a
                         // reader while it waits there sees the torn file, every time.
                         let staged = Checkpoint {
@@ -102,8 +130,17 @@ impl Faulty {
                     }
                     if step < 2 {
                         // A slow writer: the file stays empty, then half-written, a moment.
-                        std::thread::sleep(std::time::Duration::from_millis(2));
+                        std::thread::sleep(std::time::Duration::from_millis(if across {
+                            10
+                        } else {
+                            2
+                        }));
                     }
+                }
+                drop(held);
+                if across && caps.cancel_points {
+                    // Published: a cancel at `committed` changes nothing.
+                    let _ = show(CancelPoint::Committed);
                 }
                 let version = self.current(target).await?;
                 Some(Ok(WriteOutcome {

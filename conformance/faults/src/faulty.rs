@@ -3,6 +3,7 @@
 
 use crate::Fault;
 use crate::text::{chunked_decode, edit_ignoring_late_nul, normalise_endings, nul_at_window_edge};
+use futures_util::StreamExt;
 use seam::{
     Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError,
     FsErrorCode, FsInfo, FsKind, FsPathInfo, FsPathKind, FsTarget, FsTargetKey, FsVersion,
@@ -127,6 +128,15 @@ impl Faulty {
             _ => None,
         }
     }
+    /// [`Fault::TornAcrossInstances`]: this instance's reads wait for its writes.
+    async fn own_reads_wait(&self) -> Option<futures_util::lock::MutexGuard<'_, ()>> {
+        if self.fault == Fault::TornAcrossInstances {
+            Some(self.instance_lock.lock().await)
+        } else {
+            None
+        }
+    }
+
     /// [`Fault::ResetsModeOnRewrite`]: the rewritten file's bits set to 0644 (through the
     /// world, so any backend's storage), and the version a fresh stat then gives — so the
     /// version laws hold and only the mode is wrong.
@@ -391,6 +401,7 @@ impl FileSystem for Faulty {
     }
 
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
+        let _held = self.own_reads_wait().await;
         if let Some(bytes) = self.read_by_name(target, signal) {
             return bytes.and_then(|b| {
                 seam_model::decode_for_read(&b).map_err(|e| match e {
@@ -448,6 +459,14 @@ impl FileSystem for Faulty {
 
     async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
         match self.fault {
+            Fault::TornAcrossInstances => {
+                // The whole stream read under this instance's lock, then handed out chunk by
+                // chunk as the provider gave it.
+                let _held = self.instance_lock.lock().await;
+                let stream = self.inner.stream_text(target, signal).await?;
+                let chunks: Vec<Result<String, FsError>> = stream.collect().await;
+                Ok(Box::pin(futures_util::stream::iter(chunks)))
+            }
             Fault::HangsInStream => {
                 let _ = self.inner.stream_text(target, signal).await?;
                 Ok(Box::pin(futures_util::stream::pending()))
@@ -489,6 +508,7 @@ impl FileSystem for Faulty {
         max_bytes: u64,
         signal: &Signal,
     ) -> Result<Vec<u8>, FsError> {
+        let _held = self.own_reads_wait().await;
         if let Some(bytes) = self.read_by_name(target, signal) {
             return bytes.and_then(|b| {
                 if b.len() as u64 > max_bytes {

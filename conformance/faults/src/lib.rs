@@ -116,11 +116,15 @@ pub enum Fault {
     /// Each instance keeps the text it read and serves it again until it changes the file
     /// itself: right within one instance, a stale read after another instance's change.
     StaleInstanceCache,
+    /// A write truncates the file and writes it again in place, under a lock that lives in the
+    /// instance and that the instance's own reads take: whole files through the writing
+    /// instance, an empty or half-written one through a second instance over the same storage.
+    TornAcrossInstances,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 34] = [
+    pub const ALL: [Fault; 35] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -155,6 +159,7 @@ impl Fault {
         Fault::EditReadsOutsideLock,
         Fault::InstanceLocalLock,
         Fault::StaleInstanceCache,
+        Fault::TornAcrossInstances,
     ];
 
     /// A stable kebab-case name.
@@ -194,6 +199,7 @@ impl Fault {
             Fault::EditReadsOutsideLock => "edit-reads-outside-lock",
             Fault::InstanceLocalLock => "instance-local-lock",
             Fault::StaleInstanceCache => "stale-instance-cache",
+            Fault::TornAcrossInstances => "torn-across-instances",
         }
     }
 
@@ -205,6 +211,7 @@ impl Fault {
                 | Fault::GuardCheckedApart
                 | Fault::EditReadsOutsideLock
                 | Fault::InstanceLocalLock
+                | Fault::TornAcrossInstances
         )
     }
 
@@ -267,6 +274,8 @@ impl Fault {
             // A read through the second instance after the batch returned what the storage no
             // longer holds.
             Fault::StaleInstanceCache => &["on instance 1): text differs"],
+            // A reader through the second instance saw the file torn.
+            Fault::TornAcrossInstances => &["(on instance 1) returned"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -310,6 +319,7 @@ impl Fault {
             Fault::GuardCheckedApart | Fault::InstanceLocalLock => ("cas-races", &K::Race),
             Fault::EditReadsOutsideLock => ("linearizable", &K::Linearizability),
             Fault::StaleInstanceCache => ("linearizable", &K::Outcome),
+            Fault::TornAcrossInstances => ("atomic-visibility", &K::TornRead),
         }
     }
 }

@@ -470,7 +470,8 @@ impl Harness {
 
         let writers = jobs.iter().filter(|l| l.iter().any(Job::mutates)).count();
         let explained = if writers <= 1 {
-            self.one_writer(&jobs, &done)?
+            let instances: Vec<u8> = lanes.iter().map(|l| l.instance).collect();
+            self.one_writer(&jobs, &done, &instances)?
         } else {
             self.race(&jobs, &done)?;
             self.some_order(&jobs, &done)?
@@ -532,7 +533,13 @@ impl Harness {
     }
 
     /// One lane mutates: its steps are the model's states, every other step must see one.
-    fn one_writer(&mut self, jobs: &[Vec<Job>], done: &[Done]) -> Result<String, Failure> {
+    /// `instances` names each lane's instance (a failure says which one read what).
+    fn one_writer(
+        &mut self,
+        jobs: &[Vec<Job>],
+        done: &[Done],
+        instances: &[u8],
+    ) -> Result<String, Failure> {
         let writer = jobs.iter().position(|l| l.iter().any(Job::mutates));
         let mut states = vec![self.model.clone()];
         let mut versions = Versions::default();
@@ -590,8 +597,14 @@ impl Harness {
             }
             self.stats.check();
             let Some(&(i, v)) = matching.iter().find(|(i, _)| *i >= lo && *i <= hi_time) else {
+                let on = match instances.get(d.lane) {
+                    Some(&i) if instances.iter().any(|&o| o != i) => {
+                        format!(" (on instance {i})")
+                    }
+                    _ => String::new(),
+                };
                 let what = format!(
-                    "a {} in lane {} returned {}",
+                    "a {} in lane {}{on} returned {}",
                     job.op.kind(),
                     d.lane,
                     d.seen.show()
