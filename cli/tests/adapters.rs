@@ -113,14 +113,15 @@ fn fixture(path: &str) -> std::path::PathBuf {
         .expect("the adapter")
 }
 
-fn check(adapter: &Path, properties: &[&str], dir: &Path) -> (Option<i32>, String) {
+fn check(adapter: &Path, seed: u64, properties: &[&str], dir: &Path) -> (Option<i32>, String) {
     let provider = format!("exec:python3 {} --test-control", adapter.display());
+    let seed = seed.to_string();
     let mut args = vec![
         "check",
         "--provider",
         &provider,
         "--seed",
-        "24228",
+        &seed,
         "--cases",
         "64",
     ];
@@ -144,44 +145,67 @@ fn check(adapter: &Path, properties: &[&str], dir: &Path) -> (Option<i32>, Strin
 /// Publishing by truncating the file and writing it again is invisible to every sequence when
 /// requests are served one at a time; killed between the truncation and the last byte, it leaves
 /// a file that is neither the old nor the new one, and only `crash` can see that. The real
-/// adapter at the same seed passes the same properties.
+/// adapter at the same seeds passes the same properties.
 #[test]
 fn an_adapter_that_rewrites_in_place_is_caught_by_crash_alone() {
     if !python_or_skip() {
         return;
     }
-    let good = tempfile::tempdir().expect("tempdir");
-    let (code, out) = check(
-        &fixture("python/seam_adapter.py"),
-        &["sequences", "crash"],
-        good.path(),
-    );
-    // Two properties of the run: incomplete (exit 3), not a failure.
-    assert_eq!(code, Some(3), "{out}");
-    assert!(out.contains("RESULT: INCOMPLETE"), "{out}");
-    assert!(out.contains("\n  sequences              passed"), "{out}");
-    assert!(out.contains("\n  crash                  passed"), "{out}");
+    // At the default seed with the sequences beside it; at two more, crash alone.
+    for (seed, properties) in [
+        (24228, &["sequences", "crash"][..]),
+        (1, &["crash"][..]),
+        (2, &["crash"][..]),
+    ] {
+        let sequences = properties.contains(&"sequences");
+        let good = tempfile::tempdir().expect("tempdir");
+        let (code, out) = check(
+            &fixture("python/seam_adapter.py"),
+            seed,
+            properties,
+            good.path(),
+        );
+        // Some properties of the run: incomplete (exit 3), not a failure.
+        assert_eq!(code, Some(3), "seed {seed}: {out}");
+        assert!(out.contains("RESULT: INCOMPLETE"), "seed {seed}: {out}");
+        assert!(
+            !sequences || out.contains("\n  sequences              passed"),
+            "seed {seed}: {out}"
+        );
+        assert!(
+            out.contains("\n  crash                  passed"),
+            "seed {seed}: {out}"
+        );
 
-    let bad = tempfile::tempdir().expect("tempdir");
-    let (code, out) = check(
-        &fixture("broken/truncate_in_place.py"),
-        &["sequences", "crash"],
-        bad.path(),
-    );
-    assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("\n  sequences              passed"), "{out}");
-    assert!(out.contains("\n  crash                  FAILED"), "{out}");
-    assert!(
-        out.contains("holds neither its old content (65568 bytes) nor its new one"),
-        "{out}"
-    );
-    let json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(bad.path().join("r.json")).expect("json written"),
-    )
-    .expect("json");
-    let crash = json[0]["properties"]
-        .as_array()
-        .and_then(|ps| ps.iter().find(|p| p["name"] == "crash"))
-        .expect("in the json");
-    assert_eq!(crash["status"]["status"], "failed", "{crash}");
+        let bad = tempfile::tempdir().expect("tempdir");
+        let (code, out) = check(
+            &fixture("broken/truncate_in_place.py"),
+            seed,
+            properties,
+            bad.path(),
+        );
+        assert_eq!(code, Some(1), "seed {seed}: {out}");
+        assert!(
+            !sequences || out.contains("\n  sequences              passed"),
+            "seed {seed}: {out}"
+        );
+        assert!(
+            out.contains("\n  crash                  FAILED"),
+            "seed {seed}: {out}"
+        );
+        assert!(
+            out.contains("holds neither its old content (") && out.contains("nor its new one ("),
+            "seed {seed}: {out}"
+        );
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(bad.path().join("r.json")).expect("json written"),
+        )
+        .expect("json");
+        let crash = json[0]["properties"]
+            .as_array()
+            .and_then(|ps| ps.iter().find(|p| p["name"] == "crash"))
+            .expect("in the json");
+        assert_eq!(crash["status"]["status"], "failed", "{crash}");
+        assert_eq!(crash["failure_kind"], "crash", "{crash}");
+    }
 }
