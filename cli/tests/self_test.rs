@@ -230,6 +230,13 @@ caught! {
     catches_a_lock_that_lives_in_one_instance => InstanceLocalLock,
     catches_an_instance_serving_a_stale_copy_of_what_another_changed => StaleInstanceCache,
     catches_a_rewrite_torn_for_readers_on_another_instance => TornAcrossInstances,
+    catches_a_backend_that_ignores_the_working_directory_it_is_given => IgnoresCwd,
+    catches_a_refusal_that_names_the_normalised_path => RefusalNamesNormalised,
+    catches_a_stat_through_a_file_that_answers_an_error => StatThroughFileErrors,
+    catches_a_reused_target_that_follows_a_new_link => ReusedTargetFollowsNewLink,
+    catches_a_staging_name_that_overflows_on_long_names => StagingNameOverflows,
+    catches_a_listing_refused_through_a_link => RefusesListingThroughLink,
+    catches_a_file_url_that_leaves_reserved_characters => FileUrlLeavesReserved,
 }
 
 #[test]

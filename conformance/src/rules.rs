@@ -57,6 +57,8 @@ const READS: Option<Capability> = Some(Capability::ReadFence);
 
 rules! {
     PathBlank = "path.blank", CORE, "a blank path is FS_NOT_FOUND with the blank-path text";
+    PathRefusedAsGiven = "path.refused-as-given", CORE, "a refused spelling (a NUL, an over-long name) with `./`, `..` or a trailing slash is named as given, not normalised";
+    PathCwd = "path.cwd", CORE, "a relative path resolves against the working directory the call gives (ResolveOptions::cwd), not the backend's own";
     PathNul = "path.nul", CORE, "a path with a NUL byte is FS_NOT_FOUND naming the raw path";
     PathNameMax = "path.name-max", CORE, "a 255-byte component is a valid name (a file can be created under it)";
     PathNameTooLong = "path.name-too-long", CORE, "a 256-byte component is FS_NOT_FOUND";
@@ -66,6 +68,8 @@ rules! {
     KeyAlias = "key.alias", LINKS, "two spellings of one object through a symlink get one key";
     KeyMissingUnderLink = "key.missing-under-link", LINKS, "a missing path under a symlinked directory is keyed under the real directory";
     TargetReused = "target.reused-after-change", CORE, "a target resolved earlier acts on what is at its key now, after the world changed";
+    TargetParentNowFile = "target.parent-now-file", CORE, "a target resolved earlier whose parent has since become a regular file: stat finds nothing, reads and mutations fail coded, nothing changes";
+    TargetKeyNowLink = "target.key-now-link", LINKS, "a target resolved earlier whose key has since become a live link: a write or an edit never follows it (FS_NOT_REGULAR_FILE)";
     StatFollows = "stat.follows-links", LINKS, "stat follows links to the object";
     StatDanglingAbsent = "stat.dangling-is-absent", LINKS, "stat of a dangling link is absent";
     StatDirNoSize = "stat.dir-no-size", CORE, "a directory has no size";
@@ -98,6 +102,7 @@ rules! {
     ListDirNoSize = "list.dir-no-size", CORE, "a listed directory has no size";
     ListNotDirectory = "list.not-directory", CORE, "listing a file is FS_NOT_DIRECTORY";
     ListMissing = "list.missing", CORE, "listing nothing is FS_NOT_FOUND";
+    ListThroughLink = "list.through-link", LINKS, "a directory asked for through a link to it is listed";
     WriteCreate = "write.create", CORE, "a write creates a file";
     WriteReplace = "write.replace", CORE, "an unguarded write replaces a file";
     WriteCreateIfAbsentExists = "write.create-if-absent-exists", CORE, "create-if-absent on an existing file is FS_NOT_OBSERVED, file untouched";
@@ -108,6 +113,7 @@ rules! {
     WriteDanglingLink = "write.dangling-link", LINKS, "writing a dangling link is FS_NOT_REGULAR_FILE, guarded or not; the link stays";
     WriteThroughLink = "write.through-link", LINKS, "a write through a live link lands on its target and the link stays a link";
     WriteParents = "write.creates-parents", CORE, "missing parent directories are created";
+    WriteLongName = "write.long-name", CORE, "a file whose name is 200 to 255 bytes long is written and edited like any other (a staging name built from it must still fit)";
     WriteParentNotDir = "write.parent-not-directory", LINKS, "a write that would create its parent through a dangling link is FS_NOT_FOUND";
     WriteNewMode = "write.new-mode", MODES, "a new file is 0600";
     WriteKeepsMode = "write.keeps-mode", MODES, "a replaced file keeps its permission bits";
@@ -151,6 +157,7 @@ rules! {
     CancelCreatedParents = "cancel.created-parents", CANCEL, "a cancelled write removes the parent directories it created";
     FactsProcessPath = "facts.process-path", CORE, "process_path is the real path in the provider's world";
     FactsFileUrl = "facts.file-url", CORE, "file_url is a percent-encoded file:// URL of process_path";
+    FactsFileUrlEscapes = "facts.file-url-escapes", CORE, "a file URL percent-encodes `?`, `#`, `%` and space in names";
     FactsContains = "facts.contains", CORE, "contains is true for an object beneath a directory";
     FactsContainsPrefix = "facts.contains-sibling", CORE, "contains is false for a sibling whose name extends the parent's (`d` and `dd`)";
     FactsContainsAlias = "facts.contains-alias", LINKS, "contains follows identity through a link alias";

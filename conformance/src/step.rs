@@ -343,6 +343,11 @@ pub struct Step {
     /// storage ([`crate::Factory::reopen`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub instance: u8,
+    /// The working directory the step's relative paths resolve against
+    /// ([`seam::ResolveOptions::cwd`]), relative to the test root (`d`, `l`); `None`: the root
+    /// itself. A backend that resolves against its own working directory instead departs here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 impl Step {
@@ -354,6 +359,7 @@ impl Step {
             reuse: false,
             sandbox: None,
             instance: 0,
+            cwd: None,
         }
     }
 
@@ -483,6 +489,10 @@ pub fn describe(step: &Step) -> String {
     } else {
         op
     };
+    let op = match &step.cwd {
+        Some(cwd) => format!("{op} in {ROOT_TOKEN}/{cwd}"),
+        None => op,
+    };
     let op = if step.reuse {
         format!("{op} (earlier target)")
     } else {
@@ -553,6 +563,7 @@ mod tests {
             reuse: true,
             sandbox: None,
             instance: 0,
+            cwd: None,
         };
         let json = serde_json::to_string(&step).expect("json");
         assert_eq!(

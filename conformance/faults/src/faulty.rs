@@ -128,6 +128,31 @@ impl Faulty {
             _ => None,
         }
     }
+    /// [`Fault::IgnoresCwd`]: the working directory the call gives replaced by the root.
+    fn cwd_of<'a>(&'a self, options: ResolveOptions<'a>) -> ResolveOptions<'a> {
+        if self.fault == Fault::IgnoresCwd {
+            ResolveOptions {
+                cwd: Some(&self.root),
+            }
+        } else {
+            options
+        }
+    }
+
+    /// [`Fault::RefusalNamesNormalised`]: a refusal of a spelling naming it normalised.
+    fn refusal(&self, e: FsError, path: &str, options: ResolveOptions<'_>) -> FsError {
+        if self.fault != Fault::RefusalNamesNormalised {
+            return e;
+        }
+        let raw = seam::paths::raw_display(path, options.cwd.unwrap_or(&self.root));
+        let normal = seam::paths::lexical(&raw);
+        if e.code() == FsErrorCode::NotFound && raw != normal && e.message().contains(&raw) {
+            FsError::new(e.code(), e.message().replace(&raw, &normal))
+        } else {
+            e
+        }
+    }
+
     /// [`Fault::TornAcrossInstances`]: this instance's reads wait for its writes.
     async fn own_reads_wait(&self) -> Option<futures_util::lock::MutexGuard<'_, ()>> {
         if self.fault == Fault::TornAcrossInstances {
@@ -340,7 +365,12 @@ impl FileSystem for Faulty {
         options: ResolveOptions<'_>,
         signal: &Signal,
     ) -> Result<FsTarget, FsError> {
-        let t = self.inner.resolve(path, options, signal).await?;
+        let options = self.cwd_of(options);
+        let t = self
+            .inner
+            .resolve(path, options, signal)
+            .await
+            .map_err(|e| self.refusal(e, path, options))?;
         if self.fault == Fault::TargetPinsContent {
             let bytes = self.raw(&t).await;
             let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
@@ -360,7 +390,7 @@ impl FileSystem for Faulty {
     }
 
     fn file_url(&self, target: &FsTarget) -> String {
-        self.inner.file_url(target)
+        self.url_shown(self.inner.file_url(target))
     }
 
     fn contains(&self, parent: &FsTarget, child: &FsTarget) -> bool {
@@ -377,6 +407,11 @@ impl FileSystem for Faulty {
             }
         }
         let info = self.inner.stat(target, signal).await?;
+        if info.is_none()
+            && let Some(e) = self.stat_through_file(target)
+        {
+            return Err(e);
+        }
         Ok(info.map(|i| FsInfo {
             version: self.shown(i.version, i.kind == FsKind::Directory, target.key.as_str()),
             ..i
@@ -389,7 +424,12 @@ impl FileSystem for Faulty {
         options: ResolveOptions<'_>,
         signal: &Signal,
     ) -> Result<Option<FsPathInfo>, FsError> {
-        let info = self.inner.lstat(path, options, signal).await?;
+        let options = self.cwd_of(options);
+        let info = self
+            .inner
+            .lstat(path, options, signal)
+            .await
+            .map_err(|e| self.refusal(e, path, options))?;
         let key = match self.inner.resolve(path, options, &Signal::none()).await {
             Ok(t) => t.key.as_str().to_string(),
             Err(_) => path.to_string(),
@@ -538,6 +578,9 @@ impl FileSystem for Faulty {
         target: &FsTarget,
         signal: &Signal,
     ) -> Result<Vec<FsDirEntry>, FsError> {
+        if let Some(e) = self.listing_through_link(target) {
+            return Err(e);
+        }
         let mut entries = self.inner.list_dir(target, signal).await?;
         if self.fault == Fault::LocaleOrderedListing {
             entries.sort_by(|a, b| {
@@ -563,6 +606,11 @@ impl FileSystem for Faulty {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<WriteOutcome, FsError> {
+        if let Some(e) = self.staging_overflow(target, Verb::Write) {
+            return Err(e);
+        }
+        let by_name = self.by_name(target).await;
+        let target = &by_name;
         if self.fault == Fault::StaleInstanceCache {
             // This instance's own changes drop its copy: right within one instance.
             self.forget(target);
@@ -668,6 +716,11 @@ impl FileSystem for Faulty {
         if self.fault == Fault::PanicsInEdit {
             panic!("a deliberately broken edit_text");
         }
+        if let Some(e) = self.staging_overflow(target, Verb::Edit) {
+            return Err(e);
+        }
+        let by_name = self.by_name(target).await;
+        let target = &by_name;
         if self.fault == Fault::StaleInstanceCache {
             self.forget(target);
             return self

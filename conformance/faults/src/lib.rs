@@ -17,6 +17,7 @@
 mod concurrency;
 mod factory;
 mod faulty;
+mod states;
 mod text;
 
 pub use factory::FaultyFactory;
@@ -120,11 +121,30 @@ pub enum Fault {
     /// instance and that the instance's own reads take: whole files through the writing
     /// instance, an empty or half-written one through a second instance over the same storage.
     TornAcrossInstances,
+    /// Relative paths resolve against the backend's own working directory (the root it was
+    /// set up in), whatever working directory the call gives.
+    IgnoresCwd,
+    /// A refused spelling (a NUL, an over-long name) is named normalised (`./a\0b` as
+    /// `/root/a\0b`), not as given.
+    RefusalNamesNormalised,
+    /// `stat` of a target whose parent has become a regular file answers an error, where the
+    /// contract says nothing is there.
+    StatThroughFileErrors,
+    /// A write or an edit resolves its target again by name: a link that appeared at the key
+    /// since it was resolved is followed.
+    ReusedTargetFollowsNewLink,
+    /// The staging name is the target's name and a 22-byte suffix: a name over 233 bytes cannot
+    /// be written or edited.
+    StagingNameOverflows,
+    /// A listing asked through a link to a directory is refused.
+    RefusesListingThroughLink,
+    /// A file URL leaves `?`, `#` and space unencoded.
+    FileUrlLeavesReserved,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 35] = [
+    pub const ALL: [Fault; 42] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -160,6 +180,13 @@ impl Fault {
         Fault::InstanceLocalLock,
         Fault::StaleInstanceCache,
         Fault::TornAcrossInstances,
+        Fault::IgnoresCwd,
+        Fault::RefusalNamesNormalised,
+        Fault::StatThroughFileErrors,
+        Fault::ReusedTargetFollowsNewLink,
+        Fault::StagingNameOverflows,
+        Fault::RefusesListingThroughLink,
+        Fault::FileUrlLeavesReserved,
     ];
 
     /// A stable kebab-case name.
@@ -200,6 +227,13 @@ impl Fault {
             Fault::InstanceLocalLock => "instance-local-lock",
             Fault::StaleInstanceCache => "stale-instance-cache",
             Fault::TornAcrossInstances => "torn-across-instances",
+            Fault::IgnoresCwd => "ignores-cwd",
+            Fault::RefusalNamesNormalised => "refusal-names-normalised",
+            Fault::StatThroughFileErrors => "stat-through-file-errors",
+            Fault::ReusedTargetFollowsNewLink => "reused-target-follows-new-link",
+            Fault::StagingNameOverflows => "staging-name-overflows",
+            Fault::RefusesListingThroughLink => "refuses-listing-through-link",
+            Fault::FileUrlLeavesReserved => "file-url-leaves-reserved",
         }
     }
 
@@ -276,6 +310,13 @@ impl Fault {
             Fault::StaleInstanceCache => &["on instance 1): text differs"],
             // A reader through the second instance saw the file torn.
             Fault::TornAcrossInstances => &["(on instance 1) returned"],
+            Fault::IgnoresCwd => &["in {root}/"],
+            Fault::RefusalNamesNormalised => &["wrong message"],
+            Fault::StatThroughFileErrors => &["expected success, got FS_NOT_FOUND"],
+            Fault::ReusedTargetFollowsNewLink => &["expected FS_NOT_REGULAR_FILE"],
+            Fault::StagingNameOverflows => &["File name too long"],
+            Fault::RefusesListingThroughLink => &["expected success, got FS_NOT_DIRECTORY"],
+            Fault::FileUrlLeavesReserved => &["not a file:// URL"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -320,6 +361,13 @@ impl Fault {
             Fault::EditReadsOutsideLock => ("linearizable", &K::Linearizability),
             Fault::StaleInstanceCache => ("linearizable", &K::Outcome),
             Fault::TornAcrossInstances => ("atomic-visibility", &K::TornRead),
+            Fault::IgnoresCwd => ("sequences", &K::KeyIdentity),
+            Fault::RefusalNamesNormalised => ("sequences", &K::Message),
+            Fault::StatThroughFileErrors
+            | Fault::ReusedTargetFollowsNewLink
+            | Fault::StagingNameOverflows
+            | Fault::RefusesListingThroughLink => ("sequences", &K::Outcome),
+            Fault::FileUrlLeavesReserved => ("sequences", &K::PathFacts),
         }
     }
 }

@@ -124,6 +124,14 @@ fn spelling() -> BoxedStrategy<String> {
         1 => pick(vec!["", "  "]).prop_map(str::to_string),
         1 => Just("a\0b".to_string()),
         1 => Just("x".repeat(256)),
+        // Refused spellings that normalisation would change: the refusal names them as given.
+        2 => pick(vec![
+            "./a\0b".to_string(),
+            "d/../a\0b".to_string(),
+            "a\0b/".to_string(),
+            format!("./{}", "x".repeat(256)),
+            format!("d/../{}/", "x".repeat(256)),
+        ]),
     ]
     .boxed()
 }
@@ -305,6 +313,16 @@ fn read_interference() -> BoxedStrategy<Interfere> {
     prop_oneof![95 => Just(Interfere::None), 5 => Just(Interfere::CancelledBeforeStart)].boxed()
 }
 
+/// The working directory a step's relative paths resolve against, now and then: a directory,
+/// a sibling whose name extends it, a link to one (taken lexically), or nothing there.
+fn cwd() -> BoxedStrategy<Option<String>> {
+    prop::option::weighted(
+        0.08,
+        pick(vec!["d", "d/d", "dd", "l", "e"]).prop_map(str::to_string),
+    )
+    .boxed()
+}
+
 /// Whether a step uses a target resolved earlier (about one in seven).
 fn reuse() -> BoxedStrategy<bool> {
     prop::bool::weighted(0.15).boxed()
@@ -354,13 +372,14 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
         || prop_oneof![4 => file_spelling(), 1 => spelling_hinted(hints, &hints.paths)].boxed();
     let dir_spelling = || spelling_hinted(hints, &hints.dirs);
     let read = |op: BoxedStrategy<Op>| {
-        (op, read_interference(), reuse())
-            .prop_map(|(op, interfere, reuse)| Step {
+        (op, read_interference(), reuse(), cwd())
+            .prop_map(|(op, interfere, reuse, cwd)| Step {
                 reuse: reuse && op.takes_target(),
                 op,
                 interfere,
                 sandbox: None,
                 instance: 0,
+                cwd,
             })
             .boxed()
     };
@@ -400,8 +419,9 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
         write_guard,
         reuse(),
         fence::call_sandbox(policies),
+        cwd(),
     )
-        .prop_flat_map(move |(path, content, guard, reuse, sandbox)| {
+        .prop_flat_map(move |(path, content, guard, reuse, sandbox, cwd)| {
             // A competitor only matters where nothing was there to replace.
             let competitors = !matches!(guard, WriteGuard::ReplaceIfVersion(_));
             mutation_interference(caps, competitors).prop_map(move |interfere| Step {
@@ -414,6 +434,7 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
                 reuse,
                 sandbox: sandbox.clone(),
                 instance: 0,
+                cwd: cwd.clone(),
             })
         })
         .boxed();
@@ -426,10 +447,10 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
         prop::option::weighted(0.25, version_ref()),
         mutation_interference(caps, false),
         reuse(),
-        fence::call_sandbox(policies),
+        (fence::call_sandbox(policies), cwd()),
     )
         .prop_map(
-            |(path, old, new, replace_all, guard, interfere, reuse, sandbox)| Step {
+            |(path, old, new, replace_all, guard, interfere, reuse, (sandbox, cwd))| Step {
                 op: Op::Edit {
                     path,
                     old,
@@ -441,6 +462,7 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
                 reuse,
                 sandbox,
                 instance: 0,
+                cwd,
             },
         )
         .boxed();

@@ -269,6 +269,96 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
             })
             .boxed(),
     ));
+    // A target resolved, then its parent replaced by a file: stat finds nothing, the rest
+    // fail coded.
+    recipes.push((
+        2,
+        (name(), 0u8..5)
+            .prop_map(|(n, k)| {
+                let path = format!("d/{n}");
+                let mut last = Step::plain(match k {
+                    0 | 1 => Op::Stat { path: path.clone() },
+                    2 => Op::ReadText { path: path.clone() },
+                    3 => Op::Write {
+                        path: path.clone(),
+                        content: "x\n".into(),
+                        guard: WriteGuard::None,
+                    },
+                    _ => Op::Edit {
+                        path: path.clone(),
+                        old: "one".into(),
+                        new: "two".into(),
+                        replace_all: false,
+                        guard: None,
+                    },
+                });
+                last.reuse = true;
+                vec![
+                    world(WorldOp::Write {
+                        path: path.clone(),
+                        bytes: b"one\n".to_vec(),
+                        mode: 0o644,
+                    }),
+                    Step::plain(Op::Stat { path }),
+                    world(WorldOp::Remove { path: "d".into() }),
+                    world(WorldOp::Write {
+                        path: "d".into(),
+                        bytes: b"now a file\n".to_vec(),
+                        mode: 0o644,
+                    }),
+                    last,
+                ]
+            })
+            .boxed(),
+    ));
+    // A name of 200 to 255 bytes, created, replaced and edited (a backend's staging name built
+    // from it may not fit).
+    recipes.push((
+        2,
+        (pick(vec![200usize, 233, 234, 240, 254]), any::<bool>())
+            .prop_map(|(len, guarded)| {
+                let n = "L".repeat(len);
+                vec![
+                    write(&n, "one\n".into(), WriteGuard::None),
+                    write(
+                        &n,
+                        "one two\n".into(),
+                        if guarded {
+                            WriteGuard::ReplaceIfVersion(crate::step::VersionRef::Target)
+                        } else {
+                            WriteGuard::None
+                        },
+                    ),
+                    Step::plain(Op::Edit {
+                        path: n,
+                        old: "two".into(),
+                        new: "three".into(),
+                        replace_all: false,
+                        guard: None,
+                    }),
+                ]
+            })
+            .boxed(),
+    ));
+    // Names a file URL must percent-encode, asked for their path facts.
+    recipes.push((
+        1,
+        pick(vec!["q?", "s p", "h#", "p%", "a?b#c d%e"])
+            .prop_map(|n| {
+                vec![
+                    world(WorldOp::Write {
+                        path: n.to_string(),
+                        bytes: b"x\n".to_vec(),
+                        mode: 0o644,
+                    }),
+                    Step::plain(Op::Facts {
+                        path: n.to_string(),
+                        other: ".".into(),
+                    }),
+                ]
+            })
+            .boxed(),
+    ));
     if caps.cancel_points {
         // A competitor appears where nothing was.
         let mut kinds = vec![Competitor::File("theirs\n".into()), Competitor::Dir];
@@ -371,6 +461,73 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                             Op::Stat { path }
                         } else {
                             Op::Resolve { path }
+                        }),
+                    ]
+                })
+                .boxed(),
+        ));
+        // A target resolved, then a live link put at its key: a write or an edit must not
+        // follow it; a read does.
+        recipes.push((
+            2,
+            (name(), 0u8..4)
+                .prop_map(|(n, k)| {
+                    let path = n.clone();
+                    let mut last = Step::plain(match k {
+                        0 | 1 => Op::Write {
+                            path: path.clone(),
+                            content: "mine\n".into(),
+                            guard: WriteGuard::None,
+                        },
+                        2 => Op::Edit {
+                            path: path.clone(),
+                            old: "one".into(),
+                            new: "two".into(),
+                            replace_all: false,
+                            guard: None,
+                        },
+                        _ => Op::ReadText { path: path.clone() },
+                    });
+                    last.reuse = true;
+                    vec![
+                        world(WorldOp::Write {
+                            path: path.clone(),
+                            bytes: b"one\n".to_vec(),
+                            mode: 0o644,
+                        }),
+                        world(WorldOp::Write {
+                            path: "e/b".into(),
+                            bytes: b"one elsewhere\n".to_vec(),
+                            mode: 0o644,
+                        }),
+                        Step::plain(Op::Stat { path: path.clone() }),
+                        world(WorldOp::Remove { path: path.clone() }),
+                        world(WorldOp::Symlink {
+                            path,
+                            target: "e/b".into(),
+                        }),
+                        last,
+                    ]
+                })
+                .boxed(),
+        ));
+        // A directory listed through a link to it.
+        recipes.push((
+            1,
+            (name(), pick(vec!["d", "/d"]), pick(vec!["l", "m"]))
+                .prop_map(|(n, target, link)| {
+                    vec![
+                        world(WorldOp::Write {
+                            path: format!("d/{n}"),
+                            bytes: b"x\n".to_vec(),
+                            mode: 0o644,
+                        }),
+                        world(WorldOp::Symlink {
+                            path: link.to_string(),
+                            target: target.to_string(),
+                        }),
+                        Step::plain(Op::ListDir {
+                            path: link.to_string(),
                         }),
                     ]
                 })

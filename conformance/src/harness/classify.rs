@@ -84,7 +84,40 @@ impl Harness {
         }
     }
 
+    /// A target resolved earlier, used after the world changed: what became of its key.
+    pub(super) fn classify_reused(&mut self, step: &crate::step::Step, r: &Resolved) {
+        let key = &r.key.0;
+        let parent_is_file = (1..key.len()).any(|n| {
+            matches!(
+                self.model.entry_at(&seam_model::Key(key[..n].to_vec())),
+                Some(SnapEntry::File { .. })
+            )
+        });
+        if parent_is_file {
+            self.hit(Rule::TargetParentNowFile);
+        }
+        let mutation = matches!(
+            step.op,
+            crate::step::Op::Write { .. } | crate::step::Op::Edit { .. }
+        );
+        if mutation
+            && matches!(self.model.entry_at(&r.key), Some(SnapEntry::Symlink { .. }))
+            && matches!(
+                self.model.followed_entry(&r.key),
+                Some(SnapEntry::File { .. })
+            )
+        {
+            self.hit(Rule::TargetKeyNowLink);
+        }
+    }
+
     pub(super) fn classify_resolve_error(&mut self, path: &str, e: &ModelError) {
+        let refused =
+            path.contains('\0') || path.split('/').any(|c| c.len() > seam::paths::NAME_MAX);
+        let raw = seam::paths::raw_display(path, &self.cwd_abs);
+        if refused && !path.trim().is_empty() && seam::paths::lexical(&raw) != raw {
+            self.hit(Rule::PathRefusedAsGiven);
+        }
         let rule = if path.trim().is_empty() {
             Rule::PathBlank
         } else if path.contains('\0') {

@@ -40,7 +40,16 @@ impl Harness {
         let url = self.fs.file_url(&t);
         self.stats.check();
         match seam::paths::file_url_path(&url) {
-            Some(p) if p == pp => self.hit(Rule::FactsFileUrl),
+            Some(p) if p == pp => {
+                self.hit(Rule::FactsFileUrl);
+                if r.key
+                    .0
+                    .last()
+                    .is_some_and(|n| n.contains(['?', '#', '%', ' ']))
+                {
+                    self.hit(Rule::FactsFileUrlEscapes);
+                }
+            }
             _ => {
                 return Err(fail(
                     FailureKind::PathFacts,

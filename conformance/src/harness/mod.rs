@@ -148,13 +148,18 @@ pub struct Harness {
     tokens: Vec<String>,
     latest: HashMap<Key, (Version, FsVersion)>,
     root: String,
+    /// The working directory of the running step, relative to the root (`None`: the root).
+    cwd: Option<String>,
+    /// The working directory the provider is given: the root, or the root joined with `cwd`.
+    cwd_abs: String,
     process_root: String,
     caps: Capabilities,
     config: HarnessConfig,
     last_expected_code: Option<seam::FsErrorCode>,
     /// The world as read back after the previous step.
     before: BTreeMap<String, SnapEntry>,
-    /// Targets by rendered spelling, for steps that reuse one.
+    /// Targets by rendered spelling (joined to the step's working directory), for steps that
+    /// reuse one.
     targets: HashMap<String, Earlier>,
     /// Bumped by every change of the world (a world step or a mutation).
     epoch: u64,
@@ -288,6 +293,8 @@ impl Harness {
             history: Vec::new(),
             tokens: Vec::new(),
             latest: HashMap::new(),
+            cwd: None,
+            cwd_abs: root.clone(),
             root,
             process_root,
             caps,
@@ -351,7 +358,18 @@ impl Harness {
 
     fn opts(&self) -> ResolveOptions<'_> {
         ResolveOptions {
-            cwd: Some(&self.root),
+            cwd: Some(&self.cwd_abs),
+        }
+    }
+
+    /// `path` as the model takes it (against the root): a relative, non-blank spelling joined
+    /// to the step's working directory, the way the contract's `raw_display` joins it.
+    fn spelled(&self, path: &str) -> String {
+        match &self.cwd {
+            Some(cwd) if !path.trim().is_empty() && !path.starts_with('/') => {
+                format!("{cwd}/{path}")
+            }
+            _ => path.to_string(),
         }
     }
 
@@ -497,6 +515,12 @@ impl Harness {
         self.pending.clear();
         self.pending_laws.clear();
         self.denied_root = None;
+        // Relative paths resolve against the step's working directory.
+        self.cwd = step.cwd.clone();
+        self.cwd_abs = match &step.cwd {
+            Some(cwd) => format!("{}/{cwd}", self.root),
+            None => self.root.clone(),
+        };
         // A step on the second instance runs with it in the subject's place.
         let swapped = match step.instance {
             0 => None,

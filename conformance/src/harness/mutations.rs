@@ -96,6 +96,9 @@ impl Harness {
         if fence.denial.is_none() {
             self.classify_write(&before, guard, &step.interfere, &result);
         }
+        if result.outcome.is_ok() && long_name(&r) {
+            self.hit(Rule::WriteLongName);
+        }
         let real = self.real(&r);
         self.outcome(&result.outcome, &actual, |h, m, a| {
             same(
@@ -192,6 +195,9 @@ impl Harness {
         if fence.denial.is_none() {
             self.classify_edit(&before, &step.interfere, &expected);
         }
+        if expected.is_ok() && long_name(&r) {
+            self.hit(Rule::WriteLongName);
+        }
         let real = self.real(&r);
         self.outcome(&expected, &actual, |h, m, a| {
             same(FailureKind::Outcome, "before", &m.1, &a.before)?;
@@ -276,4 +282,9 @@ impl Harness {
             )),
         }
     }
+}
+
+/// Whether the target's name is 200 bytes or longer (a staging name built from it may not fit).
+fn long_name(r: &Resolved) -> bool {
+    r.key.0.last().is_some_and(|n| n.len() >= 200)
 }

@@ -139,14 +139,18 @@ impl Harness {
         path: &str,
         rec: &mut StepRecord,
     ) -> Result<Option<(FsTarget, Resolved)>, Failure> {
-        let expected = self.model.resolve(path);
+        let spelled = self.spelled(path);
+        let expected = self.model.resolve(&spelled);
         let actual = self.fs.resolve(path, self.opts(), &Signal::none()).await;
         if let (Ok(r), Ok(t)) = (&expected, &actual) {
             self.last_expected_code = None;
             self.key_check(r, t)?;
-            self.classify_resolved(path, r);
+            self.classify_resolved(&spelled, r);
+            if spelled != path {
+                self.hit(Rule::PathCwd);
+            }
             self.targets.insert(
-                path.to_string(),
+                spelled,
                 Earlier {
                     target: t.clone(),
                     model: r.clone(),
@@ -175,10 +179,11 @@ impl Harness {
         rec: &mut StepRecord,
     ) -> Result<Option<(FsTarget, Resolved)>, Failure> {
         if step.reuse
-            && let Some(e) = self.targets.get(path).cloned()
+            && let Some(e) = self.targets.get(&self.spelled(path)).cloned()
         {
             if e.epoch != self.epoch {
                 self.hit(Rule::TargetReused);
+                self.classify_reused(step, &e.model);
             }
             return Ok(Some((e.target, e.model)));
         }
@@ -219,7 +224,7 @@ impl Harness {
     }
 
     async fn lstat_step(&mut self, path: &str, rec: &mut StepRecord) -> Check {
-        let expected = self.model.lstat(path);
+        let expected = self.model.lstat(&self.spelled(path));
         let actual = self.fs.lstat(path, self.opts(), &Signal::none()).await;
         rec.expected = format!("{expected:?}");
         rec.actual = match (&expected, &actual) {
@@ -242,7 +247,7 @@ impl Harness {
         {
             self.hit(Rule::LstatSymlink);
         }
-        let key = self.model.resolve(path).ok().map(|r| r.key);
+        let key = self.model.resolve(&self.spelled(path)).ok().map(|r| r.key);
         self.outcome(&expected, &actual, |h, m, a| match (m, a) {
             (None, None) => Ok(()),
             (Some(m), Some(a)) => {
@@ -341,6 +346,14 @@ impl Harness {
                 .map(|v| names(&v.iter().map(|e| (e.name.clone(), e.kind)).collect()))
         );
         self.classify_list(&expected);
+        if expected.is_ok()
+            && matches!(
+                self.model.lstat(&self.spelled(path)),
+                Ok(Some(ref i)) if i.kind == FsPathKind::Symlink
+            )
+        {
+            self.hit(Rule::ListThroughLink);
+        }
         let real = self.real(&r);
         self.outcome(&expected, &actual, |h, m, a| {
             let an: Vec<String> = a.iter().map(|e| e.name.clone()).collect();

@@ -857,7 +857,12 @@ fn check_shape(lanes: &[Lane]) -> Check {
                     | Op::Write { .. }
                     | Op::Edit { .. }
             );
-            if !ok || s.interfere != crate::step::Interfere::None || s.instance != 0 || s.reuse {
+            if !ok
+                || s.interfere != crate::step::Interfere::None
+                || s.instance != 0
+                || s.reuse
+                || s.cwd.is_some()
+            {
                 return Err(setup(format!(
                     "a group runs reads, stats, writes and edits, plain (the lane names the instance): not {}",
                     crate::step::describe(s)
