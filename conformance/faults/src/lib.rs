@@ -263,6 +263,11 @@ impl Fault {
             Fault::VersionWithoutCtime => {
                 (property, &[FailureKind::VersionLaw, FailureKind::Outcome])
             }
+            // Let through, the write escapes — or, cancelled at a checkpoint only a write let
+            // through reaches, it is aborted where the fence had to deny it.
+            Fault::FenceIgnoresItsDefault => {
+                (property, &[FailureKind::Sandbox, FailureKind::Outcome])
+            }
             _ => (property, std::slice::from_ref(kind)),
         }
     }
@@ -293,7 +298,7 @@ impl Fault {
             Fault::FencePrefixWithoutSeparator => &["ws2"],
             Fault::FenceChecksKeyThenOpensByName => &["swapped for a link"],
             Fault::FenceNewFileParentOnly => &["ws/dang"],
-            Fault::FenceIgnoresItsDefault => &["an escape"],
+            Fault::FenceIgnoresItsDefault => &["an escape", "expected FS_SANDBOX_DENIED"],
             Fault::FenceReadsCheckKeyThenOpenByName => &["followed a directory swapped for a link"],
             Fault::ResetsModeOnRewrite => &["mode 644"],
             Fault::TruncatesInPlace => &[
