@@ -138,7 +138,8 @@ pub enum NotKillable {
     /// loses the storage itself, which the contract allows. The property does not apply.
     Volatile(String),
     /// The suite cannot kill it here (a server someone else started, a factory that offers no
-    /// process): the property does not run, and says why.
+    /// process): like a capability not claimed, the property reports `not claimed` with this
+    /// reason, and its rules need a backend the gate can kill.
     Cannot(String),
     /// Starting it failed.
     Failed(String),

@@ -254,6 +254,16 @@ pub fn run_suite(
                     }
                     r.status = Status::DoesNotApply(reason);
                 }
+                Some(NotChecked::NotOffered {
+                    reason,
+                    need,
+                    rules,
+                }) => {
+                    for rule in rules {
+                        not_applying.insert(rule, need.clone());
+                    }
+                    r.status = Status::NotClaimed(reason);
+                }
                 None => {}
             },
             Err(f) => {

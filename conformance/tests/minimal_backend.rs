@@ -439,4 +439,12 @@ fn the_minimal_backend_passes_the_default_run() {
     let report = run_suite(Arc::new(MiniFactory), &config, &mut |_| {}).expect("the suite ran");
     println!("{}", report.render());
     assert_eq!(report.verdict, Verdict::Pass, "{}", report.render());
+    // It offers no process to kill: `crash` says so, like a capability not claimed, and its
+    // rules need a backend the gate can kill.
+    let text = report.render();
+    assert!(
+        text.contains("crash                  not claimed: the gate cannot kill this backend"),
+        "{text}"
+    );
+    assert!(text.contains("need a backend the gate can kill"), "{text}");
 }

@@ -22,7 +22,9 @@
 //! new), but it is not a crash: the rounds count how many kills landed mid-mutation, and a run
 //! where none did checked nothing and says so. A backend whose storage lives in its process
 //! (an in-memory store) loses it whole in a crash, as the contract allows: the property does
-//! not apply to it.
+//! not apply to it. A factory that offers no killable backend (one that does not implement
+//! `killable`, a server given by address) is like a capability not claimed: the report says
+//! `not claimed` with the reason, and the crash rules need a backend the gate can kill.
 
 use super::{Context, NotChecked, Property, Run};
 use crate::factory::{Killable, NotKillable, Subject};
@@ -142,9 +144,11 @@ impl Property for Crash {
                     return Ok(());
                 }
                 Err(NotKillable::Cannot(why)) => {
-                    out.not_checked = Some(NotChecked::NotRun(format!(
-                        "the gate cannot kill this backend: {why}"
-                    )));
+                    out.not_checked = Some(NotChecked::NotOffered {
+                        reason: format!("the gate cannot kill this backend: {why}"),
+                        need: "a backend the gate can kill".into(),
+                        rules,
+                    });
                     return Ok(());
                 }
                 Err(NotKillable::Failed(why)) => return Err(fail(FailureKind::Setup, why)),

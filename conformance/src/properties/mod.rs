@@ -144,6 +144,17 @@ pub enum NotChecked {
         /// The rules that do not apply for the same reason.
         rules: Vec<Rule>,
     },
+    /// The way the backend was given offers no means to check this (a Rust factory without
+    /// [`crate::Factory::killable`], a server given by address): like a capability not claimed,
+    /// reported as not claimed with the reason, and its `rules` need what is missing.
+    NotOffered {
+        /// Why, for people.
+        reason: String,
+        /// What the rules need, for people ("a backend the gate can kill").
+        need: String,
+        /// The rules that need it.
+        rules: Vec<Rule>,
+    },
 }
 
 /// The breadth of a run's generated sequences, which the report heads with.

@@ -282,9 +282,14 @@ async fn a_killed_writers_staging_is_swept_at_once_but_a_live_one_and_a_stranger
     let dead_file = f.p(".seam-stage-00000000deadf11e");
     std::fs::write(&dead_file, b"half").expect("dead staged file");
     std::fs::set_permissions(&dead_file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    // Someone else's entries that only look like staging by name: another mode, another
-    // content. They stay.
-    let stranger = f.p(".seam-stage-000000000000f00d");
+    // A staged file already given its target's mode, its writer killed before the rename.
+    let dead_chmodded = f.p(".seam-stage-00000000deadc0de");
+    std::fs::write(&dead_chmodded, b"whole").expect("dead chmodded file");
+    std::fs::set_permissions(&dead_chmodded, std::fs::Permissions::from_mode(0o644))
+        .expect("chmod");
+    // Someone else's entries that only look like staging by their prefix: a name not of the
+    // provider's shape in another mode, a directory with other content. They stay.
+    let stranger = f.p(".seam-stage-f00d");
     std::fs::write(&stranger, b"mine").expect("stranger");
     std::fs::set_permissions(&stranger, std::fs::Permissions::from_mode(0o644)).expect("chmod");
     let crowded = f.p(".seam-stage-000000000000beef");
@@ -303,6 +308,10 @@ async fn a_killed_writers_staging_is_swept_at_once_but_a_live_one_and_a_stranger
     assert!(
         !Path::new(&dead_file).exists(),
         "the dead staged file is swept at once"
+    );
+    assert!(
+        !Path::new(&dead_chmodded).exists(),
+        "a dead staged file given its target's mode is swept at once"
     );
     assert_eq!(std::fs::read(&stranger).expect("stays"), b"mine");
     assert_eq!(

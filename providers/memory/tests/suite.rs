@@ -4,7 +4,8 @@
 
 use seam::FileSystem;
 use seam_conformance::{
-    CaseOptions, EntryMode, Factory, Subject, SuiteConfig, Verdict, World, run_suite,
+    CaseOptions, EntryMode, Factory, Killable, NotKillable, Subject, SuiteConfig, Verdict, World,
+    run_suite,
 };
 use seam_memory::{
     MemoryConfig, MemoryEntry, MemoryFileSystem, MemoryKind, MemoryStore, MemoryWorld,
@@ -103,6 +104,13 @@ impl Factory for MemoryFactory {
             diff_basis_max_bytes: DIFF_LIMIT,
             keep_alive: Box::new(store),
         })
+    }
+
+    /// Killing the process loses the store itself: `crash` does not apply (and says so).
+    fn killable(&self, _options: &CaseOptions) -> Result<Killable, NotKillable> {
+        Err(NotKillable::Volatile(
+            "the in-memory store lives in the provider's process".into(),
+        ))
     }
 
     fn reopen(
