@@ -123,9 +123,12 @@ fn writes(c: &mut Criterion) {
 
 fn edits(c: &mut Criterion) {
     let rt = runtime();
-    for size in sizes(&[4 << 10, 1 << 20]) {
+    // Both durabilities: what the fsyncs cost against the rest of an edit.
+    for (size, durability) in sizes(&[4 << 10, 1 << 20])
+        .into_iter()
+        .flat_map(|s| [(s, Durability::Full), (s, Durability::None)])
+    {
         let dir = scratch();
-        let durability = Durability::Full;
         let fs = local(dir.path(), durability);
         let dir_fd = raw::open_dir(dir.path());
         for f in ["raw.txt", "local.txt"] {
@@ -137,7 +140,11 @@ fn edits(c: &mut Criterion) {
             text.replace_range(0..4, "AAAA");
             let _ = std::fs::write(&path, text);
         }
-        let mut g = c.benchmark_group(format!("mutations/edit_{}/full", label(size)));
+        let mut g = c.benchmark_group(format!(
+            "mutations/edit_{}/{}",
+            label(size),
+            name(durability)
+        ));
         g.sample_size(if quick() { 10 } else { 40 });
         g.measurement_time(Duration::from_secs(if quick() { 1 } else { 6 }));
         let mut n = 0u64;

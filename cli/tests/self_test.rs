@@ -237,6 +237,7 @@ caught! {
     catches_a_staging_name_that_overflows_on_long_names => StagingNameOverflows,
     catches_a_listing_refused_through_a_link => RefusesListingThroughLink,
     catches_a_file_url_that_leaves_reserved_characters => FileUrlLeavesReserved,
+    catches_a_guard_that_is_not_checked_again_at_publication => GuardNotRechecked,
 }
 
 #[test]

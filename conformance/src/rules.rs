@@ -123,6 +123,8 @@ rules! {
     WriteBeforeBinary = "write.before-binary", CORE, "replacing a binary or invalid file has no `before`";
     WriteCompetitorFile = "write.competitor-file", CANCEL, "a file appearing mid-write is never replaced by create-if-absent (FS_NOT_OBSERVED); an unguarded write replaces it as an update of it";
     WriteCompetitorDir = "write.competitor-dir", CANCEL, "a directory appearing mid-write fails the write FS_NOT_REGULAR_FILE";
+    WriteChangedMidWrite = "write.changed-mid-write", CANCEL, "a file changed by someone else between a version-guarded write's check and its publication (at before_stage or staged) fails it FS_STALE_VERSION, the change kept";
+    EditChangedMidEdit = "edit.changed-mid-edit", CANCEL, "a file changed by someone else between an edit's read and its publication: a guarded edit is FS_STALE_VERSION, an unguarded one is made again on what is there now; the change is kept";
     WriteCompetitorLink = "write.competitor-link", CANCEL, "a dangling link appearing mid-write is never replaced";
     EditMissing = "edit.missing-is-stale", CORE, "editing nothing is FS_STALE_VERSION, even unguarded";
     EditStale = "edit.stale", CORE, "an edit at an old version is FS_STALE_VERSION, file untouched";

@@ -5,7 +5,7 @@
 //! replays against any provider in any directory.
 
 use seam::{CancelPoint, SandboxMode};
-use seam_model::{Competitor, WorldOp};
+use seam_model::{Change, Competitor, WorldOp};
 use serde::{Deserialize, Serialize};
 
 /// The placeholder for the root's display path in a traced path.
@@ -48,6 +48,11 @@ pub enum Interfere {
     CancelAt(CancelPoint),
     /// Something appears at the target between the guard check and publication.
     Competitor(Competitor),
+    /// Someone else changes the file a version-guarded write or an edit works on, at this
+    /// checkpoint (`before_stage` or `staged`): after the check, before publication. A guarded
+    /// mutation must then fail `FS_STALE_VERSION`, an unguarded edit be made again on what is
+    /// there now, and the change be kept.
+    ChangeAt(CancelPoint, Change),
     /// At each checkpoint of the mutation (the backend claims cancel points), while the
     /// mutation is paused there, readers read the target — `read_text`, `stream_text` and
     /// `read_bytes` where claimed — through instance `0` (the subject) or `1` (a second

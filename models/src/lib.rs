@@ -46,4 +46,4 @@ pub use text::{
     decode_for_read, diff_basis, lf_normalize,
 };
 pub use tree::SnapEntry;
-pub use world::{Competitor, WorldEffect, WorldOp};
+pub use world::{Change, Competitor, WorldEffect, WorldOp};

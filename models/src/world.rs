@@ -79,6 +79,19 @@ pub enum Competitor {
     DanglingLink,
 }
 
+/// What someone else does to the file a guarded write or an edit is working on, between its
+/// check and its publication.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// Rewritten in place to the same size (every letter's case flipped, digits moved on).
+    Scribble,
+    /// Replaced by a new file with this content (a new inode, mode 0644), as an editor saves.
+    Replace(String),
+    /// Removed.
+    Remove,
+}
+
 /// A concrete change for the suite's `World` to carry out, with every byte decided.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "effect", rename_all = "snake_case")]
@@ -327,6 +340,50 @@ impl Tree {
             *bytes = new;
             *version = v;
         }
+    }
+
+    /// Changes the regular file at `comps` (a key: a real path) as `change` says; `None` when
+    /// no regular file is there.
+    pub(crate) fn apply_change(
+        &mut self,
+        comps: &[String],
+        change: &Change,
+    ) -> Option<WorldEffect> {
+        let Some(Node::File { bytes, .. }) = self.get(comps).cloned() else {
+            return None;
+        };
+        let path = comps.join("/");
+        Some(match change {
+            Change::Scribble => {
+                let new = scribble(&bytes);
+                self.rewrite_in_place(comps, new.clone());
+                WorldEffect::RewriteFile {
+                    path,
+                    bytes: new,
+                    restore_mtime: false,
+                }
+            }
+            Change::Replace(content) => {
+                let version = self.mint();
+                self.put(
+                    comps,
+                    Node::File {
+                        bytes: content.as_bytes().to_vec(),
+                        mode: 0o644,
+                        version,
+                    },
+                );
+                WorldEffect::CreateFile {
+                    path,
+                    bytes: content.as_bytes().to_vec(),
+                    mode: 0o644,
+                }
+            }
+            Change::Remove => {
+                self.remove(comps);
+                WorldEffect::Remove { path }
+            }
+        })
     }
 
     /// Puts a competitor at `comps` when nothing is there and the parent is a real directory.

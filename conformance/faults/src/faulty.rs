@@ -611,6 +611,16 @@ impl FileSystem for Faulty {
         }
         let by_name = self.by_name(target).await;
         let target = &by_name;
+        let asked = match expected {
+            Some(WriteIntent::ReplaceIfVersion { version }) => Some(version),
+            _ => None,
+        };
+        if self.guard_checked_once(target, asked).await.is_some() {
+            return self
+                .inner
+                .write_text(target, content, None, sandbox, signal)
+                .await;
+        }
         if self.fault == Fault::StaleInstanceCache {
             // This instance's own changes drop its copy: right within one instance.
             self.forget(target);
@@ -633,10 +643,6 @@ impl FileSystem for Faulty {
             Signal::none()
         } else {
             signal
-        };
-        let asked = match expected {
-            Some(WriteIntent::ReplaceIfVersion { version }) => Some(version),
-            _ => None,
         };
         let guard = self
             .guard(target, asked)
@@ -721,6 +727,12 @@ impl FileSystem for Faulty {
         }
         let by_name = self.by_name(target).await;
         let target = &by_name;
+        if self.guard_checked_once(target, expected).await.is_some() {
+            return self
+                .inner
+                .edit_text(target, edit, None, sandbox, signal)
+                .await;
+        }
         if self.fault == Fault::StaleInstanceCache {
             self.forget(target);
             return self

@@ -140,11 +140,14 @@ pub enum Fault {
     RefusesListingThroughLink,
     /// A file URL leaves `?`, `#` and space unencoded.
     FileUrlLeavesReserved,
+    /// A version guard (of a write, or of an edit) is checked before staging and never again:
+    /// a file someone else changed between the check and the publication is overwritten.
+    GuardNotRechecked,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 42] = [
+    pub const ALL: [Fault; 43] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -187,6 +190,7 @@ impl Fault {
         Fault::StagingNameOverflows,
         Fault::RefusesListingThroughLink,
         Fault::FileUrlLeavesReserved,
+        Fault::GuardNotRechecked,
     ];
 
     /// A stable kebab-case name.
@@ -234,6 +238,7 @@ impl Fault {
             Fault::StagingNameOverflows => "staging-name-overflows",
             Fault::RefusesListingThroughLink => "refuses-listing-through-link",
             Fault::FileUrlLeavesReserved => "file-url-leaves-reserved",
+            Fault::GuardNotRechecked => "guard-not-rechecked",
         }
     }
 
@@ -322,6 +327,8 @@ impl Fault {
             Fault::StagingNameOverflows => &["File name too long"],
             Fault::RefusesListingThroughLink => &["expected success, got FS_NOT_DIRECTORY"],
             Fault::FileUrlLeavesReserved => &["not a file:// URL"],
+            // A guarded write or edit that went through where the file changed under it.
+            Fault::GuardNotRechecked => &["[ChangeAt("],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -373,6 +380,7 @@ impl Fault {
             | Fault::StagingNameOverflows
             | Fault::RefusesListingThroughLink => ("sequences", &K::Outcome),
             Fault::FileUrlLeavesReserved => ("sequences", &K::PathFacts),
+            Fault::GuardNotRechecked => ("sequences", &K::Outcome),
         }
     }
 }

@@ -10,13 +10,16 @@
 //! * [`Fault::RefusesListingThroughLink`] refuses to list a directory asked for through a link
 //!   to it.
 //! * [`Fault::FileUrlLeavesReserved`] leaves `?`, `#` and space unencoded in a file URL.
+//! * [`Fault::GuardNotRechecked`] checks a write's or an edit's version guard before staging
+//!   and publishes without looking again: a file changed by someone else in between (an
+//!   editor's save, the world at a checkpoint) is overwritten.
 //!
 //! They look at the local provider's storage (a target's key is its real path there); over a
 //! backend whose keys are not local paths they change nothing.
 
 use crate::Fault;
 use crate::faulty::Faulty;
-use seam::{FsError, FsTarget, ResolveOptions, Signal, Verb};
+use seam::{FsError, FsKind, FsTarget, FsVersion, ResolveOptions, Signal, Verb};
 use std::path::Path;
 
 /// The suffix a backend that overflows adds to the target's name for its staging file.
@@ -88,5 +91,22 @@ impl Faulty {
         url.replace("%3F", "?")
             .replace("%23", "#")
             .replace("%20", " ")
+    }
+
+    /// [`Fault::GuardNotRechecked`]: the guard a write or an edit may drop once it is checked
+    /// here — `Some(())` when the target is a regular file at `guard` now, so the caller goes on
+    /// unguarded (with the caller's own signal: its checkpoints are shown, and whatever happens
+    /// at them is overwritten); `None` leaves the call as it was.
+    pub(crate) async fn guard_checked_once(
+        &self,
+        target: &FsTarget,
+        guard: Option<&FsVersion>,
+    ) -> Option<()> {
+        if self.fault != Fault::GuardNotRechecked {
+            return None;
+        }
+        let guard = guard?;
+        let now = self.inner.stat(target, &Signal::none()).await.ok()??;
+        (now.kind == FsKind::File && &now.version == guard).then_some(())
     }
 }

@@ -24,7 +24,7 @@ use alphabet::{CAPS, LINK_TARGETS, MODES, NAMES};
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use seam::{CancelPoint, Capabilities};
-use seam_model::{Competitor, WorldOp};
+use seam_model::{Change, Competitor, WorldOp};
 
 /// What generation knows about the backend: its claims, its world, its diff-basis limit.
 #[derive(Clone, Debug)]
@@ -282,7 +282,14 @@ pub(crate) fn world_op(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step>
         .boxed()
 }
 
-fn mutation_interference(caps: Capabilities, competitors: bool) -> BoxedStrategy<Interfere> {
+/// The interference of a mutation: `competitors` where something may appear at a target that
+/// was absent (writes not guarded by a version), `changes` where the file may be changed
+/// under a mutation that checked it (version-guarded writes and edits).
+fn mutation_interference(
+    caps: Capabilities,
+    competitors: bool,
+    changes: bool,
+) -> BoxedStrategy<Interfere> {
     let mut options: Vec<(u32, BoxedStrategy<Interfere>)> = vec![
         (80, Just(Interfere::None).boxed()),
         (4, Just(Interfere::CancelledBeforeStart).boxed()),
@@ -304,6 +311,21 @@ fn mutation_interference(caps: Capabilities, competitors: bool) -> BoxedStrategy
                 kinds.push(Competitor::DanglingLink);
             }
             options.push((12, pick(kinds).prop_map(Interfere::Competitor).boxed()));
+        }
+        if changes {
+            options.push((
+                6,
+                (
+                    pick(vec![CancelPoint::BeforeStage, CancelPoint::Staged]),
+                    pick(vec![
+                        Change::Scribble,
+                        Change::Replace("theirs\n".into()),
+                        Change::Remove,
+                    ]),
+                )
+                    .prop_map(|(p, c)| Interfere::ChangeAt(p, c))
+                    .boxed(),
+            ));
         }
     }
     proptest::strategy::Union::new_weighted(options).boxed()
@@ -424,7 +446,7 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
         .prop_flat_map(move |(path, content, guard, reuse, sandbox, cwd)| {
             // A competitor only matters where nothing was there to replace.
             let competitors = !matches!(guard, WriteGuard::ReplaceIfVersion(_));
-            mutation_interference(caps, competitors).prop_map(move |interfere| Step {
+            mutation_interference(caps, competitors, !competitors).prop_map(move |interfere| Step {
                 op: Op::Write {
                     path: path.clone(),
                     content: content.clone(),
@@ -445,7 +467,7 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
         pick(NEW_STRINGS.to_vec()),
         prop::bool::weighted(0.3),
         prop::option::weighted(0.25, version_ref()),
-        mutation_interference(caps, false),
+        mutation_interference(caps, false, true),
         reuse(),
         (fence::call_sandbox(policies), cwd()),
     )

@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use seam::CancelPoint;
 use seam::text::NUL_SAMPLE_BYTES;
-use seam_model::{Competitor, WorldOp};
+use seam_model::{Change, Competitor, WorldOp};
 
 fn world(op: WorldOp) -> Step {
     Step::plain(Op::World(op))
@@ -380,6 +380,42 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                     let mut s = write(&n, "mine\n".into(), guard);
                     s.interfere = Interfere::Competitor(c);
                     vec![s]
+                })
+                .boxed(),
+        ));
+        // A file changed by someone else between a guarded write's check (or an edit's read)
+        // and its publication: stale when guarded; an unguarded edit made again on what is
+        // there now (the replacement still holds "one", so that edit succeeds).
+        recipes.push((
+            3,
+            (
+                name(),
+                0u8..3,
+                pick(vec![CancelPoint::BeforeStage, CancelPoint::Staged]),
+                pick(vec![
+                    Change::Scribble,
+                    Change::Replace("one, theirs\n".into()),
+                    Change::Remove,
+                ]),
+            )
+                .prop_map(|(n, kind, point, change)| {
+                    let target = Some(crate::step::VersionRef::Target);
+                    let mut s = match kind {
+                        0 => write(
+                            &n,
+                            "mine\n".into(),
+                            WriteGuard::ReplaceIfVersion(crate::step::VersionRef::Target),
+                        ),
+                        k => Step::plain(Op::Edit {
+                            path: n.clone(),
+                            old: "one".into(),
+                            new: "three".into(),
+                            replace_all: false,
+                            guard: if k == 1 { target } else { None },
+                        }),
+                    };
+                    s.interfere = Interfere::ChangeAt(point, change);
+                    vec![write(&n, "one two\n".into(), WriteGuard::None), s]
                 })
                 .boxed(),
         ));

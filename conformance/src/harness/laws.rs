@@ -28,6 +28,9 @@ pub(crate) enum PendingLaw {
         old: String,
         new: String,
         replace_all: bool,
+        /// What the edit worked on, where that is not the file before the step: the file as
+        /// someone else changed it mid-edit (the edit was made again on it).
+        basis: Option<Vec<u8>>,
     },
     /// A listing of the directory at `rel` returned `names`.
     List { rel: String, names: Vec<String> },
@@ -59,8 +62,10 @@ impl PendingLaw {
                 old,
                 new,
                 replace_all,
+                basis,
             } => {
-                let (Some(was), Some(now)) = (file(before, rel), file(after, rel)) else {
+                let was = basis.as_deref().or_else(|| file(before, rel));
+                let (Some(was), Some(now)) = (was, file(after, rel)) else {
                     return Err(fail(
                         FailureKind::EditLaw,
                         format!("the edited file {rel:?} is not a file before and after the edit"),

@@ -9,7 +9,7 @@ use crate::failure::{Check, FailureKind, fail};
 use crate::rules::Rule;
 use crate::step::{Interfere, Step, WriteGuard};
 use seam::{EditRequest, FsTarget, FsVersion, Signal, WriteIntent};
-use seam_model::{Guard, MutationResult, Resolved};
+use seam_model::{Guard, MutationResult, Resolved, WorldEffect};
 
 impl Harness {
     pub(super) async fn write_step(
@@ -99,6 +99,9 @@ impl Harness {
         if result.outcome.is_ok() && long_name(&r) {
             self.hit(Rule::WriteLongName);
         }
+        if matches!(step.interfere, Interfere::ChangeAt(..)) && result.competitor.is_some() {
+            self.hit(Rule::WriteChangedMidWrite);
+        }
         let real = self.real(&r);
         self.outcome(&result.outcome, &actual, |h, m, a| {
             same(
@@ -143,19 +146,30 @@ impl Harness {
         if fence.denial.is_some() {
             self.denied_root = Some(fence.root.clone());
         }
-        let expected = match &fence.denial {
-            Some(denied) => Err(denied.clone()),
-            None => self.model.edit_target(
-                &r,
-                &request.old_string,
-                &request.new_string,
-                request.replace_all,
-                model_guard,
-                &interference,
-            ),
+        let (expected, change) = match &fence.denial {
+            Some(denied) => (Err(denied.clone()), None),
+            None => {
+                let m = self.model.edit_changed(
+                    &r,
+                    &request.old_string,
+                    &request.new_string,
+                    request.replace_all,
+                    model_guard,
+                    &interference,
+                );
+                (m.outcome, m.competitor)
+            }
+        };
+        let changed = change.is_some();
+        // The edit is made again on the file as the change left it: that is its law's basis.
+        let basis = match &change {
+            Some(
+                WorldEffect::RewriteFile { bytes, .. } | WorldEffect::CreateFile { bytes, .. },
+            ) => Some(bytes.clone()),
+            _ => None,
         };
         let readers = self.readers(step, &t, &r, old)?;
-        let (signal, log) = self.probe(&step.interfere, None, readers);
+        let (signal, log) = self.probe(&step.interfere, change, readers);
         let actual = self
             .fs
             .edit_text(
@@ -198,6 +212,9 @@ impl Harness {
         if expected.is_ok() && long_name(&r) {
             self.hit(Rule::WriteLongName);
         }
+        if changed {
+            self.hit(Rule::EditChangedMidEdit);
+        }
         let real = self.real(&r);
         self.outcome(&expected, &actual, |h, m, a| {
             same(FailureKind::Outcome, "before", &m.1, &a.before)?;
@@ -208,6 +225,7 @@ impl Harness {
                 old: request.old_string.clone(),
                 new: request.new_string.clone(),
                 replace_all: request.replace_all,
+                basis: basis.clone(),
             });
             h.observe(&m.0, &a.version, Some(&real))
         })

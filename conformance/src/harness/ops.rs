@@ -415,6 +415,7 @@ pub(super) fn interference(i: &Interfere) -> Interference {
     match i {
         Interfere::CancelAt(p) => Interference::Cancel(*p),
         Interfere::Competitor(c) => Interference::Competitor(c.clone()),
+        Interfere::ChangeAt(p, c) => Interference::Change(*p, c.clone()),
         _ => Interference::None,
     }
 }

@@ -253,6 +253,12 @@ impl Harness {
             Interfere::CancelAt(p) => Some(*p),
             _ => None,
         };
+        // Where the competitor acts: where the step says for a change of the file, else where
+        // something appears (before staging).
+        let competitor_at = match interfere {
+            Interfere::ChangeAt(p, _) => *p,
+            _ => CancelPoint::BeforeStage,
+        };
         let world = self.world.clone();
         let caps = self.caps;
         let check_modes = caps.staging_probe && caps.modes;
@@ -274,18 +280,19 @@ impl Harness {
             if let Some(r) = &readers {
                 r.at(cp.point, &mut log);
             }
-            match cp.point {
-                CancelPoint::BeforeStage => {
-                    let effect = competitor.lock().unwrap_or_else(|p| p.into_inner()).take();
-                    if let Some(e) = effect
-                        && let Err(err) = apply_bounded(&world, e, wait)
-                    {
-                        log.problems.push(fail(
-                            FailureKind::Checkpoint,
-                            format!("the competitor could not be placed: {err}"),
-                        ));
-                    }
+            if cp.point == competitor_at {
+                let effect = competitor.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some(e) = effect
+                    && let Err(err) = apply_bounded(&world, e, wait)
+                {
+                    log.problems.push(fail(
+                        FailureKind::Checkpoint,
+                        format!("the competitor could not be placed: {err}"),
+                    ));
                 }
+            }
+            match cp.point {
+                CancelPoint::BeforeStage => {}
                 CancelPoint::Staged => {
                     log.staged_seen = true;
                     if check_modes {

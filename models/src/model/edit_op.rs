@@ -11,8 +11,8 @@ use seam::{CancelPoint, FsError, Verb};
 pub type EditOutcomeModel = (Version, String, String);
 
 impl Model {
-    /// `edit_text(resolve(path), old → new, guard)` under some interference (competitors do not
-    /// apply to edits).
+    /// `edit_text(resolve(path), old → new, guard)` under some interference (a competitor that
+    /// appears where nothing was does not apply to edits; a change of the file does).
     pub fn edit_text(
         &mut self,
         path: &str,
@@ -35,6 +35,41 @@ impl Model {
         replace_all: bool,
         guard: Option<Version>,
         interference: &Interference,
+    ) -> Result<EditOutcomeModel, ModelError> {
+        self.edit_changed(r, old, new, replace_all, guard, interference)
+            .outcome
+    }
+
+    /// `edit_text(target, old → new, guard)` under some interference, with the change someone
+    /// else makes to the file ([`Interference::Change`]) when it applies: a guarded edit is then
+    /// stale, an unguarded one is made again on what is there now.
+    pub fn edit_changed(
+        &mut self,
+        r: &Resolved,
+        old: &str,
+        new: &str,
+        replace_all: bool,
+        guard: Option<Version>,
+        interference: &Interference,
+    ) -> super::MutationResult<EditOutcomeModel> {
+        let mut effect = None;
+        let outcome = self.edit_inner(r, old, new, replace_all, guard, interference, &mut effect);
+        super::MutationResult {
+            outcome,
+            competitor: effect,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn edit_inner(
+        &mut self,
+        r: &Resolved,
+        old: &str,
+        new: &str,
+        replace_all: bool,
+        guard: Option<Version>,
+        interference: &Interference,
+        effect: &mut Option<crate::world::WorldEffect>,
     ) -> Result<EditOutcomeModel, ModelError> {
         let d = r.display.as_str();
         let stale = || err(FsError::changed_since_read(Verb::Edit, d));
@@ -78,6 +113,26 @@ impl Model {
             })
         })?;
         let parent = real[..real.len() - 1].to_vec();
+        if let Interference::Change(CancelPoint::BeforeStage | CancelPoint::Staged, change) =
+            interference
+            && let Some(e) = self.tree.apply_change(&real, change)
+        {
+            *effect = Some(e);
+            self.tree.touch_along(&parent);
+            if guard.is_some() {
+                return Err(stale());
+            }
+            // Made again on what is there now (the change is not made twice).
+            return self.edit_inner(
+                r,
+                old,
+                new,
+                replace_all,
+                None,
+                &Interference::None,
+                &mut None,
+            );
+        }
         match interference {
             Interference::Cancel(CancelPoint::BeforeStage) => {
                 return Err(err(FsError::aborted(Verb::Edit)));

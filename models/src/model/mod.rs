@@ -157,6 +157,11 @@ pub enum Interference {
     Cancel(CancelPoint),
     /// Something appears at the target after the guard check (at `BeforeStage`).
     Competitor(crate::world::Competitor),
+    /// The file at the target is changed by someone else at this point (`BeforeStage` or
+    /// `Staged`) of a version-guarded write or an edit, after its check and before its
+    /// publication. Publication checks again: a guarded mutation fails `FS_STALE_VERSION`, an
+    /// unguarded edit is made again on what is there now; the change is kept.
+    Change(seam::CancelPoint, crate::world::Change),
 }
 
 /// An expected successful write.

@@ -162,6 +162,22 @@ impl Model {
             }
             _ => {}
         }
+        // Someone changes the file between the check and the publication: publication checks
+        // the guard again and fails, the change kept (the staging made and removed on the way).
+        if let (
+            Some(Guard::ReplaceIfVersion(_)),
+            Some(_),
+            Interference::Change(CancelPoint::BeforeStage | CancelPoint::Staged, change),
+        ) = (guard, &existing, interference)
+            && let Some(effect) = self.tree.apply_change(&key, change)
+        {
+            *competitor_effect = Some(effect);
+            self.tree.touch_along(&key[..key.len() - 1]);
+            return Err(match lstat(&self.tree, &key) {
+                Ok(None) => err(FsError::no_longer_exists(d)),
+                _ => err(FsError::changed_since_read(Verb::Write, d)),
+            });
+        }
         let limit = self.config.diff_basis_max_bytes;
         let before = match &existing {
             Some((bytes, _, _)) if (content.len() as u64) < limit => diff_basis(bytes, limit),

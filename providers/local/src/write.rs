@@ -1,6 +1,7 @@
 //! `write_text` on the disk: the guard matrix, then staging and a publication that replaces only
 //! what the guard allows — so a competitor that appears between the check and the publication
-//! (a file, a directory, a link) is never silently overwritten.
+//! (a file, a directory, a link) is never silently overwritten, and a version guard is checked
+//! again just before the rename, so a file changed meanwhile is not either.
 
 use crate::config::Durability;
 use crate::core::Core;
@@ -83,6 +84,19 @@ impl Core {
             &mut held,
             |staged| {
                 if !no_replace {
+                    if let Some(WriteIntent::ReplaceIfVersion { version }) = expected {
+                        // The guard again, at publication: someone outside this process (an
+                        // editor, the world) may have changed or removed the file since the
+                        // check. What is left is the window between this look and the rename,
+                        // which POSIX cannot close (there is no compare-and-rename).
+                        match probe_at(&parent, name, false).map_err(|e| os(e, verb, display))? {
+                            None => return Err(FsError::no_longer_exists(display)),
+                            Some(p) if &p.version != version => {
+                                return Err(FsError::changed_since_read(verb, display));
+                            }
+                            Some(_) => {}
+                        }
+                    }
                     return staged
                         .publish_replace(name)
                         .map_err(|e| os(e, verb, display));
