@@ -20,6 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Prefix of every staging entry.
 pub(crate) const STAGING_PREFIX: &str = ".seam-stage-";
+/// The extended attribute that marks a staged file as this provider's, whatever its mode.
+pub(crate) const STAGING_MARK: &str = "user.seam-staging";
 /// Name of the staged file inside a staging directory.
 pub(crate) const STAGED_FILE: &str = "content";
 
@@ -190,6 +192,10 @@ fn stage_tmpfile<'p>(
         rustix::fs::fchmod(&*file, Mode::from_raw_mode(STAGING_FILE_MODE))?;
         // Held until the staged name is gone: the sweeper leaves locked staging alone.
         rustix::fs::flock(&*file, FlockOperation::NonBlockingLockExclusive)?;
+        // Marked as ours before it has a name: given its target's mode just before the rename,
+        // and its writer killed then, it is still known for staging and swept. Best effort (a
+        // filesystem without user xattrs leaves such a file for its owner to remove).
+        let _ = rustix::fs::fsetxattr(&*file, STAGING_MARK, b"1", rustix::fs::XattrFlags::empty());
         write_synced(file, parts, spec.durability)
     };
     fill(&mut file).map_err(|e| Some(os(e, spec.verb, spec.display)))?;

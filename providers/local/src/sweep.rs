@@ -1,16 +1,19 @@
 //! Sweeping staging that a killed writer left behind. The next writer in a directory (its first
 //! mutation there, then at most once per interval per directory per provider) removes every
-//! staging entry of this provider's own shape whose `flock` is free: a 0600 regular file, or one
-//! named exactly as this provider names staging in any mode (the target's mode is given just
-//! before the rename; an `O_TMPFILE` inode is locked before it ever has a name, so an unlocked
-//! one was abandoned), or a 0700 directory holding nothing but its `content` file. No age is asked: a writer that made
+//! staging entry of this provider's own shape whose `flock` is free: a 0600 regular file, or
+//! one in any mode that carries the provider's `user.seam-staging` mark (the target's mode is
+//! given just before the rename; an `O_TMPFILE` inode is locked and marked before it ever has a
+//! name, so an unlocked one was abandoned), or a 0700 directory holding nothing but its
+//! `content` file. No age is asked: a writer that made
 //! a staging directory and has not locked it yet finds it gone or no longer at its name when it
 //! locks it, and stages again under a new one ([`crate::stage`]). Anything else with the prefix
 //! — another shape, another mode — is someone else's and stays. Best effort: a failed sweep
 //! never fails the mutation that triggered it.
 
 use crate::config::Clock;
-use crate::stage::{STAGED_FILE, STAGING_DIR_MODE, STAGING_FILE_MODE, STAGING_PREFIX};
+use crate::stage::{
+    STAGED_FILE, STAGING_DIR_MODE, STAGING_FILE_MODE, STAGING_MARK, STAGING_PREFIX,
+};
 use rustix::fd::BorrowedFd;
 use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags, StatxFlags};
 use std::collections::HashMap;
@@ -79,10 +82,12 @@ fn sweep_one(dir: BorrowedFd<'_>, name: &str) -> bool {
     };
     let mode = u32::from(st.stx_mode) & 0o7777;
     match FileType::from_raw_mode(st.stx_mode.into()) {
-        // 0600 as staged, or already given the target's mode just before its rename (a
-        // writer killed between the two): a file is locked before it has a name, so either
-        // one, unlocked and named as ours, was abandoned.
-        FileType::RegularFile if mode == STAGING_FILE_MODE || ours(name) => {
+        // 0600 as staged, or marked as ours (given its target's mode just before its rename,
+        // its writer killed in between): nobody holds it, so it was abandoned.
+        FileType::RegularFile
+            if mode == STAGING_FILE_MODE
+                || rustix::fs::fgetxattr_query(&fd, STAGING_MARK).is_ok() =>
+        {
             rustix::fs::unlinkat(dir, name, AtFlags::empty()).is_ok()
         }
         FileType::Directory if mode == STAGING_DIR_MODE => {
@@ -105,15 +110,4 @@ fn sweep_one(dir: BorrowedFd<'_>, name: &str) -> bool {
         }
         _ => false,
     }
-}
-
-/// A staging name exactly as this provider makes it: the prefix and sixteen lower-case hex
-/// digits.
-fn ours(name: &str) -> bool {
-    name.strip_prefix(STAGING_PREFIX).is_some_and(|nonce| {
-        nonce.len() == 16
-            && nonce
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
 }

@@ -282,14 +282,22 @@ async fn a_killed_writers_staging_is_swept_at_once_but_a_live_one_and_a_stranger
     let dead_file = f.p(".seam-stage-00000000deadf11e");
     std::fs::write(&dead_file, b"half").expect("dead staged file");
     std::fs::set_permissions(&dead_file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    // A staged file already given its target's mode, its writer killed before the rename.
+    // A staged file already given its target's mode, its writer killed before the rename: it
+    // carries the provider's mark.
     let dead_chmodded = f.p(".seam-stage-00000000deadc0de");
     std::fs::write(&dead_chmodded, b"whole").expect("dead chmodded file");
     std::fs::set_permissions(&dead_chmodded, std::fs::Permissions::from_mode(0o644))
         .expect("chmod");
-    // Someone else's entries that only look like staging by their prefix: a name not of the
-    // provider's shape in another mode, a directory with other content. They stay.
-    let stranger = f.p(".seam-stage-f00d");
+    rustix::fs::setxattr(
+        dead_chmodded.as_str(),
+        "user.seam-staging",
+        b"1",
+        rustix::fs::XattrFlags::empty(),
+    )
+    .expect("mark");
+    // Someone else's entries that only look like staging by name: another mode (unmarked),
+    // another content. They stay.
+    let stranger = f.p(".seam-stage-000000000000f00d");
     std::fs::write(&stranger, b"mine").expect("stranger");
     std::fs::set_permissions(&stranger, std::fs::Permissions::from_mode(0o644)).expect("chmod");
     let crowded = f.p(".seam-stage-000000000000beef");
