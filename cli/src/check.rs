@@ -118,14 +118,15 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
                         .join(format!("{}-{}.json", file_stem(&report.provider), p.name));
                 match write_file(&file, &trace.to_json()) {
                     Ok(()) => {
+                        // Absolute, and through this very binary: the command works from any
+                        // directory, in a source checkout or not.
+                        let file = std::path::absolute(&file).unwrap_or(file);
+                        let seam = std::env::current_exe()
+                            .map_or_else(|_| "seam".to_string(), |p| p.display().to_string());
                         println!("trace saved to {}", file.display());
                         println!(
-                            "replay it with: cargo run --release -p seam-cli{} -- replay {} --provider {}{}",
-                            if args.fault.is_some() {
-                                " --features faults"
-                            } else {
-                                ""
-                            },
+                            "replay it with: {} replay {} --provider {}{}",
+                            shell_word(&seam),
                             shell_word(&file.display().to_string()),
                             shell_word(name),
                             replay_flags(args)

@@ -247,17 +247,21 @@ fn pipelined_reads_never_read_hold_at_most_the_budget_and_are_all_answered() {
         peak.saturating_sub(before) / MIB
     );
 
-    // Closed: what the connection held is given back.
+    // Closed: what the connection held is given back — all but what the allocator keeps for
+    // threads still alive. The blocking pool's threads (more of them on a loaded machine) live
+    // 10 s past their last task and keep their heaps' caches until then; so wait past that, and
+    // allow up to one answer budget (16 MiB) held. What this guards against held the whole
+    // pipeline: 1,340 MiB for these reads.
     drop(c);
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let now = memory(pid, "VmRSS");
-        if now <= before + 8 * MIB {
+        if now <= before + 16 * MIB {
             break;
         }
         assert!(
             Instant::now() < deadline,
-            "10 s after the connection closed the server still holds {} MiB more than before it",
+            "20 s after the connection closed the server still holds {} MiB more than before it",
             (now - before) / MIB
         );
         std::thread::sleep(Duration::from_millis(100));

@@ -129,7 +129,7 @@ rules! {
     EditMissing = "edit.missing-is-stale", CORE, "editing nothing is FS_STALE_VERSION, even unguarded";
     EditStale = "edit.stale", CORE, "an edit at an old version is FS_STALE_VERSION, file untouched";
     EditVersionBeforeMatch = "edit.version-before-match", CORE, "a stale edit whose text is absent is FS_STALE_VERSION, not FS_EDIT_NOT_FOUND";
-    EditNulPastWindow = "edit.nul-past-window", CORE, "a NUL anywhere (also past 8192 bytes) makes an edit FS_NOT_TEXT";
+    EditNulPastWindow = "edit.nul-past-window", CORE, "a NUL anywhere (also past 8192 bytes) makes an edit FS_NOT_TEXT, even one whose old text matches";
     EditInvalidUtf8 = "edit.invalid-utf8", CORE, "invalid UTF-8 makes an edit FS_NOT_TEXT";
     EditEmptyOld = "edit.empty-old", CORE, "an empty old string is FS_EDIT_NOT_FOUND";
     EditNotFound = "edit.not-found", CORE, "an absent old string is FS_EDIT_NOT_FOUND";

@@ -141,7 +141,9 @@ pub enum Fault {
     /// A file URL leaves `?`, `#` and space unencoded.
     FileUrlLeavesReserved,
     /// A version guard (of a write, or of an edit) is checked before staging and never again:
-    /// a file someone else changed between the check and the publication is overwritten.
+    /// a file someone else changed between the check and the publication is overwritten by the
+    /// write, and the edit goes through as an unguarded one (made again on the changed file)
+    /// where it had to be stale.
     GuardNotRechecked,
 }
 

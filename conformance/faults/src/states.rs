@@ -12,7 +12,8 @@
 //! * [`Fault::FileUrlLeavesReserved`] leaves `?`, `#` and space unencoded in a file URL.
 //! * [`Fault::GuardNotRechecked`] checks a write's or an edit's version guard before staging
 //!   and publishes without looking again: a file changed by someone else in between (an
-//!   editor's save, the world at a checkpoint) is overwritten.
+//!   editor's save, the world at a checkpoint) is overwritten by the write; the edit goes on
+//!   unguarded (made again on the changed file) where it had to be stale.
 //!
 //! They look at the local provider's storage (a target's key is its real path there); over a
 //! backend whose keys are not local paths they change nothing.

@@ -106,6 +106,29 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
             })
             .boxed(),
     ));
+    // A NUL at or past the end of the read window in a file an edit would otherwise change:
+    // the edit must still refuse it (an edit sees the whole file, not a read's window).
+    recipes.push((
+        2,
+        (
+            name(),
+            pick(vec![NUL_SAMPLE_BYTES, NUL_SAMPLE_BYTES + 100]),
+            any::<bool>(),
+        )
+            .prop_map(|(n, at, all)| {
+                vec![
+                    write(&n, nul_at(at), WriteGuard::None),
+                    Step::plain(Op::Edit {
+                        path: n,
+                        old: if all { "aaaa".into() } else { "tail".into() },
+                        new: "b".into(),
+                        replace_all: all,
+                        guard: None,
+                    }),
+                ]
+            })
+            .boxed(),
+    ));
     // The straddling text streamed: the chunk-boundary rules.
     recipes.push((
         2,

@@ -451,7 +451,16 @@ impl Harness {
                 }
             }
             Some(FsErrorCode::NotText) => match bytes.iter().position(|b| *b == 0) {
-                Some(i) if i >= NUL_SAMPLE_BYTES => self.hit(Rule::EditNulPastWindow),
+                // Reached where the NUL is the only reason: the edit would otherwise apply.
+                Some(i)
+                    if i >= NUL_SAMPLE_BYTES
+                        && text.is_some_and(|t| {
+                            let n = lf(t).matches(&lf(&s.old)).count();
+                            !s.old.is_empty() && (n == 1 || (n > 1 && s.replace_all))
+                        }) =>
+                {
+                    self.hit(Rule::EditNulPastWindow)
+                }
                 Some(_) => {}
                 None => self.hit(Rule::EditInvalidUtf8),
             },

@@ -71,8 +71,18 @@ impl Staged<'_> {
         self.file.as_ref().and_then(crate::xlock::lock_staged)
     }
 
+    /// Takes the staging mark off a staged file about to be published: a published file is
+    /// the user's, never the sweeper's. (A writer killed between this and its rename leaves an
+    /// unmarked file the sweeper will not take: the one window left, two system calls wide.)
+    fn unmark(&self) {
+        if let (None, Some(f)) = (&self.dir, &self.file) {
+            let _ = rustix::fs::fremovexattr(f, STAGING_MARK);
+        }
+    }
+
     /// Renames the staged file to `name` in the parent, replacing whatever file is there.
     pub fn publish_replace(&mut self, name: &str) -> Result<(), Errno> {
+        self.unmark();
         let (dir, from) = self.source();
         rustix::fs::renameat(dir, from, self.parent, name)?;
         self.published = true;
@@ -81,6 +91,7 @@ impl Staged<'_> {
 
     /// Publishes the staged file at `name` only if nothing is there (`Err(EEXIST)` otherwise).
     pub fn publish_no_replace(&mut self, name: &str) -> Result<(), Errno> {
+        self.unmark();
         let (dir, from) = self.source();
         match rustix::fs::renameat_with(dir, from, self.parent, name, RenameFlags::NOREPLACE) {
             Ok(()) => {}

@@ -1,13 +1,14 @@
 //! Sweeping staging that a killed writer left behind. The next writer in a directory (its first
 //! mutation there, then at most once per interval per directory per provider) removes every
-//! staging entry of this provider's own shape whose `flock` is free: a 0600 regular file, or
-//! one in any mode that carries the provider's `user.seam-staging` mark (the target's mode is
-//! given just before the rename; an `O_TMPFILE` inode is locked and marked before it ever has a
-//! name, so an unlocked one was abandoned), or a 0700 directory holding nothing but its
-//! `content` file. No age is asked: a writer that made
-//! a staging directory and has not locked it yet finds it gone or no longer at its name when it
-//! locks it, and stages again under a new one ([`crate::stage`]). Anything else with the prefix
-//! — another shape, another mode — is someone else's and stays. Best effort: a failed sweep
+//! staging entry of this provider's whose `flock` is free: a regular file carrying the
+//! provider's `user.seam-staging` mark, in any mode (an `O_TMPFILE` inode is locked and marked
+//! before it ever has a name, so an unlocked one was abandoned — also when its writer had given
+//! it its target's mode just before the rename), or a 0700 directory holding nothing but its
+//! `content` file. No age is asked: a writer that made a staging directory and has not locked it
+//! yet finds it gone or no longer at its name when it locks it, and stages again under a new one
+//! ([`crate::stage`]). Anything else with the prefix is someone else's and stays — a user's own
+//! file written under such a name among them (unmarked). Where the filesystem keeps no user
+//! xattrs, an unmarked 0600 file of the prefix is taken for staging. Best effort: a failed sweep
 //! never fails the mutation that triggered it.
 
 use crate::config::Clock;
@@ -16,6 +17,7 @@ use crate::stage::{
 };
 use rustix::fd::BorrowedFd;
 use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags, StatxFlags};
+use rustix::io::Errno;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -82,11 +84,15 @@ fn sweep_one(dir: BorrowedFd<'_>, name: &str) -> bool {
     };
     let mode = u32::from(st.stx_mode) & 0o7777;
     match FileType::from_raw_mode(st.stx_mode.into()) {
-        // 0600 as staged, or marked as ours (given its target's mode just before its rename,
-        // its writer killed in between): nobody holds it, so it was abandoned.
+        // Marked as ours before it had a name, whatever its mode now (given its target's mode
+        // just before the rename, its writer killed in between). Where the filesystem keeps no
+        // user xattrs, the 0600 it was staged with is all there is to go by.
         FileType::RegularFile
-            if mode == STAGING_FILE_MODE
-                || rustix::fs::fgetxattr_query(&fd, STAGING_MARK).is_ok() =>
+            if match rustix::fs::fgetxattr_query(&fd, STAGING_MARK) {
+                Ok(_) => true,
+                Err(Errno::OPNOTSUPP) => mode == STAGING_FILE_MODE,
+                Err(_) => false,
+            } =>
         {
             rustix::fs::unlinkat(dir, name, AtFlags::empty()).is_ok()
         }

@@ -270,6 +270,35 @@ async fn cancellation_before_commit_leaves_no_trace_and_after_commit_is_success(
 }
 
 #[tokio::test]
+async fn a_file_written_under_a_staging_shaped_name_is_the_users_and_survives_the_next_writer() {
+    let f = fixture();
+    let name = ".seam-stage-0123456789abcdef";
+    let t = f.target(name).await;
+    f.fs.write_text(&t, "precious\n", None, None, &none())
+        .await
+        .expect("writes");
+    // Published without the staging mark.
+    assert!(
+        rustix::fs::getxattr(f.p(name).as_str(), "user.seam-staging", &mut [0u8; 8]).is_err(),
+        "a published file carries the staging mark"
+    );
+    // A fresh provider over the same root (a restart): its first write there sweeps.
+    let later = LocalFileSystem::new(LocalConfig::new(f.root.clone()));
+    let other = later
+        .resolve("other", ResolveOptions::default(), &none())
+        .await
+        .expect("resolve");
+    later
+        .write_text(&other, "x\n", None, None, &none())
+        .await
+        .expect("writes");
+    assert_eq!(
+        std::fs::read(f.p(name)).expect("the user's file stays"),
+        b"precious\n"
+    );
+}
+
+#[tokio::test]
 async fn a_killed_writers_staging_is_swept_at_once_but_a_live_one_and_a_strangers_are_not() {
     use std::os::unix::fs::PermissionsExt;
     let f = fixture();
@@ -279,24 +308,32 @@ async fn a_killed_writers_staging_is_swept_at_once_but_a_live_one_and_a_stranger
     std::fs::create_dir(&dead).expect("dead staging");
     std::fs::set_permissions(&dead, std::fs::Permissions::from_mode(0o700)).expect("chmod");
     std::fs::write(format!("{dead}/content"), b"half").expect("half written");
+    let mark = |path: &str| {
+        rustix::fs::setxattr(
+            path,
+            "user.seam-staging",
+            b"1",
+            rustix::fs::XattrFlags::empty(),
+        )
+        .expect("mark");
+    };
     let dead_file = f.p(".seam-stage-00000000deadf11e");
     std::fs::write(&dead_file, b"half").expect("dead staged file");
     std::fs::set_permissions(&dead_file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    mark(&dead_file);
     // A staged file already given its target's mode, its writer killed before the rename: it
     // carries the provider's mark.
     let dead_chmodded = f.p(".seam-stage-00000000deadc0de");
     std::fs::write(&dead_chmodded, b"whole").expect("dead chmodded file");
     std::fs::set_permissions(&dead_chmodded, std::fs::Permissions::from_mode(0o644))
         .expect("chmod");
-    rustix::fs::setxattr(
-        dead_chmodded.as_str(),
-        "user.seam-staging",
-        b"1",
-        rustix::fs::XattrFlags::empty(),
-    )
-    .expect("mark");
-    // Someone else's entries that only look like staging by name: another mode (unmarked),
-    // another content. They stay.
+    mark(&dead_chmodded);
+    // Someone else's entries that only look like staging by name (unmarked): a file of the
+    // staged file's very mode and name shape, another mode, a directory with other content.
+    // They stay.
+    let lookalike = f.p(".seam-stage-00000000000a11ce");
+    std::fs::write(&lookalike, b"mine too").expect("lookalike");
+    std::fs::set_permissions(&lookalike, std::fs::Permissions::from_mode(0o600)).expect("chmod");
     let stranger = f.p(".seam-stage-000000000000f00d");
     std::fs::write(&stranger, b"mine").expect("stranger");
     std::fs::set_permissions(&stranger, std::fs::Permissions::from_mode(0o644)).expect("chmod");
@@ -322,6 +359,8 @@ async fn a_killed_writers_staging_is_swept_at_once_but_a_live_one_and_a_stranger
         "a dead staged file given its target's mode is swept at once"
     );
     assert_eq!(std::fs::read(&stranger).expect("stays"), b"mine");
+    assert_eq!(std::fs::read(&lookalike).expect("stays"), b"mine too");
+    std::fs::remove_file(&lookalike).expect("rm");
     assert_eq!(
         std::fs::read(format!("{crowded}/notes")).expect("stays"),
         b"mine"
@@ -781,4 +820,53 @@ fn an_unguarded_create_that_finds_a_file_created_elsewhere_reports_an_update() {
         .expect("stat")
         .expect("present");
     assert_eq!(now.version, out.version);
+}
+
+#[tokio::test]
+async fn an_unguarded_edit_is_made_again_on_a_changed_file_and_gives_up_stale_after_eight_tries() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let f = fixture();
+    std::fs::write(f.p("f"), b"one\n").expect("seed");
+    // Someone rewrites the file at every staged point of the edit, `limit` times.
+    let edit_with_changes = |limit: u32| {
+        let tries = Arc::new(AtomicU32::new(0));
+        let seen = tries.clone();
+        let path = f.p("f");
+        let signal = Signal::with_probe(move |cp| {
+            if cp.point == CancelPoint::Staged {
+                let i = seen.fetch_add(1, Ordering::SeqCst);
+                if i < limit {
+                    std::fs::write(&path, format!("one {i}\n")).expect("change");
+                }
+            }
+            false
+        });
+        (signal, tries)
+    };
+    let req = EditRequest {
+        old_string: "one".into(),
+        new_string: "two".into(),
+        replace_all: false,
+    };
+    let t = f.target("f").await;
+    // Changed twice: made again on what is there now, the change kept.
+    let (signal, tries) = edit_with_changes(2);
+    let out =
+        f.fs.edit_text(&t, &req, None, None, &signal)
+            .await
+            .expect("edits");
+    assert_eq!(tries.load(Ordering::SeqCst), 3);
+    assert_eq!(std::fs::read(f.p("f")).expect("read"), b"two 1\n");
+    assert_eq!(out.before, "one 1\n");
+    // Changed every time: eight tries, then stale, the last change kept and nothing staged left.
+    std::fs::write(f.p("f"), b"one\n").expect("seed again");
+    let (signal, tries) = edit_with_changes(u32::MAX);
+    let err =
+        f.fs.edit_text(&t, &req, None, None, &signal)
+            .await
+            .expect_err("gives up");
+    assert_eq!(err.code(), FsErrorCode::StaleVersion);
+    assert_eq!(tries.load(Ordering::SeqCst), 8);
+    assert_eq!(std::fs::read(f.p("f")).expect("read"), b"one 7\n");
+    assert_eq!(f.names(""), ["f"]);
 }
