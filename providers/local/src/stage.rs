@@ -71,9 +71,12 @@ impl Staged<'_> {
         self.file.as_ref().and_then(crate::xlock::lock_staged)
     }
 
-    /// Takes the staging mark off a staged file about to be published: a published file is
-    /// the user's, never the sweeper's. (A writer killed between this and its rename leaves an
-    /// unmarked file the sweeper will not take: the one window left, two system calls wide.)
+    /// Takes the staging mark off a file just published: a published file is the user's,
+    /// never the sweeper's. Taken off after the rename, not before: removing an xattr waits for
+    /// the journal under fsync pressure, and a writer killed before its rename must leave a file
+    /// the sweeper knows. (A writer killed between the rename and this leaves the mark on the
+    /// published file; the sweeper only looks at staging names, so that file is safe unless the
+    /// user named it like staging.)
     fn unmark(&self) {
         if let (None, Some(f)) = (&self.dir, &self.file) {
             let _ = rustix::fs::fremovexattr(f, STAGING_MARK);
@@ -82,16 +85,15 @@ impl Staged<'_> {
 
     /// Renames the staged file to `name` in the parent, replacing whatever file is there.
     pub fn publish_replace(&mut self, name: &str) -> Result<(), Errno> {
-        self.unmark();
         let (dir, from) = self.source();
         rustix::fs::renameat(dir, from, self.parent, name)?;
         self.published = true;
+        self.unmark();
         Ok(())
     }
 
     /// Publishes the staged file at `name` only if nothing is there (`Err(EEXIST)` otherwise).
     pub fn publish_no_replace(&mut self, name: &str) -> Result<(), Errno> {
-        self.unmark();
         let (dir, from) = self.source();
         match rustix::fs::renameat_with(dir, from, self.parent, name, RenameFlags::NOREPLACE) {
             Ok(()) => {}
@@ -103,6 +105,7 @@ impl Staged<'_> {
             Err(e) => return Err(e),
         }
         self.published = true;
+        self.unmark();
         Ok(())
     }
 }
