@@ -250,7 +250,10 @@ pub fn run_suite(
                 Some(NotChecked::NotRun(why)) => r.status = Status::NotRun(why),
                 Some(NotChecked::DoesNotApply { reason, rules }) => {
                     for rule in rules {
-                        not_applying.insert(rule, format!("{name} to apply (it does not)"));
+                        not_applying.insert(
+                            rule,
+                            format!("what {name} checks to be possible for this backend"),
+                        );
                     }
                     r.status = Status::DoesNotApply(reason);
                 }
