@@ -56,6 +56,7 @@ pub(crate) struct LineTransport<R> {
     reader: R,
     writer: Writer,
     inflight: Arc<Inflight>,
+    partial: Partial,
 }
 
 impl<R> LineTransport<R> {
@@ -68,6 +69,7 @@ impl<R> LineTransport<R> {
             reader,
             writer: Arc::new(tokio::sync::Mutex::new(writer)),
             inflight,
+            partial: Partial::default(),
         }
     }
 }
@@ -99,14 +101,28 @@ enum Line {
     TooLong { length: u64, id: Option<Value> },
 }
 
+/// What has been read of a line that has not ended yet. It lives in the transport, not in the
+/// read: rmcp drops a pending `receive` when something else is ready first, and a line whose
+/// first bytes were read by the dropped one must not lose them (the next read would otherwise
+/// see only its end — the request is lost and its client waits forever).
+#[derive(Debug, Default)]
+struct Partial {
+    line: Vec<u8>,
+    skipping: Option<(u64, IdScanner)>,
+}
+
 /// Reads one line of at most `max` bytes; a longer one is read to its end without being kept.
-async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::io::Result<Line> {
-    let mut line = Vec::new();
-    let mut skipping: Option<(u64, IdScanner)> = None;
+/// Cancel-safe: what was read before a cancellation stays in `partial` for the next call.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    max: usize,
+    partial: &mut Partial,
+) -> std::io::Result<Line> {
     loop {
         let available = reader.fill_buf().await?;
         if available.is_empty() {
             // The stream ended inside a line: what was read is the last line.
+            let Partial { line, skipping } = std::mem::take(partial);
             return Ok(match skipping {
                 Some((length, scan)) => Line::TooLong {
                     length,
@@ -122,22 +138,23 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::
         };
         let part = &available[..take];
         let part = part.strip_suffix(b"\n").unwrap_or(part);
-        match &mut skipping {
+        match &mut partial.skipping {
             Some((length, scan)) => {
                 *length += part.len() as u64;
                 scan.feed(part);
             }
-            None if line.len() + part.len() > max => {
+            None if partial.line.len() + part.len() > max => {
                 let mut scan = IdScanner::default();
-                scan.feed(&line);
+                scan.feed(&partial.line);
                 scan.feed(part);
-                skipping = Some(((line.len() + part.len()) as u64, scan));
-                line = Vec::new();
+                partial.skipping = Some(((partial.line.len() + part.len()) as u64, scan));
+                partial.line = Vec::new();
             }
-            None => line.extend_from_slice(part),
+            None => partial.line.extend_from_slice(part),
         }
         reader.consume(take);
         if done {
+            let Partial { line, skipping } = std::mem::take(partial);
             return Ok(match skipping {
                 Some((length, scan)) => Line::TooLong {
                     length,
@@ -289,7 +306,7 @@ where
         let max = self.inflight.limits().max_message;
         loop {
             self.inflight.room().await;
-            let line = match read_line(&mut self.reader, max).await {
+            let line = match read_line(&mut self.reader, max, &mut self.partial).await {
                 Ok(Line::End) | Err(_) => return None,
                 Ok(Line::TooLong { length, id }) => {
                     let answer = error_line(
@@ -300,9 +317,7 @@ where
                             max
                         ),
                     );
-                    if write_line(&self.writer, answer).await.is_err() {
-                        return None;
-                    }
+                    self.answer(answer);
                     continue;
                 }
                 Ok(Line::Whole(line)) => line,
@@ -314,11 +329,7 @@ where
                     }
                     return Some(*message);
                 }
-                Verdict::Answer(answer) => {
-                    if write_line(&self.writer, answer).await.is_err() {
-                        return None;
-                    }
-                }
+                Verdict::Answer(answer) => self.answer(answer),
                 Verdict::Drop => {}
             }
         }
@@ -326,6 +337,18 @@ where
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         Ok(())
+    }
+}
+
+impl<R> LineTransport<R> {
+    /// Writes an answer of our own on a task of its own: `receive` may be dropped at any await,
+    /// and an answer must be written whole or not at all — never lost half-way, never cut. (A
+    /// client that has gone away makes the write fail; the next read then ends the session.)
+    fn answer(&self, line: Vec<u8>) {
+        let writer = self.writer.clone();
+        tokio::spawn(async move {
+            let _ = write_line(&writer, line).await;
+        });
     }
 }
 
@@ -501,21 +524,58 @@ mod tests {
         );
         let input = format!("{long}\n{{\"ok\":1}}\n");
         let mut reader = tokio::io::BufReader::with_capacity(64, input.as_bytes());
-        match read_line(&mut reader, 100).await.expect("read") {
+        let mut partial = Partial::default();
+        match read_line(&mut reader, 100, &mut partial)
+            .await
+            .expect("read")
+        {
             Line::TooLong { length, id } => {
                 assert_eq!(length, long.len() as u64);
                 assert_eq!(id, Some(json!(5)));
             }
             _ => panic!("not skipped"),
         }
-        match read_line(&mut reader, 100).await.expect("read") {
+        match read_line(&mut reader, 100, &mut partial)
+            .await
+            .expect("read")
+        {
             Line::Whole(l) => assert_eq!(l, b"{\"ok\":1}"),
             _ => panic!("the next line"),
         }
         assert!(matches!(
-            read_line(&mut reader, 100).await.expect("read"),
+            read_line(&mut reader, 100, &mut partial)
+                .await
+                .expect("read"),
             Line::End
         ));
+    }
+
+    #[tokio::test]
+    async fn a_read_dropped_mid_line_loses_nothing_of_it() {
+        // The client writes a request, and its newline a moment later; the read that saw the
+        // first part is dropped meanwhile (as rmcp drops a pending receive).
+        let (mut client, server) = tokio::io::duplex(1024);
+        let mut reader = tokio::io::BufReader::new(server);
+        let mut partial = Partial::default();
+        client
+            .write_all(br#"{"jsonrpc":"2.0","id":7}"#)
+            .await
+            .expect("write");
+        let dropped = tokio::time::timeout(
+            std::time::Duration::from_millis(50),
+            read_line(&mut reader, 100, &mut partial),
+        )
+        .await;
+        assert!(dropped.is_err(), "no newline yet: the read waits");
+        client.write_all(b"\n").await.expect("write");
+        match read_line(&mut reader, 100, &mut partial)
+            .await
+            .expect("read")
+        {
+            Line::Whole(l) => assert_eq!(l, br#"{"jsonrpc":"2.0","id":7}"#),
+            Line::TooLong { .. } => panic!("skipped"),
+            Line::End => panic!("ended"),
+        }
     }
 
     fn answer(line: &str) -> Value {
