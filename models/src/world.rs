@@ -363,27 +363,31 @@ impl Tree {
                     restore_mtime: false,
                 }
             }
-            Change::Replace(content) => {
-                let version = self.mint();
-                self.put(
-                    comps,
-                    Node::File {
-                        bytes: content.as_bytes().to_vec(),
-                        mode: 0o644,
-                        version,
-                    },
-                );
-                WorldEffect::CreateFile {
-                    path,
-                    bytes: content.as_bytes().to_vec(),
-                    mode: 0o644,
-                }
-            }
+            Change::Replace(content) => self.put_new_file(comps, path, content),
             Change::Remove => {
                 self.remove(comps);
                 WorldEffect::Remove { path }
             }
         })
+    }
+
+    /// A new 0644 file holding `content` at `comps` (whatever was there goes), as someone
+    /// else's save or a competitor makes it; the effect that does the same to the world.
+    fn put_new_file(&mut self, comps: &[String], path: String, content: &str) -> WorldEffect {
+        let version = self.mint();
+        self.put(
+            comps,
+            Node::File {
+                bytes: content.as_bytes().to_vec(),
+                mode: 0o644,
+                version,
+            },
+        );
+        WorldEffect::CreateFile {
+            path,
+            bytes: content.as_bytes().to_vec(),
+            mode: 0o644,
+        }
     }
 
     /// Puts a competitor at `comps` when nothing is there and the parent is a real directory.
@@ -398,22 +402,7 @@ impl Tree {
         }
         let path = comps.join("/");
         Some(match competitor {
-            Competitor::File(content) => {
-                let version = self.mint();
-                self.put(
-                    comps,
-                    Node::File {
-                        bytes: content.as_bytes().to_vec(),
-                        mode: 0o644,
-                        version,
-                    },
-                );
-                WorldEffect::CreateFile {
-                    path,
-                    bytes: content.as_bytes().to_vec(),
-                    mode: 0o644,
-                }
-            }
+            Competitor::File(content) => self.put_new_file(comps, path, content),
             Competitor::Dir => {
                 let dir = self.new_dir(Some(0o755));
                 self.put(comps, dir);
