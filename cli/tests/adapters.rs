@@ -209,3 +209,46 @@ fn an_adapter_that_rewrites_in_place_is_caught_by_crash_alone() {
         assert_eq!(crash["failure_kind"], "crash", "{crash}");
     }
 }
+
+/// A call cancelled before it is sent still reaches the backend, after a `$/cancel` for its id,
+/// and only the backend's answer counts: an adapter that ignores such a cancel does what the
+/// caller had cancelled, and `sequences` sees it at every seed; the real adapter passes the
+/// same sequences.
+#[test]
+fn an_adapter_that_ignores_cancel_is_caught_by_sequences() {
+    if !python_or_skip() {
+        return;
+    }
+    for seed in [24228, 1, 2] {
+        let good = tempfile::tempdir().expect("tempdir");
+        let (code, out) = check(
+            &fixture("python/seam_adapter.py"),
+            seed,
+            &["sequences"],
+            good.path(),
+        );
+        assert_eq!(code, Some(3), "seed {seed}: {out}");
+        assert!(
+            out.contains("\n  sequences              passed"),
+            "seed {seed}: {out}"
+        );
+        assert!(!out.contains("UNREACHED cancel."), "seed {seed}: {out}");
+
+        let bad = tempfile::tempdir().expect("tempdir");
+        let (code, out) = check(
+            &fixture("broken/ignores_cancel.py"),
+            seed,
+            &["sequences"],
+            bad.path(),
+        );
+        assert_eq!(code, Some(1), "seed {seed}: {out}");
+        assert!(
+            out.contains("\n  sequences              FAILED"),
+            "seed {seed}: {out}"
+        );
+        assert!(
+            out.contains("[CancelledBeforeStart]): expected FS_ABORTED"),
+            "seed {seed}: {out}"
+        );
+    }
+}

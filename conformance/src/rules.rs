@@ -160,7 +160,7 @@ rules! {
     FactsProcessPath = "facts.process-path", CORE, "process_path is the real path in the provider's world";
     FactsFileUrl = "facts.file-url", CORE, "file_url is a percent-encoded file:// URL of process_path";
     FactsFileUrlEscapes = "facts.file-url-escapes", CORE, "a file URL percent-encodes `?`, `#`, `%` and space in names";
-    FactsContains = "facts.contains", CORE, "contains is true for an object beneath a directory";
+    FactsContains = "facts.contains", CORE, "contains is true for an object beneath a directory (over the wire the client decides it from the process paths the backend gave)";
     FactsContainsPrefix = "facts.contains-sibling", CORE, "contains is false for a sibling whose name extends the parent's (`d` and `dd`)";
     FactsContainsAlias = "facts.contains-alias", LINKS, "contains follows identity through a link alias";
     StagingPrivate = "staging.private", STAGING, "staged content is 0700/0600 while it exists";

@@ -146,7 +146,7 @@ impl Inner {
         }
         let mut frame = message(Some(id), method, params);
         frame.segments = segments;
-        if self.out.send(frame).is_err() {
+        if self.send_request(id, frame, signal).is_err() {
             lock(&self.pending).remove(&id);
             lock(&self.probes).remove(&id);
             return Err(RemoteError::Closed);
@@ -160,12 +160,29 @@ impl Inner {
         answer
     }
 
+    /// Sends a request. A call whose signal is already cancelled is still sent, after a
+    /// `$/cancel` for its id: the backend answers it (`FS_ABORTED`, nothing done), not this
+    /// client, so a backend that ignores cancellation is seen to.
+    fn send_request(
+        &self,
+        id: u64,
+        frame: Frame,
+        signal: &Signal,
+    ) -> Result<(), crate::outbox::Closed> {
+        if signal.is_cancelled() {
+            self.out
+                .send(message(None, "$/cancel", json!({ "id": id })))?;
+        }
+        self.out.send(frame)
+    }
+
     /// Watches `signal` on the connection's runtime until told to stop; on cancellation tells
     /// the server once.
     fn watch(&self, id: u64, signal: &Signal) -> oneshot::Sender<()> {
         let (stop, mut stopped) = oneshot::channel::<()>();
-        if !signal.is_live() {
-            // Nothing can cancel it: nothing to watch.
+        if !signal.is_live() || signal.is_cancelled() {
+            // Nothing can cancel it, or it was cancelled before it was sent (and the server
+            // told so first): nothing to watch.
             return stop;
         }
         let signal = signal.clone();
@@ -669,7 +686,6 @@ impl RemoteFileSystem {
         segments: Vec<Vec<u8>>,
         signal: &Signal,
     ) -> Result<(Value, Frame), FsError> {
-        signal.check(verb)?;
         // Checkpoints travel only for a mutation of a server that claims them.
         let checkpoints =
             self.caps.has(Capability::CancelPoints) && matches!(verb, Verb::Write | Verb::Edit);
@@ -789,7 +805,6 @@ impl FileSystem for RemoteFileSystem {
     }
 
     async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
-        signal.check(Verb::Read)?;
         let inner = &self.conn.inner;
         let id = inner.id();
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -799,7 +814,7 @@ impl FileSystem for RemoteFileSystem {
             "stream_text",
             json!({ "target": target_to_server(target) }),
         );
-        if inner.out.send(request).is_err() {
+        if inner.send_request(id, request, signal).is_err() {
             lock(&inner.pending).remove(&id);
             return Err(lost(Verb::Read, RemoteError::Closed));
         }

@@ -231,6 +231,7 @@ impl Server {
                 root: None,
             }),
             inflight: Mutex::new(HashMap::new()),
+            early: Mutex::new(std::collections::VecDeque::new()),
             credits: Mutex::new(HashMap::new()),
             answers: Mutex::new(HashMap::new()),
             asked: std::sync::atomic::AtomicU64::new(1),
@@ -367,6 +368,10 @@ struct Conn {
     tcp: bool,
     state: Mutex<State>,
     inflight: Mutex<HashMap<String, Signal>>,
+    /// `$/cancel`s that came before their request (a client whose call was cancelled before it
+    /// was sent says so first), the newest [`EARLY_CANCELS`]: the request, when it comes, starts
+    /// cancelled and the backend answers it.
+    early: Mutex<std::collections::VecDeque<String>>,
     credits: Mutex<HashMap<String, Arc<Semaphore>>>,
     /// Checkpoints shown to the client, waiting for its answer (by the server's request id).
     answers: Mutex<HashMap<String, std::sync::mpsc::Sender<bool>>>,
@@ -380,6 +385,10 @@ struct Conn {
 
 /// Contract calls one connection may have running at once.
 pub const MAX_IN_FLIGHT: usize = 256;
+
+/// `$/cancel`s for ids not seen yet that one connection keeps (a client sends one just before
+/// its request; more is a client cancelling ids it never sends, and the oldest go).
+pub const EARLY_CANCELS: usize = 64;
 
 /// How long a checkpoint waits for the client's probe before it cancels the mutation (a client
 /// that stopped answering must not leave it hanging; cancelling leaves no trace).
@@ -557,6 +566,14 @@ impl Conn {
         }
         let signal = Signal::new();
         let key = id.to_string();
+        let early = {
+            let mut early = lock(&self.early);
+            let at = early.iter().position(|k| *k == key);
+            at.and_then(|at| early.remove(at)).is_some()
+        };
+        if early {
+            signal.cancel();
+        }
         lock(&self.inflight).insert(key.clone(), signal.clone());
         let fs = lock(&self.state).provider.clone();
         let signal = if params.get("checkpoints").and_then(Value::as_bool) == Some(true)
@@ -615,6 +632,16 @@ impl Conn {
             ("$/cancel", Some(id)) => {
                 if let Some(signal) = lock(&self.inflight).get(&id) {
                     signal.cancel();
+                } else {
+                    // Not seen yet: its request follows (or never comes, and this is dropped
+                    // with the oldest).
+                    let mut early = lock(&self.early);
+                    if !early.contains(&id) {
+                        if early.len() == EARLY_CANCELS {
+                            early.pop_front();
+                        }
+                        early.push_back(id);
+                    }
                 }
             }
             ("stream/credit", Some(id)) => {

@@ -18,6 +18,7 @@ struct Served {
     _dir: tempfile::TempDir,
     root: PathBuf,
     socket: PathBuf,
+    server: Arc<Server>,
     _rt: tokio::runtime::Runtime,
 }
 
@@ -46,11 +47,12 @@ fn serve_with(limits: Limits) -> Served {
         let _enter = rt.enter();
         Server::bind_unix(&socket).expect("bind")
     };
-    rt.spawn(server.serve_unix(listener));
+    rt.spawn(server.clone().serve_unix(listener));
     Served {
         _dir: dir,
         root,
         socket,
+        server,
         _rt: rt,
     }
 }
@@ -845,4 +847,84 @@ fn world_reopen_opens_only_a_case_directory_of_this_server() {
         let f = b.recv().await.expect("reopened");
         assert_eq!(f.json["result"]["root"], json!(case), "{:?}", f.json);
     });
+}
+
+/// A call cancelled before it is sent: the client sends `$/cancel` for its id first, then the
+/// request, and the backend answers it `FS_ABORTED` without doing it; a `$/cancel` for an id
+/// not seen is kept for the newest 64 ids only.
+#[test]
+fn a_cancel_before_its_request_makes_the_backend_refuse_it() {
+    let s = serve();
+    std::fs::write(s.root.join("a.txt"), "old").expect("seed");
+    let rt = test_runtime();
+    rt.block_on(async {
+        let mut raw = Raw::open(&s.socket).await;
+        raw.initialize().await;
+        let write = |id: u64| {
+            json!({"jsonrpc":"2.0","id":id,"method":"write_text","params":{
+                "target":{"key":"a.txt","display_path":"a.txt"},
+                "content":{"$payload":0}}})
+        };
+        raw.send(
+            json!({"jsonrpc":"2.0","id":1,"method":"resolve","params":{"path":"a.txt"}}),
+            vec![],
+        )
+        .await;
+        let target = raw.recv_within(10).await.json["result"].clone();
+        let write = |id: u64| {
+            let mut w = write(id);
+            w["params"]["target"] = target.clone();
+            w
+        };
+        raw.send(
+            json!({"jsonrpc":"2.0","method":"$/cancel","params":{"id": 3}}),
+            vec![],
+        )
+        .await;
+        raw.send(write(3), vec![b"new".to_vec()]).await;
+        let f = raw.recv_within(10).await;
+        assert_eq!(f.json["id"], 3, "{:?}", f.json);
+        assert_eq!(f.json["error"]["data"]["fs"], "FS_ABORTED", "{:?}", f.json);
+        assert_eq!(f.json["error"]["message"], "write aborted", "{:?}", f.json);
+        assert_eq!(std::fs::read(s.root.join("a.txt")).expect("read"), b"old");
+        // 65 cancels for ids never sent: the oldest is forgotten, the newest kept.
+        for id in 100..165 {
+            raw.send(
+                json!({"jsonrpc":"2.0","method":"$/cancel","params":{"id": id}}),
+                vec![],
+            )
+            .await;
+        }
+        raw.send(write(100), vec![b"first".to_vec()]).await;
+        let f = raw.recv_within(10).await;
+        assert_eq!(f.json["id"], 100, "{:?}", f.json);
+        assert!(f.json.get("error").is_none(), "{:?}", f.json);
+        assert_eq!(std::fs::read(s.root.join("a.txt")).expect("read"), b"first");
+        raw.send(write(164), vec![b"second".to_vec()]).await;
+        let f = raw.recv_within(10).await;
+        assert_eq!(f.json["error"]["data"]["fs"], "FS_ABORTED", "{:?}", f.json);
+        assert_eq!(std::fs::read(s.root.join("a.txt")).expect("read"), b"first");
+    });
+    // Through the client: the cancelled call reaches the server, which answers it.
+    let fs = remote(&s);
+    let rt = test_runtime();
+    rt.block_on(async {
+        let t = fs
+            .resolve("a.txt", ResolveOptions::default(), &Signal::none())
+            .await
+            .expect("resolve");
+        let cancelled = Signal::new();
+        cancelled.cancel();
+        let before = s.server.requests_served();
+        let e = fs
+            .write_text(&t, "third", None, None, &cancelled)
+            .await
+            .expect_err("cancelled");
+        assert_eq!(e.code(), FsErrorCode::Aborted);
+        assert_eq!(s.server.requests_served(), before + 1);
+        let e = fs.stream_text(&t, &cancelled).await.err().expect("cancelled");
+        assert_eq!(e.code(), FsErrorCode::Aborted);
+        assert_eq!(s.server.requests_served(), before + 2);
+    });
+    assert_eq!(std::fs::read(s.root.join("a.txt")).expect("read"), b"first");
 }
