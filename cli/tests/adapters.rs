@@ -3,8 +3,10 @@
 //! cancellation inside mutations and competitors appearing mid-write included, through the
 //! protocol's checkpoints; and what it does not do (it serves one request at a time, so
 //! visibility does not apply) said in every report format; killed mid-write, it leaves the old
-//! or the new file and sweeps its staging. Beside it, the same adapter publishing by truncating
-//! in place (`fixtures/adapters/broken/`) passes every sequence and is caught by `crash` alone.
+//! or the new file and sweeps its staging. Beside it, broken variants of the same adapter
+//! (`fixtures/adapters/broken/`), each caught for its own reason: publishing by truncating in
+//! place passes every sequence and is caught by `crash` alone; ignoring an early `$/cancel` and
+//! resetting modes on rewrite are caught by `sequences`.
 
 use std::path::Path;
 use std::process::Command;
@@ -49,7 +51,7 @@ fn the_python_adapter_passes_the_gate_for_what_it_claims() {
     );
     assert!(stdout.contains("RESULT: pass"), "{stdout}");
     assert!(
-        stdout.contains("claims: read_bytes, cancel_points\n"),
+        stdout.contains("claims: modes, read_bytes, cancel_points\n"),
         "{stdout}"
     );
     for line in [
@@ -210,12 +212,12 @@ fn an_adapter_that_rewrites_in_place_is_caught_by_crash_alone() {
     }
 }
 
-/// A call cancelled before it is sent still reaches the backend, after a `$/cancel` for its id,
-/// and only the backend's answer counts: an adapter that ignores such a cancel does what the
-/// caller had cancelled, and `sequences` sees it at every seed; the real adapter passes the
-/// same sequences.
+/// Two broken adapters beside the real one, each caught by `sequences` for its own reason at
+/// three seeds: one ignores a `$/cancel` that comes before its request (a call cancelled before
+/// it is sent still reaches the backend, and only the backend's answer counts), one gives a
+/// rewritten file mode 0644 (modes are their own claim, read back over the wire).
 #[test]
-fn an_adapter_that_ignores_cancel_is_caught_by_sequences() {
+fn adapters_that_ignore_cancel_or_reset_modes_are_caught_by_sequences() {
     if !python_or_skip() {
         return;
     }
@@ -233,22 +235,28 @@ fn an_adapter_that_ignores_cancel_is_caught_by_sequences() {
             "seed {seed}: {out}"
         );
         assert!(!out.contains("UNREACHED cancel."), "seed {seed}: {out}");
+        assert!(!out.contains("UNREACHED version.chmod"), "seed {seed}: {out}");
 
-        let bad = tempfile::tempdir().expect("tempdir");
-        let (code, out) = check(
-            &fixture("broken/ignores_cancel.py"),
-            seed,
-            &["sequences"],
-            bad.path(),
-        );
-        assert_eq!(code, Some(1), "seed {seed}: {out}");
-        assert!(
-            out.contains("\n  sequences              FAILED"),
-            "seed {seed}: {out}"
-        );
-        assert!(
-            out.contains("[CancelledBeforeStart]): expected FS_ABORTED"),
-            "seed {seed}: {out}"
-        );
+        for (adapter, why) in [
+            (
+                "broken/ignores_cancel.py",
+                &["[CancelledBeforeStart]): expected FS_ABORTED"][..],
+            ),
+            (
+                "broken/resets_mode.py",
+                &["sequences [bytes-on-disk]", " mode 644, the model says file "][..],
+            ),
+        ] {
+            let bad = tempfile::tempdir().expect("tempdir");
+            let (code, out) = check(&fixture(adapter), seed, &["sequences"], bad.path());
+            assert_eq!(code, Some(1), "{adapter} seed {seed}: {out}");
+            assert!(
+                out.contains("\n  sequences              FAILED"),
+                "{adapter} seed {seed}: {out}"
+            );
+            for w in why {
+                assert!(out.contains(w), "{adapter} seed {seed}: {w}\n{out}");
+            }
+        }
     }
 }
