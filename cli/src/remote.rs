@@ -354,6 +354,7 @@ fn open_at(
             world: Arc::new(RemoteWorld {
                 conn: conn.clone(),
                 root,
+                abilities: Abilities::of(&case),
             }),
             diff_basis_max_bytes: crate::providers::SUITE_DIFF_LIMIT,
             keep_alive: Box::new(conn.clone()),
@@ -366,6 +367,31 @@ fn open_at(
 pub struct RemoteWorld {
     conn: Arc<Connection>,
     root: String,
+    abilities: Abilities,
+}
+
+/// What a world over the wire can do, from the `world` member of the `world/case` answer
+/// (`{"fifos": bool, "restore_mtime": bool}`); a member left out means it can (what protocol 1
+/// asked of every world before the member existed).
+#[derive(Clone, Copy, Debug)]
+struct Abilities {
+    fifos: bool,
+    restore_mtime: bool,
+}
+
+impl Abilities {
+    fn of(case: &Value) -> Self {
+        let can = |what: &str| {
+            case.get("world")
+                .and_then(|w| w.get(what))
+                .and_then(Value::as_bool)
+                .unwrap_or(true)
+        };
+        Self {
+            fifos: can("fifos"),
+            restore_mtime: can("restore_mtime"),
+        }
+    }
 }
 
 fn io_error(e: RemoteError) -> io::Error {
@@ -462,6 +488,10 @@ impl World for RemoteWorld {
     }
 
     fn supports_fifos(&self) -> bool {
-        true
+        self.abilities.fifos
+    }
+
+    fn restores_mtime(&self) -> bool {
+        self.abilities.restore_mtime
     }
 }

@@ -130,7 +130,7 @@ fn check(adapter: &Path, seed: u64, properties: &[&str], dir: &Path) -> (Option<
     for p in properties {
         args.extend(["--property", p]);
     }
-    args.extend(["--json", "r.json"]);
+    args.extend(["--json", "r.json", "--junit", "r.xml"]);
     let out = Command::new(env!("CARGO_BIN_EXE_seam"))
         .args(&args)
         .current_dir(dir)
@@ -235,7 +235,6 @@ fn adapters_that_ignore_cancel_or_reset_modes_are_caught_by_sequences() {
             "seed {seed}: {out}"
         );
         assert!(!out.contains("UNREACHED cancel."), "seed {seed}: {out}");
-        assert!(!out.contains("UNREACHED version.chmod"), "seed {seed}: {out}");
 
         for (adapter, why) in [
             (
@@ -258,5 +257,57 @@ fn adapters_that_ignore_cancel_or_reset_modes_are_caught_by_sequences() {
                 assert!(out.contains(w), "{adapter} seed {seed}: {w}\n{out}");
             }
         }
+    }
+}
+
+/// A store without special files or settable mtimes says so in `world/case` (`"world":
+/// {"fifos": false, "restore_mtime": false}`): the gate generates neither, the run passes, and
+/// the report says what was left out and which rules did not apply, and why — in text and JSON.
+#[test]
+fn a_world_that_cannot_make_fifos_or_restore_mtimes_says_so_and_is_not_asked_to() {
+    if !python_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, out) = check(
+        &fixture("restricted/no_special_files.py"),
+        24228,
+        &["sequences", "policy"],
+        dir.path(),
+    );
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.contains("\n  sequences              passed"), "{out}");
+    assert!(out.contains("\n  policy                 passed"), "{out}");
+    for line in [
+        "  - FIFOs: the world cannot make them\n",
+        "  - same-size rewrites that put the file's mtime back: the world cannot restore an mtime exactly\n",
+        "1 need a world that can make FIFOs, 1 need a world that can put an mtime back exactly",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("r.json")).expect("json written"),
+    )
+    .expect("json");
+    let skipped = json[0]["skipped"].as_array().expect("skipped");
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["what"] == "FIFOs" && s["reason"] == "the world cannot make them"),
+        "{skipped:?}"
+    );
+    let rules = json[0]["rules"].as_array().expect("rules");
+    for id in ["read.fifo", "version.restored-mtime"] {
+        let rule = rules.iter().find(|r| r["id"] == id).expect(id);
+        assert_eq!(rule["coverage"], "not_applicable", "{rule}");
+    }
+    let xml = std::fs::read_to_string(dir.path().join("r.xml")).expect("junit written");
+    for line in [
+        "<testcase name=\"generated: FIFOs\"",
+        "<skipped message=\"the world cannot make them\"/>",
+        "does not apply: read.fifo (needs a world that can make FIFOs)",
+        "does not apply: version.restored-mtime (needs a world that can put an mtime back exactly)",
+    ] {
+        assert!(xml.contains(line), "{line}\n{xml}");
     }
 }

@@ -487,11 +487,25 @@ impl Report {
             }
             _ => JunitStatus::Pass,
         };
+        // The rules that were not reached, each with why: a CI page shows them with the case.
+        let rules: Vec<String> = self
+            .rules
+            .iter()
+            .filter_map(|r| match r.coverage {
+                Coverage::Reached => None,
+                Coverage::Unreached => Some(format!("UNREACHED {} — {}", r.id, r.text)),
+                Coverage::NotApplicable => Some(format!(
+                    "does not apply: {} (needs {})",
+                    r.id,
+                    r.needs.as_deref().unwrap_or("?")
+                )),
+            })
+            .collect();
         cases.push(JunitCase {
             name: "coverage".into(),
             seconds: 0.0,
             status: coverage,
-            out: None,
+            out: (!rules.is_empty()).then(|| rules.join("\n")),
         });
         cases
     }
@@ -654,6 +668,7 @@ mod tests {
             let skipped = skipped_steps(&GenConfig {
                 caps,
                 fifos: true,
+                restore_mtime: true,
                 diff_limit: limit,
                 policies: crate::generate::Policies::None,
             });

@@ -481,6 +481,7 @@ pub(crate) fn run_sequences_watched(
     let gen_config = GenConfig {
         caps,
         fifos: probe.world.supports_fifos(),
+        restore_mtime: probe.world.restores_mtime(),
         diff_limit: probe.diff_basis_max_bytes,
         policies: policies_for(
             caps.sandbox_modes,

@@ -9,6 +9,7 @@ use crate::generate::{GenConfig, skipped_steps};
 use crate::properties::permissions::Unprivileged;
 use crate::properties::{self, Applicability, Context, NotChecked, Run};
 use crate::report::{PropertyResult, Report, RuleContext, Skipped, Status, Verdict, rule_lines};
+use crate::rules::Rule;
 use crate::sequences::{Progress, SequenceConfig};
 use crate::stats::Stats;
 use crate::timing::Timing;
@@ -126,7 +127,7 @@ pub fn run_suite(
         .cloned()
         .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
     let probe_options = CaseOptions::new(seq.seed, CaseDurability::Relaxed, first);
-    let (caps, fifos, diff_limit) = supervised(
+    let (caps, (fifos, restore_mtime), diff_limit) = supervised(
         &monitor,
         move || -> Result<_, String> {
             let s = watched
@@ -143,7 +144,8 @@ pub fn run_suite(
                     caps = caps.with(seam::Capability::ReadFence);
                 }
             }
-            Ok((caps, s.world.supports_fifos(), s.diff_basis_max_bytes))
+            let world = (s.world.supports_fifos(), s.world.restores_mtime());
+            Ok((caps, world, s.diff_basis_max_bytes))
         },
         &mut || {},
     )
@@ -181,6 +183,7 @@ pub fn run_suite(
             config: config.clone(),
             caps,
             fifos,
+            restore_mtime,
             progress: Some(tx.clone()),
         });
         let status = match property.applies(&cx) {
@@ -281,6 +284,7 @@ pub fn run_suite(
     let gen_config = GenConfig {
         caps,
         fifos,
+        restore_mtime,
         diff_limit,
         policies: crate::generate::Policies::None,
     };
@@ -292,6 +296,16 @@ pub fn run_suite(
     } else {
         Vec::new()
     };
+    // What the world cannot do is never generated: its rules do not apply, and say why.
+    if !fifos {
+        not_applying.insert(Rule::ReadFifo, "a world that can make FIFOs".to_string());
+    }
+    if !restore_mtime {
+        not_applying.insert(
+            Rule::VersionRestoredMtime,
+            "a world that can put an mtime back exactly".to_string(),
+        );
+    }
     let rules = rule_lines(
         &stats,
         &RuleContext {

@@ -667,6 +667,14 @@ impl World for WatchedWorld {
         )
     }
 
+    fn restores_mtime(&self) -> bool {
+        self.sync(
+            "world restores_mtime".into(),
+            "world restores_mtime",
+            || self.inner.restores_mtime(),
+        )
+    }
+
     fn open_to_others(&self) -> std::io::Result<()> {
         self.sync(
             "world open_to_others".into(),

@@ -51,6 +51,13 @@ pub trait World: Send + Sync {
         false
     }
 
+    /// Whether this world can put a file's mtime back exactly after rewriting it in place (the
+    /// rewrite a version token built from size and mtime alone misses). A world that cannot is
+    /// given no such rewrite, and the report says so.
+    fn restores_mtime(&self) -> bool {
+        true
+    }
+
     /// Lets other users traverse the root (for running cases as an unprivileged user).
     fn open_to_others(&self) -> io::Result<()> {
         Ok(())

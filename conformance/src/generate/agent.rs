@@ -143,7 +143,7 @@ fn agent_edit(owner: u8, path: &str, old: &str, new: &str) -> Step {
 
 /// The world's change to a file a session has read: a rewrite in an editor, an append, a
 /// same-size rewrite with its mtime put back, or a deletion.
-fn external_change(path: String) -> BoxedStrategy<WorldOp> {
+fn external_change(path: String, restore_mtime: bool) -> BoxedStrategy<WorldOp> {
     let p = path.clone();
     let q = path.clone();
     let r = path.clone();
@@ -159,7 +159,7 @@ fn external_change(path: String) -> BoxedStrategy<WorldOp> {
         }),
         Just(WorldOp::Scribble {
             path: r,
-            restore_mtime: true,
+            restore_mtime,
         }),
         Just(WorldOp::Remove { path }),
     ]
@@ -167,7 +167,8 @@ fn external_change(path: String) -> BoxedStrategy<WorldOp> {
 }
 
 /// The opening of an agent sequence: nothing now and then, or one of the policy's situations.
-pub(crate) fn agent_opening(_config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
+pub(crate) fn agent_opening(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
+    let restore_mtime = config.restore_mtime;
     let seed_file = |path: &str| {
         Step::plain(Op::World(WorldOp::Write {
             path: path.to_string(),
@@ -178,7 +179,7 @@ pub(crate) fn agent_opening(_config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
     // Read, changed behind the session's back, a stale mutation, the remedy.
     let remedy = (name(), any::<bool>(), any::<bool>())
         .prop_flat_map(move |(n, edit, window)| {
-            external_change(n.clone()).prop_map(move |change| {
+            external_change(n.clone(), restore_mtime).prop_map(move |change| {
                 let mutate = || {
                     if edit {
                         agent_edit(0, &n, "two", "TWO")

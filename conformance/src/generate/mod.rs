@@ -33,6 +33,8 @@ pub struct GenConfig {
     pub caps: Capabilities,
     /// Whether the world can make FIFOs.
     pub fifos: bool,
+    /// Whether the world can put a file's old mtime back exactly after rewriting it.
+    pub restore_mtime: bool,
     /// The backend's diff-basis limit.
     pub diff_limit: u64,
     /// The per-call sandbox policies mutations carry.
@@ -206,6 +208,7 @@ fn world_file(hints: &Hints) -> BoxedStrategy<String> {
 pub(crate) fn world_op(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
     let caps = config.caps;
     let modes = caps.modes;
+    let restore_mtime = config.restore_mtime;
     let write = (rel_path(), world_bytes(config), pick(MODES.to_vec())).prop_map(
         move |(path, bytes, mode)| WorldOp::Write {
             path,
@@ -218,9 +221,9 @@ pub(crate) fn world_op(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step>
         (
             4,
             (world_file(hints), any::<bool>())
-                .prop_map(|(path, restore_mtime)| WorldOp::Scribble {
+                .prop_map(move |(path, restore)| WorldOp::Scribble {
                     path,
-                    restore_mtime,
+                    restore_mtime: restore && restore_mtime,
                 })
                 .boxed(),
         ),
@@ -571,6 +574,12 @@ pub fn skipped_steps(config: &GenConfig) -> Vec<(String, String)> {
     }
     if !config.fifos {
         skip("FIFOs", "the world cannot make them");
+    }
+    if !config.restore_mtime {
+        skip(
+            "same-size rewrites that put the file's mtime back",
+            "the world cannot restore an mtime exactly",
+        );
     }
     if !alphabet::diff_limit_generated(config.diff_limit) {
         skip(

@@ -54,6 +54,8 @@ pub struct Context {
     pub caps: Capabilities,
     /// Whether its world can make FIFOs.
     pub fifos: bool,
+    /// Whether its world can put an mtime back exactly.
+    pub restore_mtime: bool,
     /// Where a long property reports progress (drained by the suite on its own thread).
     pub(crate) progress: Option<std::sync::mpsc::Sender<crate::suite::SuiteProgress>>,
 }
