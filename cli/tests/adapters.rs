@@ -234,7 +234,6 @@ fn adapters_that_ignore_cancel_or_reset_modes_are_caught_by_sequences() {
             out.contains("\n  sequences              passed"),
             "seed {seed}: {out}"
         );
-        assert!(!out.contains("UNREACHED cancel."), "seed {seed}: {out}");
 
         for (adapter, why) in [
             (
