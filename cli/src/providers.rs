@@ -450,6 +450,10 @@ pub fn provider_at(name: &str, root: &str) -> Result<Arc<dyn seam::FileSystem>, 
             let conn = seam_remote::Connection::in_process(server).map_err(|e| e.to_string())?;
             Ok(Arc::new(seam_remote::RemoteFileSystem::new(Arc::new(conn))))
         }
+        // An adapter this process starts (as whoever runs it), over a case it made earlier.
+        other if other.starts_with("exec:") => {
+            crate::remote::reopened_exec(&other["exec:".len()..], root)
+        }
         other => Err(format!("unknown provider {other:?}")),
     }
 }

@@ -339,11 +339,13 @@ fn open_at(
         .ok_or_else(|| format!("world/case at {address}: no root in the answer"))?
         .to_string();
     // The permission property runs cases as another user in a child process over a
-    // provider it builds itself: for `remote` that is the local provider behind an
-    // in-process server (`providers::provider_at`); a server someone else runs, or an
-    // adapter, is not something that child can build, so the claim is not checked there.
+    // provider it builds itself (`providers::provider_at`): for `remote` the local provider
+    // behind an in-process server; for an `exec:` adapter the same command, started by that
+    // child (so as that user), reopening this case (`world/reopen`). A server someone else
+    // runs is not something that child can start as another user, so the claim is not
+    // checked there.
     let fs = RemoteFileSystem::described(conn.clone(), &case);
-    let fs = if own {
+    let fs = if own || matches!(address, Address::Exec(_)) {
         fs
     } else {
         fs.without(Capability::Permissions)
@@ -494,4 +496,27 @@ impl World for RemoteWorld {
     fn restores_mtime(&self) -> bool {
         self.abilities.restore_mtime
     }
+
+    /// The case root opened to other users (0755, a `chmod` of `.`), for the permission
+    /// property's unprivileged child; the backend's own directories above it must let others
+    /// through (docs/protocol.md, section 7).
+    fn open_to_others(&self) -> io::Result<()> {
+        self.conn
+            .request_blocking(
+                "world/apply",
+                json!({"effect": "chmod", "path": ".", "mode": 0o755}),
+                Vec::new(),
+            )
+            .map(|_| ())
+            .map_err(io_error)
+    }
+}
+
+/// A second backend over the case at `root`, made by `exec:` `command` started here: the
+/// permission property's unprivileged child reaches an adapter's case this way, as itself.
+pub fn reopened_exec(command: &str, root: &str) -> Result<Arc<dyn seam::FileSystem>, String> {
+    let options = CaseOptions::new(0, CaseDurability::Relaxed, String::new());
+    let address = Address::Exec(command.to_string());
+    let (subject, _conn) = open_at(&address, None, false, &options, Some(root))?;
+    Ok(subject.fs)
 }

@@ -51,12 +51,12 @@ fn the_python_adapter_passes_the_gate_for_what_it_claims() {
     );
     assert!(stdout.contains("RESULT: pass"), "{stdout}");
     assert!(
-        stdout.contains("claims: modes, read_bytes, cancel_points\n"),
+        stdout.contains("claims: permissions, modes, read_bytes, cancel_points\n"),
         "{stdout}"
     );
     for line in [
         "  symlink-identity       not claimed: symlinks",
-        "  permission-denied      not claimed: permissions",
+        "  permission-denied      passed",
     ] {
         assert!(stdout.contains(line), "{line}\n{stdout}");
     }
@@ -309,4 +309,39 @@ fn a_world_that_cannot_make_fifos_or_restore_mtimes_says_so_and_is_not_asked_to(
     ] {
         assert!(xml.contains(line), "{line}\n{xml}");
     }
+}
+
+/// `permissions` over `exec:`: run as root, the gate starts the adapter again as an unprivileged
+/// user, reopening the case (`world/reopen`), and what that user is refused must be
+/// `FS_PERMISSION_DENIED` naming the path. The real adapter passes; one that passes the OS's
+/// refusal on as a raw I/O error is caught for it.
+#[test]
+fn permission_denial_is_checked_through_an_adapter_as_another_user() {
+    if !python_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, out) = check(
+        &fixture("python/seam_adapter.py"),
+        1,
+        &["permission-denied"],
+        dir.path(),
+    );
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.contains("claims: permissions, "), "{out}");
+    assert!(
+        out.contains("\n  permission-denied      passed"),
+        "{out}"
+    );
+    let (code, out) = check(
+        &fixture("broken/uncoded_eacces.py"),
+        1,
+        &["permission-denied"],
+        dir.path(),
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("FAILED permission-denied [outcome]: ReadText \"secret\": expected FS_PERMISSION_DENIED, got Some(IoError)"),
+        "{out}"
+    );
 }
