@@ -345,3 +345,70 @@ fn permission_denial_is_checked_through_an_adapter_as_another_user() {
         "{out}"
     );
 }
+
+/// A backend that must not be opened twice (an embedded database that locks its file) is gated
+/// as one long-lived server: the Python adapter with `--listen PATH` serves every connection of
+/// the run in one process (a case per connection, removed when it ends), and
+/// `seam check --provider unix:PATH` passes the full default run against it; `crash` says why it
+/// did not run (the gate did not start that process, so it cannot kill it).
+#[test]
+fn one_long_lived_adapter_process_serves_a_whole_run() {
+    if !python_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).expect("tmp");
+    let socket = dir.path().join("adapter.sock");
+    let mut adapter = Command::new("python3")
+        .arg(fixture("python/seam_adapter.py"))
+        .args(["--test-control", "--listen"])
+        .arg(&socket)
+        .env("TMPDIR", &tmp)
+        .spawn()
+        .expect("start the adapter");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !socket.exists() {
+        assert!(std::time::Instant::now() < deadline, "the adapter never listened");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let bases = || {
+        std::fs::read_dir(&tmp)
+            .expect("tmp")
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("seam-py-"))
+            .count()
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(["check", "--provider"])
+        .arg(format!("unix:{}", socket.display()))
+        .args(["--seed", "24228"])
+        .current_dir(dir.path())
+        .output()
+        .expect("run seam");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // One process served it all, and every case it made is gone with its connection.
+    let during = bases();
+    let cases = std::fs::read_dir(&tmp)
+        .expect("tmp")
+        .filter_map(Result::ok)
+        .flat_map(|base| std::fs::read_dir(base.path()).into_iter().flatten())
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("case-"))
+        .count();
+    let _ = Command::new("kill")
+        .arg(adapter.id().to_string())
+        .status();
+    let _ = adapter.wait();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("RESULT: pass"), "{stdout}");
+    assert!(!stdout.contains("UNREACHED"), "{stdout}");
+    assert!(
+        stdout.contains("  crash                  not claimed: the gate cannot kill this backend"),
+        "{stdout}"
+    );
+    assert_eq!(during, 1, "one adapter process, one base directory");
+    assert_eq!(cases, 0, "a case outlived its connection");
+    assert_eq!(bases(), 0, "the adapter cleaned up when stopped");
+    assert!(!socket.exists(), "the adapter removed its socket");
+}
