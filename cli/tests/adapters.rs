@@ -242,7 +242,10 @@ fn adapters_that_ignore_cancel_or_reset_modes_are_caught_by_sequences() {
             ),
             (
                 "broken/resets_mode.py",
-                &["sequences [bytes-on-disk]", " mode 644, the model says file "][..],
+                &[
+                    "sequences [bytes-on-disk]",
+                    " mode 644, the model says file ",
+                ][..],
             ),
         ] {
             let bad = tempfile::tempdir().expect("tempdir");
@@ -329,10 +332,7 @@ fn permission_denial_is_checked_through_an_adapter_as_another_user() {
     );
     assert_eq!(code, Some(3), "{out}");
     assert!(out.contains("claims: permissions, "), "{out}");
-    assert!(
-        out.contains("\n  permission-denied      passed"),
-        "{out}"
-    );
+    assert!(out.contains("\n  permission-denied      passed"), "{out}");
     let (code, out) = check(
         &fixture("broken/uncoded_eacces.py"),
         1,
@@ -369,7 +369,10 @@ fn one_long_lived_adapter_process_serves_a_whole_run() {
         .expect("start the adapter");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !socket.exists() {
-        assert!(std::time::Instant::now() < deadline, "the adapter never listened");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the adapter never listened"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let bases = || {
@@ -396,9 +399,7 @@ fn one_long_lived_adapter_process_serves_a_whole_run() {
         .filter_map(Result::ok)
         .filter(|e| e.file_name().to_string_lossy().starts_with("case-"))
         .count();
-    let _ = Command::new("kill")
-        .arg(adapter.id().to_string())
-        .status();
+    let _ = Command::new("kill").arg(adapter.id().to_string()).status();
     let _ = adapter.wait();
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("RESULT: pass"), "{stdout}");

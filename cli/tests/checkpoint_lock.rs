@@ -4,9 +4,8 @@
 //! message that says what is wrong and where to read about it.
 
 use seam::{
-    Capabilities, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo, FsPathInfo,
-    FsTarget, FsVersion, ResolveOptions, SandboxPolicy, Signal, TextStream, WriteIntent,
-    WriteOutcome,
+    EditOutcome, EditRequest, FileSystem, FsError, FsTarget, FsVersion, Layer, SandboxPolicy,
+    Signal, WriteIntent, WriteOutcome,
 };
 use seam_cli::providers::LocalFactory;
 use seam_conformance::{
@@ -26,49 +25,9 @@ struct HoldsLock {
 }
 
 #[async_trait::async_trait]
-impl FileSystem for HoldsLock {
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
-    }
-    async fn resolve(
-        &self,
-        p: &str,
-        o: ResolveOptions<'_>,
-        s: &Signal,
-    ) -> Result<FsTarget, FsError> {
-        self.inner.resolve(p, o, s).await
-    }
-    fn process_path(&self, t: &FsTarget) -> String {
-        self.inner.process_path(t)
-    }
-    fn file_url(&self, t: &FsTarget) -> String {
-        self.inner.file_url(t)
-    }
-    fn contains(&self, p: &FsTarget, c: &FsTarget) -> bool {
-        self.inner.contains(p, c)
-    }
-    async fn stat(&self, t: &FsTarget, s: &Signal) -> Result<Option<FsInfo>, FsError> {
-        self.inner.stat(t, s).await
-    }
-    async fn lstat(
-        &self,
-        p: &str,
-        o: ResolveOptions<'_>,
-        s: &Signal,
-    ) -> Result<Option<FsPathInfo>, FsError> {
-        self.inner.lstat(p, o, s).await
-    }
-    async fn read_text(&self, t: &FsTarget, s: &Signal) -> Result<String, FsError> {
-        self.inner.read_text(t, s).await
-    }
-    async fn stream_text(&self, t: &FsTarget, s: &Signal) -> Result<TextStream, FsError> {
-        self.inner.stream_text(t, s).await
-    }
-    async fn read_bytes(&self, t: &FsTarget, m: u64, s: &Signal) -> Result<Vec<u8>, FsError> {
-        self.inner.read_bytes(t, m, s).await
-    }
-    async fn list_dir(&self, t: &FsTarget, s: &Signal) -> Result<Vec<FsDirEntry>, FsError> {
-        self.inner.list_dir(t, s).await
+impl Layer for HoldsLock {
+    fn inner(&self) -> &dyn FileSystem {
+        self.inner.as_ref()
     }
     async fn write_text(
         &self,

@@ -25,6 +25,8 @@
 //!   complete, unconstrained store.
 //! * [`Signal`] — per-operation cancellation: a mutation cancelled before its commit point
 //!   leaves no trace, one that committed is reported as committed ([`signal`]).
+//! * [`Layer`] — a wrapper around a backend (a spy, a lock, a fault) that states only what it
+//!   changes; every call it does not override reaches the backend beneath unchanged.
 //!
 //! ## Example: compare-and-swap through the contract
 //!
@@ -123,6 +125,7 @@ pub mod edit;
 mod error;
 mod filesystem;
 mod gate;
+mod layer;
 mod messages;
 pub mod paths;
 mod sandbox;
@@ -136,6 +139,7 @@ pub use capabilities::{Capabilities, Capability};
 pub use error::{FsError, FsErrorCode};
 pub use filesystem::{FileSystem, ResolveOptions, TextStream};
 pub use gate::{Actor, BareGate, Gate, check_event_target, check_observation};
+pub use layer::Layer;
 pub use messages::LOOP_DETAIL;
 pub use sandbox::{SandboxMode, SandboxPolicy};
 pub use search::{Search, SearchError};

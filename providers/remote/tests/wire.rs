@@ -922,7 +922,11 @@ fn a_cancel_before_its_request_makes_the_backend_refuse_it() {
             .expect_err("cancelled");
         assert_eq!(e.code(), FsErrorCode::Aborted);
         assert_eq!(s.server.requests_served(), before + 1);
-        let e = fs.stream_text(&t, &cancelled).await.err().expect("cancelled");
+        let e = fs
+            .stream_text(&t, &cancelled)
+            .await
+            .err()
+            .expect("cancelled");
         assert_eq!(e.code(), FsErrorCode::Aborted);
         assert_eq!(s.server.requests_served(), before + 2);
     });

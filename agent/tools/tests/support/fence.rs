@@ -4,9 +4,8 @@
 //! themselves live under `/tmp`).
 
 use seam::{
-    Capabilities, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo, FsPathInfo,
-    FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal, TextStream,
-    WriteIntent, WriteOutcome,
+    EditOutcome, EditRequest, FileSystem, FsError, FsTarget, FsVersion, Layer, SandboxMode,
+    SandboxPolicy, Signal, WriteIntent, WriteOutcome,
 };
 use seam_sandbox::{SandboxConfig, SandboxFileSystem};
 use std::sync::Mutex;
@@ -36,62 +35,14 @@ impl Fence {
     }
 }
 
+// A layer: everything but the two mutations reaches the real sandbox unchanged.
 #[async_trait::async_trait]
-impl FileSystem for Fence {
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
+impl Layer for Fence {
+    fn inner(&self) -> &dyn FileSystem {
+        &self.inner
     }
     fn sandbox_mode(&self) -> Option<SandboxMode> {
         Some(self.default_mode)
-    }
-    async fn resolve(
-        &self,
-        path: &str,
-        options: ResolveOptions<'_>,
-        signal: &Signal,
-    ) -> Result<FsTarget, FsError> {
-        self.inner.resolve(path, options, signal).await
-    }
-    fn process_path(&self, target: &FsTarget) -> String {
-        self.inner.process_path(target)
-    }
-    fn file_url(&self, target: &FsTarget) -> String {
-        self.inner.file_url(target)
-    }
-    fn contains(&self, parent: &FsTarget, child: &FsTarget) -> bool {
-        self.inner.contains(parent, child)
-    }
-    async fn stat(&self, target: &FsTarget, signal: &Signal) -> Result<Option<FsInfo>, FsError> {
-        self.inner.stat(target, signal).await
-    }
-    async fn lstat(
-        &self,
-        path: &str,
-        options: ResolveOptions<'_>,
-        signal: &Signal,
-    ) -> Result<Option<FsPathInfo>, FsError> {
-        self.inner.lstat(path, options, signal).await
-    }
-    async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
-        self.inner.read_text(target, signal).await
-    }
-    async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
-        self.inner.stream_text(target, signal).await
-    }
-    async fn read_bytes(
-        &self,
-        target: &FsTarget,
-        max_bytes: u64,
-        signal: &Signal,
-    ) -> Result<Vec<u8>, FsError> {
-        self.inner.read_bytes(target, max_bytes, signal).await
-    }
-    async fn list_dir(
-        &self,
-        target: &FsTarget,
-        signal: &Signal,
-    ) -> Result<Vec<FsDirEntry>, FsError> {
-        self.inner.list_dir(target, signal).await
     }
     async fn write_text(
         &self,
