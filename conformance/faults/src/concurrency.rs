@@ -154,6 +154,7 @@ impl Faulty {
                 if let Err(e) = self.check_apart(target, expected, Verb::Write).await {
                     return Some(Err(e));
                 }
+                between_sections();
                 Some(
                     self.inner
                         .write_text(target, content, None, sandbox, &Signal::none())
@@ -197,6 +198,9 @@ impl Faulty {
             Ok(None) => return Some(Err(FsError::changed_since_read(Verb::Edit, d))),
             Err(e) => return Some(Err(e)),
         }
+        if self.fault == Fault::GuardCheckedApart {
+            between_sections();
+        }
         if self.fault != Fault::EditReadsOutsideLock {
             let out = self
                 .inner
@@ -225,4 +229,15 @@ impl Faulty {
                 }),
         )
     }
+}
+
+/// What lies between a guard checked apart and its publication: in a real backend, the staging
+/// write. A few milliseconds, so that racers released together all pass the check before any
+/// publishes even on a loaded machine (at a load average of 10.8 on 2 cores, the memory
+/// provider's microseconds between its two critical sections let one racer finish before the
+/// next started, and the mistake went unseen at seed 24228).
+/// (A blocking sleep, as the slow truncation above: this is a broken variant for the self-test,
+/// never a provider.)
+fn between_sections() {
+    std::thread::sleep(std::time::Duration::from_millis(5));
 }
