@@ -33,7 +33,7 @@ impl SelfExec {
             ])
             .uid(NOBODY)
             .gid(NOBODY)
-            .current_dir("/")
+            .current_dir(child_dir())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -103,4 +103,19 @@ pub fn child(provider: &str, root: &str) -> Result<(), String> {
     let json = serde_json::to_string(&outcomes).map_err(|e| e.to_string())?;
     println!("{json}");
     Ok(())
+}
+
+/// Where the child runs: this process's working directory when `nobody` can enter it (an
+/// `exec:` command with a relative path, `python3 fixtures/…`, must find its script there), `/`
+/// otherwise.
+fn child_dir() -> PathBuf {
+    let others_may_enter = |dir: &std::path::Path| {
+        dir.ancestors().all(|a| {
+            std::fs::metadata(a).is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o001 != 0)
+        })
+    };
+    match std::env::current_dir() {
+        Ok(here) if others_may_enter(&here) => here,
+        _ => PathBuf::from("/"),
+    }
 }

@@ -333,6 +333,24 @@ fn permission_denial_is_checked_through_an_adapter_as_another_user() {
     assert_eq!(code, Some(3), "{out}");
     assert!(out.contains("claims: permissions, "), "{out}");
     assert!(out.contains("\n  permission-denied      passed"), "{out}");
+    // As the README writes it: a relative script path, run from the repository. The
+    // unprivileged second process starts in the same directory (it was started from `/` and
+    // could not find the script: a red verdict for a correct adapter, found by a review).
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args([
+            "check",
+            "--provider",
+            "exec:python3 fixtures/adapters/python/seam_adapter.py --test-control",
+            "--property",
+            "permission-denied",
+        ])
+        .current_dir(&repo)
+        .output()
+        .expect("run seam");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("\n  permission-denied      passed"), "{text}");
     let (code, out) = check(
         &fixture("broken/uncoded_eacces.py"),
         1,

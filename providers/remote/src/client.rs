@@ -146,12 +146,12 @@ impl Inner {
         }
         let mut frame = message(Some(id), method, params);
         frame.segments = segments;
-        if self.send_request(id, frame, signal).is_err() {
+        let Ok(told) = self.send_request(id, frame, signal) else {
             lock(&self.pending).remove(&id);
             lock(&self.probes).remove(&id);
             return Err(RemoteError::Closed);
-        }
-        let watch = self.watch(id, signal);
+        };
+        let watch = self.watch(id, signal, told);
         let answer = rx.await.map_err(|_| RemoteError::Closed);
         let _ = watch.send(());
         if probed {
@@ -168,21 +168,24 @@ impl Inner {
         id: u64,
         frame: Frame,
         signal: &Signal,
-    ) -> Result<(), crate::outbox::Closed> {
-        if signal.is_cancelled() {
+    ) -> Result<bool, crate::outbox::Closed> {
+        let told = signal.is_cancelled();
+        if told {
             self.out
                 .send(message(None, "$/cancel", json!({ "id": id })))?;
         }
-        self.out.send(frame)
+        self.out.send(frame)?;
+        Ok(told)
     }
 
     /// Watches `signal` on the connection's runtime until told to stop; on cancellation tells
     /// the server once.
-    fn watch(&self, id: u64, signal: &Signal) -> oneshot::Sender<()> {
+    fn watch(&self, id: u64, signal: &Signal, told: bool) -> oneshot::Sender<()> {
         let (stop, mut stopped) = oneshot::channel::<()>();
-        if !signal.is_live() || signal.is_cancelled() {
-            // Nothing can cancel it, or it was cancelled before it was sent (and the server
-            // told so first): nothing to watch.
+        // `told`: cancelled before it was sent, and the `$/cancel` went first. A signal
+        // cancelled after that check is watched like any other (its cancel is sent at once).
+        if !signal.is_live() || told {
+            // Nothing can cancel it, or the server was told already: nothing to watch.
             return stop;
         }
         let signal = signal.clone();
@@ -814,11 +817,11 @@ impl FileSystem for RemoteFileSystem {
             "stream_text",
             json!({ "target": target_to_server(target) }),
         );
-        if inner.send_request(id, request, signal).is_err() {
+        let Ok(told) = inner.send_request(id, request, signal) else {
             lock(&inner.pending).remove(&id);
             return Err(lost(Verb::Read, RemoteError::Closed));
-        }
-        let watch = inner.watch(id, signal);
+        };
+        let watch = inner.watch(id, signal, told);
         let first = rx.recv().await;
         let Some(mut first) = first else {
             let _ = watch.send(());
