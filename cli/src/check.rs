@@ -90,6 +90,15 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
             agent: Some(Arc::new(seam_cli::agent::ToolAgentFactory)),
             reference: seam_cli::providers::reference(name),
         };
+        // A server someone else started may still be on its way up.
+        if (name.starts_with("unix:") || name.starts_with("tcp:"))
+            && let Ok(address) = name.parse::<seam_remote::Address>()
+            && let Err(e) = seam_cli::remote::wait_listening(&address, args.timing.start_after)
+        {
+            eprintln!("seam: {}: {e}", factory.name());
+            io_failed = true;
+            continue;
+        }
         let mut display = Display::new(&factory.name());
         let report = run_suite(factory.clone(), &config, &mut |p| display.show(&p));
         display.finish();

@@ -3,7 +3,6 @@
 //! back through the server's `world/*` methods — so the same factory gates `seam serve` and a
 //! backend written in any language.
 
-use seam::Capability;
 use seam_conformance::{
     CaseDurability, CaseOptions, EntryMode, Factory, Killable, NotKillable, Subject, World,
 };
@@ -162,6 +161,23 @@ impl Factory for RemoteFactory {
 
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
         self.open(options, None)
+    }
+
+    /// The permission property runs its cases as another user in a child process over a
+    /// provider that child builds itself (`providers::provider_at`): for `remote` the local
+    /// provider behind an in-process server; for an `exec:` adapter the same command, started
+    /// by that child (so as that user), reopening the case (`world/reopen`). A server someone
+    /// else started runs as whoever started it: nothing the gate does makes it that user.
+    fn permissions_checkable(&self) -> Result<(), String> {
+        match &self.source {
+            Source::External {
+                address: address @ (Address::Unix(_) | Address::Tcp(_)),
+                ..
+            } => Err(format!(
+                "{address} is a server someone else started, running as its own user: the gate cannot run it as another user to see what that user is refused (gate the same backend through exec: to check permissions)"
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// A second connection, with a backend of its own over the same case directory
@@ -338,18 +354,9 @@ fn open_at(
         .and_then(Value::as_str)
         .ok_or_else(|| format!("world/case at {address}: no root in the answer"))?
         .to_string();
-    // The permission property runs cases as another user in a child process over a
-    // provider it builds itself (`providers::provider_at`): for `remote` the local provider
-    // behind an in-process server; for an `exec:` adapter the same command, started by that
-    // child (so as that user), reopening this case (`world/reopen`). A server someone else
-    // runs is not something that child can start as another user, so the claim is not
-    // checked there.
+    // A server someone else runs keeps its `permissions` claim; the factory says why the
+    // gate cannot check it (`RemoteFactory::permissions_checkable`).
     let fs = RemoteFileSystem::described(conn.clone(), &case);
-    let fs = if own || matches!(address, Address::Exec(_)) {
-        fs
-    } else {
-        fs.without(Capability::Permissions)
-    };
     Ok((
         Subject {
             fs: Arc::new(fs),
@@ -519,4 +526,69 @@ pub fn reopened_exec(command: &str, root: &str) -> Result<Arc<dyn seam::FileSyst
     let address = Address::Exec(command.to_string());
     let (subject, _conn) = open_at(&address, None, false, &options, Some(root))?;
     Ok(subject.fs)
+}
+
+/// Waits until a server someone else started (`unix:PATH`, `tcp://HOST:PORT`) accepts a
+/// connection, for at most `within` (`--start-timeout`): a server started just before the gate
+/// (`adapter --listen PATH & seam check --provider unix:PATH`) may not listen yet. Says once, on
+/// stderr, that it waits. Any other address is left alone.
+pub fn wait_listening(address: &Address, within: std::time::Duration) -> Result<(), String> {
+    let attempt = || -> std::io::Result<()> {
+        match address {
+            Address::Unix(path) => std::os::unix::net::UnixStream::connect(path).map(drop),
+            Address::Tcp(at) => std::net::TcpStream::connect(at.as_str()).map(drop),
+            Address::Exec(_) => Ok(()),
+        }
+    };
+    let started = std::time::Instant::now();
+    let mut said = false;
+    loop {
+        let e = match attempt() {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if started.elapsed() >= within {
+            return Err(format!(
+                "nothing accepted a connection at {address} within {} s (--start-timeout): {e}",
+                within.as_secs_f64()
+            ));
+        }
+        if !said {
+            eprintln!(
+                "waiting for {address} to accept a connection (up to {} s, --start-timeout): {e}",
+                within.as_secs_f64()
+            );
+            said = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Abilities;
+    use serde_json::json;
+
+    /// A world that says nothing can do everything protocol 1 asked of every world (the shipped
+    /// server says nothing); what it says it cannot do, it is not asked; a member that is not a
+    /// boolean is read as not said.
+    #[test]
+    fn a_world_can_what_it_does_not_say_it_cannot() {
+        let of = |case| {
+            let a = Abilities::of(&case);
+            (a.fifos, a.restore_mtime)
+        };
+        assert_eq!(of(json!({"root": "/r"})), (true, true));
+        assert_eq!(of(json!({"root": "/r", "world": {}})), (true, true));
+        assert_eq!(
+            of(json!({"world": {"fifos": false, "restore_mtime": false}})),
+            (false, false)
+        );
+        assert_eq!(of(json!({"world": {"fifos": false}})), (false, true));
+        assert_eq!(
+            of(json!({"world": {"restore_mtime": false}})),
+            (true, false)
+        );
+        assert_eq!(of(json!({"world": {"fifos": "no"}})), (true, true));
+    }
 }

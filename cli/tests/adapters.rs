@@ -368,7 +368,9 @@ fn permission_denial_is_checked_through_an_adapter_as_another_user() {
 /// as one long-lived server: the Python adapter with `--listen PATH` serves every connection of
 /// the run in one process (a case per connection, removed when it ends), and
 /// `seam check --provider unix:PATH` passes the full default run against it; `crash` says why it
-/// did not run (the gate did not start that process, so it cannot kill it).
+/// did not run (the gate did not start that process, so it cannot kill it). The gate is started
+/// at once, as a CI script would (`adapter --listen PATH & seam check …`): it waits for the
+/// socket itself.
 #[test]
 fn one_long_lived_adapter_process_serves_a_whole_run() {
     if !python_or_skip() {
@@ -378,21 +380,15 @@ fn one_long_lived_adapter_process_serves_a_whole_run() {
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).expect("tmp");
     let socket = dir.path().join("adapter.sock");
-    let mut adapter = Command::new("python3")
+    let adapter = Command::new("python3")
         .arg(fixture("python/seam_adapter.py"))
         .args(["--test-control", "--listen"])
         .arg(&socket)
         .env("TMPDIR", &tmp)
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("start the adapter");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !socket.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the adapter never listened"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let pid = adapter.id();
     let bases = || {
         std::fs::read_dir(&tmp)
             .expect("tmp")
@@ -408,8 +404,7 @@ fn one_long_lived_adapter_process_serves_a_whole_run() {
         .output()
         .expect("run seam");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    // One process served it all, and every case it made is gone with its connection.
-    let during = bases();
+    // Every case it made is gone with its connection.
     let cases = std::fs::read_dir(&tmp)
         .expect("tmp")
         .filter_map(Result::ok)
@@ -417,8 +412,9 @@ fn one_long_lived_adapter_process_serves_a_whole_run() {
         .filter_map(Result::ok)
         .filter(|e| e.file_name().to_string_lossy().starts_with("case-"))
         .count();
-    let _ = Command::new("kill").arg(adapter.id().to_string()).status();
-    let _ = adapter.wait();
+    let _ = Command::new("kill").arg(pid.to_string()).status();
+    let stopped = adapter.wait_with_output().expect("the adapter stops");
+    let said = String::from_utf8_lossy(&stopped.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("RESULT: pass"), "{stdout}");
     assert!(!stdout.contains("UNREACHED"), "{stdout}");
@@ -426,8 +422,117 @@ fn one_long_lived_adapter_process_serves_a_whole_run() {
         stdout.contains("  crash                  not claimed: the gate cannot kill this backend"),
         "{stdout}"
     );
-    assert_eq!(during, 1, "one adapter process, one base directory");
+    // It claims `permissions`; the gate cannot run it as another user, and says so.
+    assert!(
+        stdout.contains(&format!(
+            "  permission-denied      not claimed: the gate cannot check what this backend refuses: unix:{} is a server someone else started",
+            socket.display()
+        )),
+        "{stdout}"
+    );
+    // The one process the test started served the run: every connection of it, counted by
+    // the adapter itself as it accepted them.
+    let served: usize = said
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("seam_adapter.py: served ")?
+                .strip_suffix(&format!(" connections in process {pid}"))?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("the adapter did not say what it served: {said}"));
+    assert!(served >= 100, "only {served} connections: {said}");
     assert_eq!(cases, 0, "a case outlived its connection");
     assert_eq!(bases(), 0, "the adapter cleaned up when stopped");
     assert!(!socket.exists(), "the adapter removed its socket");
+}
+
+/// A mistaken `--listen` is said plainly: without a path, the adapter refuses to start (it does
+/// not fall back to stdio); over a path that exists (a stale socket), it names the path and
+/// what to do, without a traceback; and `seam check` against a socket nothing listens on waits
+/// `--start-timeout`, then says so and fails.
+#[test]
+fn listen_mistakes_are_said_plainly() {
+    if !python_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = |args: &[&str]| {
+        Command::new("python3")
+            .arg(fixture("python/seam_adapter.py"))
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the adapter")
+    };
+    let out = run(&["--listen"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "seam_adapter.py: --listen needs the path of a Unix socket\n"
+    );
+    let stale = dir.path().join("stale.sock");
+    std::fs::write(&stale, b"").expect("a stale file");
+    let out = run(&["--listen", &stale.display().to_string()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert_eq!(
+        said,
+        format!(
+            "seam_adapter.py: cannot listen on {}: Address already in use (remove it if no adapter listens there)\n",
+            stale.display()
+        )
+    );
+    assert_eq!(std::fs::read(&stale).expect("left alone"), b"");
+    let nobody = dir.path().join("nobody.sock");
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(["check", "--provider"])
+        .arg(format!("unix:{}", nobody.display()))
+        .args(["--start-timeout", "0.3", "--property", "sequences"])
+        .output()
+        .expect("run seam");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "nothing accepted a connection at unix:{} within 0.3 s (--start-timeout)",
+            nobody.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "waiting for unix:{} to accept a connection",
+            nobody.display()
+        )),
+        "{said}"
+    );
+}
+
+/// The suite's own pauses are not a slow backend: `atomic-visibility` holds each mutation of a
+/// backend that serves one call at a time at a checkpoint for up to 5 s, waiting for readers it
+/// will not answer; those writes are not reported as slow calls (with `--slow-call 4`, a real
+/// call of the Python adapter takes well under that, even on a loaded machine).
+#[test]
+fn the_suites_own_pauses_are_not_slow_calls() {
+    if !python_or_skip() {
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(["check", "--provider"])
+        .arg(format!(
+            "exec:python3 {} --test-control",
+            fixture("python/seam_adapter.py").display()
+        ))
+        .args(["--property", "atomic-visibility", "--seed", "24228"])
+        .args(["--slow-call", "4"])
+        .output()
+        .expect("run seam");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // It did hold writes up: the readers it sent at checkpoints were answered only later.
+    assert!(
+        stdout.contains("0 reads answered while a mutation was paused at a checkpoint"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("slow calls"), "{stdout}");
 }

@@ -102,6 +102,16 @@ pub trait Factory: Send + Sync {
         None
     }
 
+    /// Whether the suite can check what this backend refuses an unprivileged user
+    /// (`permission-denied`, for a backend that claims [`seam::Capability::Permissions`]): the
+    /// backend must run as the user the cases run as — in the suite's own process, or built
+    /// afresh by the unprivileged child ([`crate::properties::Unprivileged`]). `Err(why)` when it
+    /// runs as a user of its own (a server someone else started): the property reports it
+    /// cannot run, with this reason. The default: it can.
+    fn permissions_checkable(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     /// A subject whose backend runs in a process the suite may kill with SIGKILL while it
     /// writes, for the `crash` property: an adapter the factory starts, a server it starts, a
     /// shipped provider run in a child process. The default: the factory offers none, and the

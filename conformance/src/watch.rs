@@ -695,6 +695,10 @@ impl Factory for WatchedFactory {
         self.inner.name()
     }
 
+    fn permissions_checkable(&self) -> Result<(), String> {
+        self.inner.permissions_checkable()
+    }
+
     fn configurations(&self) -> Vec<String> {
         self.inner.configurations()
     }

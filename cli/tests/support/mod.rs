@@ -199,6 +199,10 @@ impl Factory for HookedFactory {
     fn name(&self) -> String {
         format!("{}+hooked", self.inner.name())
     }
+
+    fn permissions_checkable(&self) -> Result<(), String> {
+        self.inner.permissions_checkable()
+    }
     fn configurations(&self) -> Vec<String> {
         self.inner.configurations()
     }

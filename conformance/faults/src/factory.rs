@@ -23,6 +23,10 @@ impl Factory for FaultyFactory {
         format!("{}+{}", self.inner.name(), self.fault.name())
     }
 
+    fn permissions_checkable(&self) -> Result<(), String> {
+        self.inner.permissions_checkable()
+    }
+
     fn configurations(&self) -> Vec<String> {
         self.inner.configurations()
     }

@@ -280,12 +280,17 @@ pub(crate) fn scenario(
     } else {
         steps
     };
-    let (records, stats) = run_steps(
+    // Watched: a call the harness held up on purpose (readers at a checkpoint) is the suite's
+    // pause, not a slow backend, and a hang names the scenario's steps.
+    let (records, stats) = crate::sequences::run_watched(
         cx.factory.as_ref(),
         &rt,
         &cx.options(),
         cx.harness_config(),
         &steps,
+        Some(&cx.monitor),
+        None,
+        None,
     )?;
     out.stats.merge(&stats);
     if let Some(r) = records.iter().find(|r| r.failure.is_some()) {

@@ -663,19 +663,6 @@ impl RemoteFileSystem {
         Self { conn, caps, mode }
     }
 
-    /// The same backend without `capability` claimed (a claim that cannot be checked through
-    /// this client, say).
-    pub fn without(mut self, capability: Capability) -> Self {
-        let mut caps = Capabilities::none();
-        for c in Capability::ALL {
-            if c != capability && self.caps.has(c) {
-                caps = caps.with(c);
-            }
-        }
-        self.caps = caps;
-        self
-    }
-
     /// The connection.
     pub fn connection(&self) -> &Arc<Connection> {
         &self.conn
