@@ -26,6 +26,7 @@ pub struct CheckArgs {
     pub junit: Option<PathBuf>,
     pub trace_dir: PathBuf,
     pub properties: Vec<String>,
+    pub against: Option<String>,
     pub messages: MessageCheck,
     pub timing: Timing,
     pub fault: Option<String>,
@@ -60,6 +61,16 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
         .map(|n| factory(n, args.fault.as_deref()).map(|f| (n.clone(), f)))
         .collect::<Result<Vec<_>, _>>()
         .map_err(Usage)?;
+    // One reference for every provider when asked; else the shipped pairs (sandbox and remote
+    // against local).
+    let against = match &args.against {
+        Some(name) => Some(
+            seam_cli::providers::factory(name)
+                .map(seam_cli::providers::Reference::new)
+                .map_err(|e| Usage(format!("--against: {e}")))?,
+        ),
+        None => None,
+    };
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("seam"));
     println!(
         "seed {}{}",
@@ -88,8 +99,12 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
             only: args.properties.clone(),
             timing: args.timing,
             agent: Some(Arc::new(seam_cli::agent::ToolAgentFactory)),
-            reference: seam_cli::providers::reference(name),
+            reference: match &against {
+                Some(r) => Some(r.clone()),
+                None => seam_cli::providers::reference(name),
+            },
         };
+        let reference_name = config.reference.as_ref().map(|r| r.name());
         // A server someone else started may still be on its way up.
         if (name.starts_with("unix:") || name.starts_with("tcp:"))
             && let Ok(address) = name.parse::<seam_remote::Address>()
@@ -140,6 +155,18 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
                             shell_word(name),
                             replay_flags(args)
                         );
+                        // A divergence is two answers: the same steps on the other side.
+                        if p.failure_kind == Some(seam_conformance::FailureKind::Differential)
+                            && let Some(reference) = &reference_name
+                        {
+                            println!(
+                                "and on the reference: {} replay {} --provider {}{}",
+                                shell_word(&seam),
+                                shell_word(&file.display().to_string()),
+                                shell_word(reference),
+                                replay_flags(args)
+                            );
+                        }
                     }
                     Err(e) => {
                         eprintln!("seam: {e}");

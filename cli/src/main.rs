@@ -98,6 +98,10 @@ enum Command {
         /// Run only this property (repeatable; a run without the core properties is incomplete).
         #[arg(long = "property", value_name = "NAME")]
         properties: Vec<String>,
+        /// Compare each provider with this one, step by step (the `differential` property):
+        /// any name `--provider` takes, e.g. `--provider exec:'…' --against local`.
+        #[arg(long, value_name = "PROVIDER")]
+        against: Option<String>,
         /// How strictly error messages are compared.
         #[arg(long, value_enum, default_value_t = Messages::Exact)]
         messages: Messages,
@@ -344,6 +348,7 @@ fn main() -> ExitCode {
             junit,
             trace_dir,
             properties,
+            against,
             messages,
             call_timeout,
             slow_call,
@@ -383,6 +388,7 @@ fn main() -> ExitCode {
                 junit,
                 trace_dir,
                 properties,
+                against,
                 messages: messages.into(),
                 timing,
                 fault,

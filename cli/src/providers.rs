@@ -380,6 +380,70 @@ pub fn reference(name: &str) -> Option<Arc<dyn Factory>> {
         .then(|| Arc::new(LocalFactory) as Arc<dyn Factory>)
 }
 
+/// A provider another is compared with (`seam check --against`), or that replays another
+/// provider's trace (`seam replay`): the cases it is asked for name the other provider's
+/// configurations, which it may not have; it builds its own first configuration then.
+/// Everything else is the provider's own.
+pub struct Reference {
+    inner: Arc<dyn Factory>,
+}
+
+impl Reference {
+    /// `inner`, ready to be a reference.
+    pub fn new(inner: Arc<dyn Factory>) -> Arc<dyn Factory> {
+        Arc::new(Self { inner })
+    }
+
+    fn options(&self, options: &CaseOptions) -> CaseOptions {
+        let own = self.inner.configurations();
+        if own.contains(&options.configuration) {
+            return options.clone();
+        }
+        let mut options = options.clone();
+        if let Some(first) = own.into_iter().next() {
+            options.configuration = first;
+        }
+        options
+    }
+}
+
+impl Factory for Reference {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn configurations(&self) -> Vec<String> {
+        self.inner.configurations()
+    }
+
+    fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
+        self.inner.make(&self.options(options))
+    }
+
+    fn reopen(
+        &self,
+        options: &CaseOptions,
+        subject: &Subject,
+    ) -> Option<Result<Arc<dyn seam::FileSystem>, String>> {
+        self.inner.reopen(&self.options(options), subject)
+    }
+
+    fn permissions_checkable(&self) -> Result<(), String> {
+        self.inner.permissions_checkable()
+    }
+
+    fn killable(
+        &self,
+        options: &CaseOptions,
+    ) -> Result<seam_conformance::Killable, seam_conformance::NotKillable> {
+        self.inner.killable(&self.options(options))
+    }
+
+    fn recover(&self, options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
+        self.inner.recover(&self.options(options), killed)
+    }
+}
+
 /// What `seam serve` hosts: `local`, `memory` or `sandbox:MODE` over `root` (the sandbox's workspace is
 /// `root` itself, with no temp roots).
 pub fn hosted(name: &str, root: &str) -> Result<Arc<dyn seam::FileSystem>, String> {

@@ -26,7 +26,11 @@ pub fn run(args: &ReplayArgs<'_>) -> Result<bool, crate::Usage> {
         .map_err(|e| crate::Usage(format!("cannot read trace {}: {e}", path.display())))?;
     let trace =
         Trace::parse(&text).map_err(|e| crate::Usage(format!("{}: {e}", path.display())))?;
-    let factory = factory(args.provider, args.fault).map_err(crate::Usage)?;
+    // A trace found against another provider names that provider's configuration: this one
+    // builds its own first configuration then.
+    let factory = seam_cli::providers::Reference::new(
+        factory(args.provider, args.fault).map_err(crate::Usage)?,
+    );
     let attempts = args
         .attempts
         .unwrap_or_else(|| ReplayConfig::attempts_for(&trace));

@@ -6,7 +6,8 @@
 //! A divergence shrinks like any failure and replays from the trace on either provider.
 //!
 //! It runs when the composition names a reference (`SuiteConfig::reference`; `seam check` gives
-//! the local provider to the sandbox); otherwise it does not run, and says so.
+//! the local provider to the sandbox and to `remote`, and `--against` any provider to any
+//! other); otherwise it does not run, and says so.
 
 use super::{Applicability, Context, Property, Run};
 use crate::failure::Failure;
@@ -29,7 +30,7 @@ impl Property for Differential {
         match &cx.config.reference {
             Some(_) => Applicability::Runs,
             None => Applicability::CannotRun(
-                "no reference provider to compare with (SuiteConfig::reference; seam check gives local to the sandbox)"
+                "no reference provider to compare with (seam check --against PROVIDER, SuiteConfig::reference in Rust)"
                     .into(),
             ),
         }
@@ -43,6 +44,7 @@ impl Property for Differential {
         let Some(reference) = cx.config.reference.clone() else {
             return Ok(());
         };
+        out.detail = Some(format!("compared with {}", reference.name()));
         let subjects = Subjects {
             factory: cx.inner.clone(),
             reference: Some(reference),

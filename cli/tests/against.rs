@@ -1,0 +1,131 @@
+//! `seam check --against PROVIDER`: any backend compared with any other, step by step, in normal
+//! form (the `differential` property). A backend over the protocol that words "not found" its own
+//! way passes `sequences` when messages are compared by code only, and is caught by the
+//! comparison with the local provider alone; the real adapter, at the same seed, agrees with
+//! local throughout. Both replay commands are printed, and the reference replays clean.
+
+use std::path::Path;
+use std::process::Command;
+
+fn python_or_skip() -> bool {
+    if Command::new("python3").arg("--version").output().is_ok() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("SEAM_SKIP_PYTHON").is_some(),
+        "python3 is not on the PATH: install it, or set SEAM_SKIP_PYTHON=1 to skip this test knowingly"
+    );
+    eprintln!("SKIPPED: no python3 (SEAM_SKIP_PYTHON is set)");
+    false
+}
+
+fn adapter(path: &str) -> String {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/adapters")
+        .join(path)
+        .canonicalize()
+        .expect("the adapter");
+    format!("exec:python3 {} --test-control", file.display())
+}
+
+/// `seam check` in `dir`, code-only messages, 64 cases at seed 24228.
+fn check(dir: &Path, provider: &str, properties: &[&str]) -> (Option<i32>, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_seam"));
+    cmd.args(["check", "--provider", provider, "--against", "local"])
+        .args([
+            "--messages",
+            "code-only",
+            "--seed",
+            "24228",
+            "--cases",
+            "64",
+        ])
+        .args(["--json", "r.json"])
+        .current_dir(dir);
+    for p in properties {
+        cmd.args(["--property", p]);
+    }
+    let out = cmd.output().expect("run seam");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn a_backend_against_local_is_caught_where_it_words_things_its_own_way() {
+    if !python_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broken = adapter("broken/says_it_differently.py");
+    let (code, out) = check(dir.path(), &broken, &["sequences", "differential"]);
+    assert_eq!(code, Some(1), "{out}");
+    // The model, comparing codes only, has nothing to say; the comparison does.
+    assert!(out.contains("  sequences              passed"), "{out}");
+    assert!(out.contains("  differential           FAILED"), "{out}");
+    assert!(out.contains("compared with local"), "{out}");
+    assert!(
+        out.contains("FAILED differential [differential]: step 0 (")
+            && out.contains(": no such file\" }); local answered Err(FsError { code: NotFound, message: \"cannot ")
+            && out.contains(": not found\" })"),
+        "{out}"
+    );
+    assert!(out.contains("  minimal trace, 1 steps"), "{out}");
+    // Both sides of the divergence can be replayed, and the reference follows the model.
+    let reference = out
+        .lines()
+        .find_map(|l| l.strip_prefix("and on the reference: "))
+        .unwrap_or_else(|| panic!("no replay command for the reference: {out}"));
+    assert!(out.contains("replay it with: "), "{out}");
+    assert!(
+        reference.contains(" --provider local --messages code-only"),
+        "{reference}"
+    );
+    let trace = std::fs::read_dir(dir.path().join("seam-failures"))
+        .expect("traces")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with("-differential.json"))
+        .expect("the differential trace");
+    let replayed = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .arg("replay")
+        .arg(&trace)
+        .args(["--provider", "local", "--messages", "code-only"])
+        .output()
+        .expect("replay");
+    let said = String::from_utf8_lossy(&replayed.stdout);
+    assert_eq!(replayed.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("the provider follows the model through all 1 steps"),
+        "{said}"
+    );
+    let report = std::fs::read_to_string(dir.path().join("r.json")).expect("json");
+    assert!(report.contains("compared with local"), "{report}");
+
+    // The same run of the real adapter agrees with local at every step.
+    let real = adapter("python/seam_adapter.py");
+    let (code, out) = check(dir.path(), &real, &["sequences", "differential"]);
+    assert!(out.contains("  differential           passed"), "{out}");
+    assert!(out.contains("  sequences              passed"), "{out}");
+    assert_eq!(
+        code,
+        Some(3),
+        "incomplete (core properties left out), nothing failed: {out}"
+    );
+}
+
+/// A reference that cannot be named is a usage mistake, said before anything runs.
+#[test]
+fn an_unknown_reference_is_a_usage_mistake() {
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(["check", "--provider", "memory", "--against", "nosuch"])
+        .output()
+        .expect("run seam");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("--against: unknown provider \"nosuch\""),
+        "{said}"
+    );
+}
