@@ -23,11 +23,60 @@ enum Source {
         exe: PathBuf,
         started: Mutex<Option<Started>>,
     },
-    /// A server someone else started, or an adapter spawned per case (`exec:`).
+    /// A server someone else started, or an adapter the gate starts (`exec:`): one process for
+    /// the whole run if it offers to serve one ([`Shared`]), else a process per case.
     External {
         address: Address,
         token: Option<String>,
+        shared: Mutex<Shared>,
     },
+}
+
+/// Whether an `exec:` adapter serves the whole run from one process. On first use the gate
+/// starts it and offers, in `initialize`, a socket path to listen on (`"listen"`); an adapter
+/// that answers `"listening": true` accepts a connection per case there — each its own
+/// `world/case`, `world/reopen` a second backend in the same process — until its stdin closes
+/// with the run. One that does not is started afresh for every case, as protocol 1 began.
+/// (`crash` and `permission-denied` start processes of their own either way: one to kill, one
+/// as another user.)
+pub(crate) enum Shared {
+    /// Not started yet.
+    Untried,
+    /// It listens at `socket` for as long as `control`, the connection to its stdin and stdout,
+    /// stays open.
+    Serving {
+        _control: Connection,
+        socket: PathBuf,
+        _dir: tempfile::TempDir,
+    },
+    /// It did not offer (or could not be started that way): a process per case.
+    PerCase,
+}
+
+impl Shared {
+    /// Starts `command` and offers it the run.
+    fn start(command: &str) -> Shared {
+        let Ok(dir) = tempfile::Builder::new().prefix("seam-exec-").tempdir() else {
+            return Shared::PerCase;
+        };
+        let socket = dir.path().join("adapter.sock");
+        let mut offer = serde_json::Map::new();
+        offer.insert("listen".into(), json!(socket.display().to_string()));
+        let address = Address::Exec(command.to_string());
+        match Connection::connect_offering(&address, None, offer) {
+            Ok(control) if control.hello().get("listening") == Some(&Value::Bool(true)) => {
+                eprintln!("seam: exec:{command} serves the whole run from one process");
+                Shared::Serving {
+                    _control: control,
+                    socket,
+                    _dir: dir,
+                }
+            }
+            // It did not take the offer, or did not start: each case starts it afresh (and
+            // says why, if it cannot start at all).
+            _ => Shared::PerCase,
+        }
+    }
 }
 
 struct Started {
@@ -70,13 +119,28 @@ impl RemoteFactory {
             source: Source::External {
                 address,
                 token: std::env::var("SEAM_TOKEN").ok(),
+                shared: Mutex::new(Shared::Untried),
             },
         }
     }
 
     fn address(&self) -> Result<(Address, Option<String>), String> {
         match &self.source {
-            Source::External { address, token } => Ok((address.clone(), token.clone())),
+            Source::External {
+                address: Address::Exec(command),
+                token,
+                shared,
+            } => {
+                let mut shared = shared.lock().unwrap_or_else(|p| p.into_inner());
+                if matches!(*shared, Shared::Untried) {
+                    *shared = Shared::start(command);
+                }
+                match &*shared {
+                    Shared::Serving { socket, .. } => Ok((Address::Unix(socket.clone()), None)),
+                    _ => Ok((Address::Exec(command.clone()), token.clone())),
+                }
+            }
+            Source::External { address, token, .. } => Ok((address.clone(), token.clone())),
             Source::Own { exe, started } => {
                 let mut started = started.lock().unwrap_or_else(|p| p.into_inner());
                 if let Some(s) = started.as_mut()

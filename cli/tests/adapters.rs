@@ -26,6 +26,15 @@ fn the_python_adapter_passes_the_gate_for_what_it_claims() {
         .canonicalize()
         .expect("the adapter");
     let dir = tempfile::tempdir().expect("tempdir");
+    // Everything the gate and the adapter make in the temporary directory goes here, so that
+    // what is left after the run can be seen (open to others: run as root, the gate starts the
+    // adapter again as `nobody`, which must reach its cases).
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).expect("tmp");
+    for d in [dir.path(), tmp.as_path()] {
+        std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+    }
     let provider = format!("exec:python3 {} --test-control", adapter.display());
     let out = Command::new(env!("CARGO_BIN_EXE_seam"))
         .args([
@@ -39,17 +48,28 @@ fn the_python_adapter_passes_the_gate_for_what_it_claims() {
             "--junit",
             "r.xml",
         ])
+        .env("TMPDIR", &tmp)
         .current_dir(dir.path())
         .output()
         .expect("run seam");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("RESULT: pass"), "{stdout}");
+    // It took the gate's offer: one process served every case (the processes `crash` kills
+    // and the one `permission-denied` starts as `nobody` aside), and nothing of it is left.
+    assert!(
+        stderr.contains(&format!(
+            "seam: {provider} serves the whole run from one process"
+        )),
+        "{stderr}"
+    );
+    let left: Vec<String> = std::fs::read_dir(&tmp)
+        .expect("tmp")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
     assert!(
         stdout.contains("claims: permissions, modes, read_bytes, cancel_points\n"),
         "{stdout}"
@@ -93,6 +113,47 @@ fn the_python_adapter_passes_the_gate_for_what_it_claims() {
     assert_eq!(visibility["status"]["status"], "does_not_apply");
     let xml = std::fs::read_to_string(dir.path().join("r.xml")).expect("junit written");
     assert!(xml.contains(&format!("<skipped message=\"{why}")), "{xml}");
+}
+
+/// An adapter that declines the gate's offer (`--per-case`) is started afresh for every case,
+/// as protocol 1 began, and passes the same way.
+#[test]
+fn an_adapter_that_declines_the_offer_runs_a_process_per_case() {
+    if !python_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let provider = format!(
+        "exec:python3 {} --test-control --per-case",
+        fixture("python/seam_adapter.py").display()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(["check", "--provider", &provider, "--seed", "24228"])
+        .args([
+            "--cases",
+            "32",
+            "--property",
+            "sequences",
+            "--property",
+            "crash",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .expect("run seam");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "incomplete, nothing failed: {stdout}\n{stderr}"
+    );
+    for property in ["sequences", "crash"] {
+        assert!(
+            stdout.contains(&format!("\n  {property:<22} passed")),
+            "{property}\n{stdout}"
+        );
+    }
+    assert!(!stderr.contains("serves the whole run"), "{stderr}");
 }
 
 fn python_or_skip() -> bool {

@@ -433,17 +433,32 @@ impl Connection {
     /// Connects and initialises (blocking the calling thread until the server answers, so it
     /// can be called from anywhere, async code included). `token` is required over TCP.
     pub fn connect(address: &Address, token: Option<&str>) -> Result<Connection, RemoteError> {
-        Self::dial(Dial::Address(address.clone()), token)
+        Self::dial(Dial::Address(address.clone()), token, None)
+    }
+
+    /// [`Connection::connect`], offering the server more in `initialize`: each member of `offer`
+    /// is added to the request's parameters (`listen`, for an `exec:` adapter that may serve a
+    /// whole run from one process). What the server made of it is in [`Connection::hello`].
+    pub fn connect_offering(
+        address: &Address,
+        token: Option<&str>,
+        offer: serde_json::Map<String, Value>,
+    ) -> Result<Connection, RemoteError> {
+        Self::dial(Dial::Address(address.clone()), token, Some(offer))
     }
 
     /// A connection to `server` running on this connection's own runtime, over a socket pair:
     /// the whole protocol, no listening socket and no file anywhere (for a process that wants
     /// the wire between itself and a backend, as the suite's unprivileged runner does).
     pub fn in_process(server: Arc<crate::Server>) -> Result<Connection, RemoteError> {
-        Self::dial(Dial::InProcess(server), None)
+        Self::dial(Dial::InProcess(server), None, None)
     }
 
-    fn dial(dial: Dial, token: Option<&str>) -> Result<Connection, RemoteError> {
+    fn dial(
+        dial: Dial,
+        token: Option<&str>,
+        offer: Option<serde_json::Map<String, Value>>,
+    ) -> Result<Connection, RemoteError> {
         let name = match &dial {
             Dial::Address(a) => a.to_string(),
             Dial::InProcess(_) => "an in-process server".to_string(),
@@ -486,6 +501,9 @@ impl Connection {
         let mut params = json!({ "protocol": wire::PROTOCOL, "client": format!("seam {}", env!("CARGO_PKG_VERSION")), "stream_segments": true });
         if let Some(t) = token {
             params["token"] = json!(t);
+        }
+        for (k, v) in offer.into_iter().flatten() {
+            params[k] = v;
         }
         conn.hello = conn
             .request_blocking("initialize", params, Vec::new())
