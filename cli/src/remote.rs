@@ -342,6 +342,11 @@ pub(crate) fn killable_at(
     let address = Address::Exec(command.clone());
     let (mut subject, conn) =
         open_at(&address, None, own, options, None).map_err(NotKillable::Failed)?;
+    if conn.hello().get("volatile") == Some(&Value::Bool(true)) {
+        return Err(NotKillable::Volatile(
+            "the backend says its storage dies with its process (\"volatile\": true in initialize): a crash loses the storage itself, which the contract allows".into(),
+        ));
+    }
     let killer = conn.clone();
     subject.keep_alive = Box::new(KillableCase {
         _conn: conn,

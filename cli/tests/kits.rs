@@ -1,0 +1,209 @@
+//! The adapter kits through the gate: the Python kit's example — a complete backend over a dict,
+//! the storage only — passes the full default `seam check`, served from one process; the same
+//! store with content hashes for versions is caught by `sequences` (a version given again); the
+//! kit installs with `pip install kits/python` and works from there, away from the repository;
+//! and its own unit tests pass.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn python_or_skip() -> bool {
+    if Command::new("python3").arg("--version").output().is_ok() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("SEAM_SKIP_PYTHON").is_some(),
+        "python3 is not on the PATH: install it, or set SEAM_SKIP_PYTHON=1 to skip this test knowingly"
+    );
+    eprintln!("SKIPPED: no python3 (SEAM_SKIP_PYTHON is set)");
+    false
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .expect("the repository")
+}
+
+fn seam(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run seam");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_python_kits_dict_backend_passes_the_whole_gate() {
+    if !python_or_skip() {
+        return;
+    }
+    let example = repo().join("kits/python/examples/dict_backend.py");
+    let lines = std::fs::read_to_string(&example)
+        .expect("the example")
+        .lines()
+        .count();
+    assert!(lines <= 200, "the example is {lines} lines");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let provider = format!("exec:python3 {}", example.display());
+    let (code, out, err) = seam(
+        dir.path(),
+        &["check", "--provider", &provider, "--seed", "24228"],
+    );
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("RESULT: pass"), "{out}");
+    assert!(!out.contains("UNREACHED"), "{out}");
+    assert!(
+        out.contains("claims: modes, read_bytes, cancel_points\n"),
+        "{out}"
+    );
+    for property in [
+        "claims",
+        "bad-input",
+        "cas-races",
+        "linearizable",
+        "sequences",
+        "policy",
+    ] {
+        assert!(
+            out.contains(&format!("\n  {property:<22} passed")),
+            "{property}\n{out}"
+        );
+    }
+    // Its storage dies with it, it says so, and the gate does not kill it to look.
+    assert!(
+        out.contains("  crash                  does not apply: nothing of the storage outlives the backend's process: the backend says its storage dies with its process"),
+        "{out}"
+    );
+    assert!(
+        err.contains(&format!(
+            "seam: {provider} serves the whole run from one process"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_store_whose_versions_are_content_hashes_is_caught() {
+    if !python_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broken = repo().join("fixtures/adapters/broken/kit_hash_versions.py");
+    let provider = format!("exec:python3 {}", broken.display());
+    let (code, out, err) = seam(
+        dir.path(),
+        &[
+            "check",
+            "--provider",
+            &provider,
+            "--seed",
+            "24228",
+            "--property",
+            "sequences",
+        ],
+    );
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    assert!(
+        out.contains("FAILED sequences [version-law]: ")
+            && out.contains(" was reused: it stood for change #"),
+        "{out}"
+    );
+}
+
+/// Installed with pip into a folder of its own, the kit works with no repository around it: the
+/// example, copied elsewhere, finds the installed kit (its catalogue included) and passes.
+#[test]
+fn the_python_kit_installs_with_pip_and_works_from_there() {
+    if !python_or_skip() {
+        return;
+    }
+    if Command::new("python3")
+        .args(["-m", "pip", "--version"])
+        .output()
+        .map_or(true, |o| !o.status.success())
+    {
+        assert!(
+            std::env::var_os("SEAM_SKIP_PYTHON").is_some(),
+            "python3 has no pip: install it, or set SEAM_SKIP_PYTHON=1 to skip this test knowingly"
+        );
+        eprintln!("SKIPPED: no pip (SEAM_SKIP_PYTHON is set)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let site = dir.path().join("site");
+    let out = Command::new("python3")
+        .args(["-m", "pip", "install", "--no-deps", "--quiet", "--target"])
+        .arg(&site)
+        .arg(repo().join("kits/python"))
+        .output()
+        .expect("pip");
+    assert!(
+        out.status.success(),
+        "pip install kits/python: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(site.join("seam_kit/catalogue.json").is_file());
+    let example = dir.path().join("my_store.py");
+    std::fs::copy(
+        repo().join("kits/python/examples/dict_backend.py"),
+        &example,
+    )
+    .expect("copy the example");
+    let provider = format!(
+        "exec:PYTHONPATH={} python3 {}",
+        site.display(),
+        example.display()
+    );
+    let (code, out, err) = seam(
+        dir.path(),
+        &[
+            "check",
+            "--provider",
+            &provider,
+            "--seed",
+            "7",
+            "--cases",
+            "32",
+            "--property",
+            "claims",
+            "--property",
+            "sequences",
+        ],
+    );
+    assert_eq!(code, Some(3), "incomplete, nothing failed: {out}\n{err}");
+    assert!(out.contains("\n  sequences              passed"), "{out}");
+    // And it was the installed kit that ran, not one found in the repository.
+    let probe = Command::new("python3")
+        .args(["-c", "import seam_kit; print(seam_kit.__file__)"])
+        .env("PYTHONPATH", &site)
+        .current_dir(dir.path())
+        .output()
+        .expect("python3");
+    assert!(
+        String::from_utf8_lossy(&probe.stdout).starts_with(&site.display().to_string()),
+        "{}",
+        String::from_utf8_lossy(&probe.stdout)
+    );
+}
+
+#[test]
+fn the_python_kits_own_tests_pass() {
+    if !python_or_skip() {
+        return;
+    }
+    let out = Command::new("python3")
+        .args(["-m", "unittest", "discover", "-s", "kits/python/tests"])
+        .current_dir(repo())
+        .output()
+        .expect("python3");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("\nOK"), "{said}");
+}

@@ -1,0 +1,299 @@
+"""The seam wire protocol, version 1 (docs/protocol.md), for one backend object per connection:
+framing, the handshake, dispatch, coded error answers, streams with credit, checkpoints both ways,
+`$/cancel` (also before its request), and the gate's offer to serve a whole run from one process.
+
+A backend here is any object with the methods `TreeBackend` has (`describe`, `resolve`, `stat`,
+`lstat`, `read_text`, `read_bytes`, `list_dir`, `write_text`, `edit_text`, `world`, `close`).
+Payload references in requests arrive as `bytes`; any `bytes` in an answer is sent as a payload.
+"""
+
+import collections
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+
+from .contract import FsError, fail
+
+PROTOCOL = 1
+WINDOW = 8
+CHUNK_CHARS = 16 * 1024
+
+# The contract's verb of each method (its messages name it: "write aborted").
+VERBS = {"resolve": "resolve", "stat": "stat", "lstat": "lstat", "read_text": "read",
+         "stream_text": "read", "read_bytes": "read", "list_dir": "list", "write_text": "write",
+         "edit_text": "edit"}
+
+
+class ProtocolError(Exception):
+    """A JSON-RPC error that is not the contract's (bad parameters, unknown method…)."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def read_frame(stream):
+    line = stream.readline()
+    if not line:
+        return None
+    message = json.loads(line)
+    segments = [stream.read(n) for n in message.pop("payload", [])]
+    return message, segments
+
+
+def write_frame(stream, message, segments=()):
+    if segments:
+        message["payload"] = [len(s) for s in segments]
+    stream.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+    for s in segments:
+        stream.write(s)
+    stream.flush()
+
+
+def _take(value, segments):
+    """Params with every payload reference replaced by its bytes."""
+    if isinstance(value, dict):
+        if set(value) == {"$payload"}:
+            return segments[value["$payload"]]
+        return {k: _take(v, segments) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_take(v, segments) for v in value]
+    return value
+
+
+def _attach(value, out):
+    """An answer with every `bytes` value moved to a payload segment."""
+    if isinstance(value, (bytes, bytearray)):
+        out.append(bytes(value))
+        return {"$payload": len(out) - 1}
+    if isinstance(value, dict):
+        return {k: _attach(v, out) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_attach(v, out) for v in value]
+    return value
+
+
+class Server:
+    """One connection: reads requests, answers them in order (one at a time)."""
+
+    def __init__(self, backend, inp, out, run_offer=None):
+        self.backend, self.inp, self.out = backend, inp, out
+        self.backlog = []
+        self.initialized = False
+        self.asked = 0
+        # `$/cancel`s for requests not read yet: such a request is answered FS_ABORTED, doing
+        # nothing (a client whose call was cancelled before it sent it says so first).
+        self.early = collections.deque(maxlen=64)
+        # Called with the socket path the gate offers in `initialize`; True when it listens.
+        self.run_offer = run_offer
+
+    def reply(self, rid, result=None, error=None):
+        message, segments = {"jsonrpc": "2.0", "id": rid}, []
+        if error is not None:
+            message["error"] = error
+        else:
+            message["result"] = _attach(result, segments)
+        write_frame(self.out, message, segments)
+
+    def notify(self, method, params, segments=()):
+        write_frame(self.out, {"jsonrpc": "2.0", "method": method, "params": params}, list(segments))
+
+    def ask(self, rid, point, verb, display):
+        """Shows a checkpoint to the client's probe and waits for its answer: cancel there or
+        not. world/* requests are served meanwhile (a competitor appearing mid-write)."""
+        self.asked += 1
+        sid = f"s{self.asked}"
+        write_frame(self.out, {"jsonrpc": "2.0", "id": sid, "method": "checkpoint",
+                               "params": {"id": rid, "point": point, "verb": verb,
+                                          "display_path": display, "staging": []}})
+        while True:
+            frame = read_frame(self.inp)
+            if frame is None:
+                return True
+            message = frame[0]
+            if message.get("id") == sid and "method" not in message:
+                return bool((message.get("result") or {}).get("cancel", True))
+            if str(message.get("method", "")).startswith("world/") and "id" in message:
+                self.handle(frame)
+            elif message.get("method") == "$/cancel":
+                self.early.append((message.get("params") or {}).get("id"))
+            else:
+                self.backlog.append(frame)
+
+    def stream(self, rid, p):
+        text = self.backend.read_text(p)
+        self.notify("stream/start", {"id": rid})
+        credit, cancelled = WINDOW, False
+        for i in range(0, len(text), CHUNK_CHARS):
+            while credit == 0 and not cancelled:
+                frame = read_frame(self.inp)
+                if frame is None:
+                    return None
+                message = frame[0]
+                params = message.get("params") or {}
+                if message.get("method") == "stream/credit" and params.get("id") == rid:
+                    credit += params.get("chunks", 0)
+                elif message.get("method") == "$/cancel" and params.get("id") == rid:
+                    cancelled = True
+                else:
+                    self.backlog.append(frame)
+            if cancelled:
+                raise fail("aborted", verb="read")
+            self.notify("stream/chunk", {"id": rid}, [text[i:i + CHUNK_CHARS].encode()])
+            credit -= 1
+        return {"end": True}
+
+    def handle(self, frame):
+        message, segments = frame
+        method, rid = message.get("method"), message.get("id")
+        p = _take(message.get("params") or {}, segments)
+        if method is None:
+            self.reply(rid, error={"code": -32600, "message": "a request needs a method"})
+            return
+        if rid is None:
+            if method == "$/cancel":
+                self.early.append(p.get("id"))  # nothing runs meanwhile: its request follows
+            return
+        try:
+            if method == "initialize":
+                if p.get("protocol") != PROTOCOL:
+                    raise ProtocolError(-32602, f"protocol {p.get('protocol')} is not spoken here")
+                self.initialized = True
+                result = self.backend.describe()
+                if self.run_offer is not None and isinstance(p.get("listen"), str):
+                    result["listening"] = self.run_offer(p["listen"])
+            elif not self.initialized:
+                raise ProtocolError(-32002, "initialize first")
+            elif method.startswith("world/"):
+                result = self.backend.world(method, p)
+            elif rid in self.early and method in VERBS:
+                self.early.remove(rid)
+                raise fail("aborted", verb=VERBS[method])
+            elif method == "stream_text":
+                result = self.stream(rid, p)
+                if result is None:
+                    return
+            elif method in ("write_text", "edit_text"):
+                verb = VERBS[method]
+                display = (p.get("target") or {}).get("display_path", "")
+                wants = bool(p.get("checkpoints"))
+                checkpoint = lambda point: wants and self.ask(rid, point, verb, display)  # noqa: E731
+                result = getattr(self.backend, method)(p, checkpoint)
+            elif method in ("resolve", "stat", "lstat", "list_dir", "read_text", "read_bytes"):
+                result = getattr(self.backend, method)(p)
+                if method == "read_text":
+                    result = {"text": result.encode()}
+                elif method == "read_bytes":
+                    result = {"bytes": result}
+            else:
+                raise ProtocolError(-32601, f"unknown method {method}")
+            self.reply(rid, result)
+        except FsError as e:
+            self.reply(rid, error={"code": -32010, "message": e.message, "data": {"fs": e.code}})
+        except ProtocolError as e:
+            self.reply(rid, error={"code": e.code, "message": str(e)})
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            self.reply(rid, error={"code": -32602, "message": f"bad parameters: {e!r}"})
+
+    def run(self):
+        while True:
+            try:
+                frame = self.backlog.pop(0) if self.backlog else read_frame(self.inp)
+            except ValueError as e:
+                self.reply(None, error={"code": -32700, "message": f"parse error: {e}"})
+                continue
+            if frame is None:
+                return
+            self.handle(frame)
+
+
+def _connection(sock, make_backend, served):
+    backend = make_backend()
+    served[0] += 1
+    try:
+        with sock, sock.makefile("rb") as inp, sock.makefile("wb") as out:
+            Server(backend, inp, out).run()
+    except OSError:
+        pass  # the peer went away mid-answer
+    finally:
+        backend.close()
+
+
+def _listen(path):
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(path)  # an existing path is refused, never taken over
+        os.chmod(path, 0o600)
+        listener.listen(64)
+    except OSError:
+        listener.close()
+        raise
+    return listener
+
+
+def _accept_forever(listener, make_backend, served):
+    while True:
+        try:
+            sock, _ = listener.accept()
+        except OSError:
+            return
+        threading.Thread(target=_connection, args=(sock, make_backend, served),
+                         daemon=True).start()
+
+
+def serve(make_backend, name="seam-kit", argv=None):
+    """Runs an adapter process: `make_backend()` gives a fresh backend object per connection.
+
+    Flags (from `argv`, default `sys.argv[1:]`): `--listen PATH` serves every connection on a
+    Unix socket until stopped (`seam check --provider unix:PATH`); `--per-case` declines the
+    gate's offer to serve the whole run from this process (it is taken otherwise). Without
+    `--listen` it speaks on stdin and stdout (`seam check --provider exec:'…'`). Returns the exit
+    status."""
+    args = sys.argv[1:] if argv is None else argv
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    listeners, served = [], [0]
+    if "--listen" in args:
+        at = args.index("--listen") + 1
+        if at >= len(args) or args[at].startswith("--"):
+            print(f"{name}: --listen needs the path of a Unix socket", file=sys.stderr)
+            return 2
+        path = args[at]
+        try:
+            listeners.append((_listen(path), path))
+        except OSError as e:
+            hint = " (remove it if no adapter listens there)" if os.path.exists(path) else ""
+            print(f"{name}: cannot listen on {path}: {e.strerror}{hint}", file=sys.stderr)
+            return 1
+        print(f"{name}: listening on {path}", file=sys.stderr, flush=True)
+        try:
+            _accept_forever(listeners[0][0], make_backend, served)
+        finally:
+            listeners[0][0].close()
+            os.unlink(path)
+            print(f"{name}: served {served[0]} connections in process {os.getpid()}",
+                  file=sys.stderr, flush=True)
+        return 0
+
+    def take_run(path):
+        try:
+            listener = _listen(path)
+        except OSError:
+            return False
+        listeners.append((listener, path))
+        threading.Thread(target=_accept_forever, args=(listener, make_backend, served),
+                         daemon=True).start()
+        return True
+
+    backend = make_backend()
+    try:
+        Server(backend, sys.stdin.buffer, sys.stdout.buffer,
+               None if "--per-case" in args else take_run).run()
+    finally:
+        backend.close()
+        for listener, path in listeners:
+            listener.close()
+            os.unlink(path)
+    return 0

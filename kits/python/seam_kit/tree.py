@@ -1,0 +1,340 @@
+"""The contract over storage that is a tree of files and directories, whatever keeps it: the
+author writes a `Store` (what is at a key, read it, publish bytes there atomically against an
+expected state, make a directory, and the few world operations the gate uses to set up cases);
+`TreeBackend` does everything the contract says on top — resolving paths, stat and listing
+answers, the decoding rules, the write guard matrix, the literal edit, the `before` of a diff,
+checkpoints, the exact error texts, and the test-control world.
+
+What stays the store's to get right is exactly what differs between storages, and what the gate
+then checks: that `publish` is atomic and compares-and-swaps (two writers at one version: one
+wins), that a version changes on every change — a directory's too when its entries change — and
+is never reused.
+"""
+
+import collections
+import itertools
+import threading
+
+from .contract import FsError, decode, display_path, fail, file_url, lexical, lf, literal_edit
+from .protocol import PROTOCOL, WINDOW, ProtocolError
+
+#: What `Store.node` answers: `kind` is "file", "dir" or "other"; `version` an opaque string;
+#: `size` a file's length in bytes (None otherwise); `mode` the permission bits.
+Node = collections.namedtuple("Node", "kind version size mode")
+
+#: An `expect` for `Store.publish`: a file may or may not be there (it is replaced or created).
+ANY = object()
+#: An `expect` for `Store.publish`: nothing may be there (create only).
+ABSENT = object()
+
+
+class Conflict(Exception):
+    """Raised by `Store.publish` when what is at the key is not what `expect` asked for."""
+
+
+class Store:
+    """A tree of files and directories, keyed by absolute normalised paths ("/a/b"). Subclass it;
+    every method may be called from several threads at once (one per connection)."""
+
+    #: Whether the storage dies with the process (a dict): the gate then does not kill it to
+    #: see what a crash leaves, and says why.
+    volatile = True
+    #: What the gate's world can do on this store (`world/case`): FIFOs, an mtime put back.
+    world = {"fifos": False, "restore_mtime": True}
+
+    def node(self, key):
+        """The `Node` at `key`, or None (also when a parent is not a directory)."""
+        raise NotImplementedError
+
+    def read(self, key):
+        """The bytes of the file at `key`."""
+        raise NotImplementedError
+
+    def names(self, key):
+        """The names in the directory at `key`."""
+        raise NotImplementedError
+
+    def publish(self, key, data, expect):
+        """Puts `data` at `key` in one step, if what is there matches `expect` (`ANY`, `ABSENT`,
+        or the version the file must still be at); else raises `Conflict`. A replaced file keeps
+        its mode, a new one is 0600; the parent directory exists. Returns `(version, previous)`:
+        the new version and the bytes it replaced (None when it created the file)."""
+        raise NotImplementedError
+
+    def make_dir(self, key):
+        """A directory at `key` (mode 0755); its parent exists, nothing is at `key`."""
+        raise NotImplementedError
+
+    def remove(self, key):
+        """Removes the file or the whole directory at `key` (world, and undoing parents)."""
+        raise NotImplementedError
+
+    def chmod(self, key, mode):
+        """Sets the permission bits of what is at `key` (world)."""
+        raise NotImplementedError
+
+
+_cases = itertools.count(1)
+
+
+class TreeBackend:
+    """The contract over a `Store`, for one connection. `claims` are the capabilities claimed
+    (the kit supports "read_bytes", "cancel_points" and "modes")."""
+
+    def __init__(self, store, name, claims=("read_bytes", "cancel_points", "modes")):
+        self.store, self.name, self.claims = store, name, list(claims)
+        self.cwd, self.case, self.made = "/", None, None
+        self.diff_limit = 10 * 1024 * 1024
+        self.lock = threading.Lock()
+
+    def describe(self):
+        return {"protocol": PROTOCOL, "server": self.name, "capabilities": self.claims,
+                "sandbox_mode": None, "cwd": self.cwd, "test_control": True,
+                "volatile": self.store.volatile,
+                "limits": {"max_line": 1 << 20, "max_payload": 64 << 20, "stream_window": WINDOW}}
+
+    def close(self):
+        if self.made is not None:
+            try:
+                self.store.remove(self.made)
+            except (FsError, KeyError, OSError):
+                pass
+
+    # --- facts ---
+
+    def _parents_ok(self, key):
+        """Whether every parent of `key` is a directory (missing ones count as fine)."""
+        parts = [c for c in key.split("/") if c]
+        for i in range(1, len(parts)):
+            n = self.store.node("/" + "/".join(parts[:i]))
+            if n is None:
+                return True
+            if n.kind != "dir":
+                return False
+        return True
+
+    def _node(self, key):
+        return self.store.node(key) if self._parents_ok(key) else None
+
+    @staticmethod
+    def _target(key, display):
+        return {"key": key, "display_path": display, "process_path": key,
+                "file_url": file_url(key)}
+
+    @staticmethod
+    def _info(n):
+        kind = {"dir": "directory"}.get(n.kind, n.kind)
+        return {"version": n.version, "kind": kind, "size": n.size if n.kind == "file" else None}
+
+    def resolve(self, p):
+        display = display_path(p["path"], p.get("cwd") or self.cwd, "resolve")
+        if not self._parents_ok(display):
+            raise fail("parent_not_directory", verb="resolve", path=display)
+        return self._target(display, display)
+
+    def stat(self, p):
+        n = self._node(p["target"]["key"])
+        return None if n is None else self._info(n)
+
+    def lstat(self, p):
+        n = self._node(display_path(p["path"], p.get("cwd") or self.cwd, "lstat"))
+        return None if n is None else self._info(n)
+
+    def _file(self, key, display, verb):
+        n = self._node(key)
+        if n is None:
+            raise fail("not_found", verb=verb, path=display)
+        if n.kind != "file":
+            raise fail("not_regular_file", verb=verb, path=display)
+        return n, self.store.read(key)
+
+    def read_text(self, p):
+        t = p["target"]
+        return decode(self._file(t["key"], t["display_path"], "read")[1], "read", t["display_path"])
+
+    def read_bytes(self, p):
+        (key, display), limit = (p["target"]["key"], p["target"]["display_path"]), p["max_bytes"]
+        n = self._node(key)
+        if n is not None and n.kind == "file" and n.size > limit:
+            raise fail("too_large", path=display, size=n.size, max=limit)
+        data = self._file(key, display, "read")[1]
+        if len(data) > limit:
+            raise fail("grew_past_cap", path=display, max=limit)
+        return data
+
+    def list_dir(self, p):
+        key, display = p["target"]["key"], p["target"]["display_path"]
+        n = self._node(key)
+        if n is None:
+            raise fail("not_found", verb="list", path=display)
+        if n.kind != "dir":
+            raise fail("not_a_directory", path=display)
+        entries = []
+        for name in sorted(self.store.names(key), key=str.encode):
+            child, shown = key.rstrip("/") + "/" + name, display.rstrip("/") + "/" + name
+            c = self.store.node(child)
+            entry = {"name": name, "kind": "other", "version": None, "size": None}
+            if c is not None:
+                entry = dict(self._info(c), name=name)
+            entries.append(dict(entry, target=self._target(child, shown)))
+        return entries
+
+    # --- mutations ---
+
+    def _before(self, old, content):
+        if old is None or len(old) >= self.diff_limit or len(content) >= self.diff_limit:
+            return None
+        try:
+            return lf(decode(old, "write", ""))
+        except FsError:
+            return None
+
+    def _make_parents(self, key, display):
+        """Makes the missing parents of `key`; returns them, outermost first."""
+        parts, made = [c for c in key.split("/") if c], []
+        for i in range(1, len(parts)):
+            d = "/" + "/".join(parts[:i])
+            n = self.store.node(d)
+            if n is None:
+                self.store.make_dir(d)
+                made.append(d)
+            elif n.kind != "dir":
+                self._unmake(made)
+                raise fail("parent_not_directory", verb="write", path=display)
+        return made
+
+    def _unmake(self, made):
+        for d in reversed(made):
+            self.store.remove(d)
+
+    def write_text(self, p, checkpoint):
+        key, display = p["target"]["key"], p["target"]["display_path"]
+        content = p["content"]
+        guard = p.get("expected") or {}
+        n = self._node(key)
+        if n is not None and n.kind != "file":
+            raise fail("not_regular_file", verb="write", path=display)
+        if guard.get("create_if_absent") and n is not None:
+            raise fail("exists_not_observed", path=display)
+        want = guard.get("replace_if_version")
+        if want is not None and n is None:
+            raise fail("no_longer_exists", path=display)
+        if want is not None and n.version != want:
+            raise fail("changed_since_read", verb="write", path=display)
+        if checkpoint("before_stage"):
+            raise fail("aborted", verb="write")
+        made = [] if n is not None else self._make_parents(key, display)
+        if checkpoint("staged"):
+            self._unmake(made)
+            raise fail("aborted", verb="write")
+        expect = ABSENT if guard.get("create_if_absent") else (want if want is not None else ANY)
+        try:
+            version, previous = self.store.publish(key, content, expect)
+        except Conflict:
+            self._unmake(made)
+            now = self._node(key)
+            if now is not None and now.kind != "file":
+                raise fail("not_regular_file", verb="write", path=display) from None
+            if expect is ABSENT:
+                raise fail("exists_not_observed", path=display) from None
+            if now is None:
+                raise fail("no_longer_exists", path=display) from None
+            raise fail("changed_since_read", verb="write", path=display) from None
+        checkpoint("committed")
+        before = self._before(previous, content)
+        text = lf(content.decode("utf-8"))
+        return {"operation": "create" if previous is None else "update", "version": version,
+                "before": None if before is None else before.encode(), "after": text.encode()}
+
+    def edit_text(self, p, checkpoint):
+        key, display = p["target"]["key"], p["target"]["display_path"]
+        old, new = p["old_string"].decode("utf-8"), p["new_string"].decode("utf-8")
+        guard = p.get("expected")
+        # Made again on what is there now when someone changed the file meanwhile (unguarded
+        # only; a few times, then stale rather than spin).
+        for _ in range(8):
+            n = self._node(key)
+            if n is None:
+                raise fail("changed_since_read", verb="edit", path=display)
+            if n.kind != "file":
+                raise fail("not_regular_file", verb="edit", path=display)
+            if guard is not None and n.version != guard:
+                raise fail("changed_since_read", verb="edit", path=display)
+            data, before, after = literal_edit(self.store.read(key), old, new,
+                                               bool(p.get("replace_all")), display)
+            if checkpoint("before_stage") or checkpoint("staged"):
+                raise fail("aborted", verb="edit")
+            try:
+                version, _ = self.store.publish(key, data, n.version)
+            except Conflict:
+                if guard is not None:
+                    break
+                continue
+            checkpoint("committed")
+            return {"version": version, "before": before.encode(), "after": after.encode()}
+        raise fail("changed_since_read", verb="edit", path=display)
+
+    # --- the test-control world ---
+
+    def world(self, method, p):
+        store = self.store
+        if method in ("world/case", "world/reopen"):
+            if method == "world/case":
+                root = f"/seam-kit/case-{next(_cases)}"
+                for d in ("/seam-kit", root):
+                    if store.node(d) is None:
+                        store.make_dir(d)
+                self.made = root
+            else:
+                root = lexical(p.get("root") or "/")
+                if not root.startswith("/seam-kit/case-") or store.node(root) is None:
+                    raise ProtocolError(-32602, f"world/reopen {root!r}: not a case of this process")
+            self.case = self.cwd = root
+            self.diff_limit = p.get("diff_basis_max_bytes", self.diff_limit)
+            return dict(self.describe(), root=root, world=store.world)
+        if self.case is None:
+            raise ProtocolError(-32602, f"{method} needs world/case first")
+        if method == "world/snapshot":
+            return {"entries": self._snapshot()}
+        if method != "world/apply":
+            raise ProtocolError(-32601, f"unknown method {method}")
+        key, effect = lexical(self.case + "/" + p["path"]), p["effect"]
+        if effect in ("create_file", "create_dir"):
+            self._make_parents(key, key)
+        if effect == "create_file":
+            if store.node(key) is not None:
+                store.remove(key)
+            store.publish(key, p["bytes"], ABSENT)
+            store.chmod(key, p["mode"])
+        elif effect == "rewrite_file":
+            store.publish(key, p["bytes"], ANY)
+        elif effect == "create_dir":
+            store.make_dir(key)
+        elif effect == "remove":
+            store.remove(key)
+        elif effect == "chmod":
+            store.chmod(key, p["mode"])
+        else:
+            raise ProtocolError(-32602, f"this store cannot {effect}")
+        return {}
+
+    def _snapshot(self):
+        entries, todo = [], [self.case]
+        while todo:
+            d = todo.pop()
+            for name in self.store.names(d):
+                key = d + "/" + name
+                n = self.store.node(key)
+                rel = key[len(self.case) + 1:]
+                if n is None:
+                    continue
+                if n.kind == "dir":
+                    entries.append([rel, {"kind": "dir", "mode": n.mode}])
+                    todo.append(key)
+                elif n.kind == "file":
+                    entries.append([rel, {"kind": "file", "bytes": self.store.read(key),
+                                          "mode": n.mode}])
+                else:
+                    entries.append([rel, {"kind": "other"}])
+        entries.sort(key=lambda e: e[0])
+        return entries

@@ -1,0 +1,108 @@
+"""The kit's own rules, without the gate: message texts from the catalogue, path spelling, the
+literal edit, and one request through the protocol layer over in-memory streams."""
+
+import io
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+
+import seam_kit  # noqa: E402
+from seam_kit.protocol import Server, read_frame, write_frame  # noqa: E402
+
+
+class Messages(unittest.TestCase):
+    def test_templates_are_filled_from_the_catalogue(self):
+        e = seam_kit.fail("not_found", verb="read", path="/w/a")
+        self.assertEqual((e.code, e.message), ("FS_NOT_FOUND", 'cannot read "/w/a": not found'))
+        e = seam_kit.fail("ambiguous_edit", path="/w/a", count=3)
+        self.assertEqual(e.code, "FS_AMBIGUOUS_EDIT")
+        self.assertTrue(e.message.startswith('old_string matched 3 times in "/w/a"; '))
+
+    def test_every_template_fills_with_every_field(self):
+        fields = dict(verb="read", path="/p", mode="read-only", size=1, max=2, count=3, detail="d")
+        for name in seam_kit.CATALOGUE["messages"]:
+            e = seam_kit.fail(name, **fields)
+            self.assertIn(e.code, seam_kit.CATALOGUE["codes"])
+            self.assertNotIn("{", e.message, name)
+
+
+class Paths(unittest.TestCase):
+    def test_display_paths_are_normalised_against_cwd(self):
+        self.assertEqual(seam_kit.display_path("a/./b/../c", "/w", "stat"), "/w/a/c")
+        self.assertEqual(seam_kit.display_path("/x/", "/w", "stat"), "/x")
+
+    def test_refusals_name_the_path_as_given(self):
+        with self.assertRaises(seam_kit.FsError) as e:
+            seam_kit.display_path("./a\0b/", "/w", "read")
+        self.assertEqual(e.exception.message, 'cannot read "/w/./a\0b/": the path contains a NUL byte')
+        with self.assertRaises(seam_kit.FsError) as e:
+            seam_kit.display_path("  ", "/w", "read")
+        self.assertEqual(e.exception.message, "file_path must be a non-empty string")
+
+    def test_file_urls_escape_reserved_bytes(self):
+        self.assertEqual(seam_kit.file_url("/a b/c#?%é"), "file:///a%20b/c%23%3F%25%C3%A9")
+
+
+class LiteralEdit(unittest.TestCase):
+    def test_keeps_crlf_and_bom(self):
+        data = b"\xef\xbb\xbfone\r\ntwo\r\n"
+        out, before, after = seam_kit.literal_edit(data, "one\ntwo", "1\n2", False, "/f")
+        self.assertEqual(out, b"\xef\xbb\xbf1\r\n2\r\n")
+        self.assertEqual((before, after), ("one\ntwo\n", "1\n2\n"))
+
+    def test_ambiguity_and_absence_are_refused(self):
+        with self.assertRaises(seam_kit.FsError) as e:
+            seam_kit.literal_edit(b"a a", "a", "b", False, "/f")
+        self.assertEqual(e.exception.code, "FS_AMBIGUOUS_EDIT")
+        self.assertEqual(seam_kit.literal_edit(b"a a", "a", "b", True, "/f")[0], b"b b")
+        with self.assertRaises(seam_kit.FsError) as e:
+            seam_kit.literal_edit(b"abc", "x", "y", False, "/f")
+        self.assertEqual(e.exception.code, "FS_EDIT_NOT_FOUND")
+
+
+class Protocol(unittest.TestCase):
+    def exchange(self, *requests):
+        import dict_backend
+        inp = io.BytesIO()
+        for r in requests:
+            write_frame(inp, dict(r, jsonrpc="2.0"))
+        inp.seek(0)
+        out = io.BytesIO()
+        store = dict_backend.DictStore()
+        Server(seam_kit.TreeBackend(store, "t"), inp, out).run()
+        out.seek(0)
+        answers = []
+        while True:
+            frame = read_frame(out)
+            if frame is None:
+                return answers
+            answers.append(frame)
+
+    def test_a_request_before_initialize_is_refused(self):
+        (message, _), = self.exchange({"id": 1, "method": "stat", "params": {}})
+        self.assertEqual(message["error"]["code"], -32002)
+
+    def test_a_missing_file_is_a_coded_error_naming_its_path(self):
+        answers = self.exchange(
+            {"id": 1, "method": "initialize", "params": {"protocol": 1}},
+            {"id": 2, "method": "world/case", "params": {}},
+            {"id": 3, "method": "resolve", "params": {"path": "nothing"}},
+        )
+        root = answers[1][0]["result"]["root"]
+        target = answers[2][0]["result"]
+        self.assertEqual(target["display_path"], root + "/nothing")
+        (message, _), = self.exchange(
+            {"id": 1, "method": "initialize", "params": {"protocol": 1}},
+            {"id": 2, "method": "read_text", "params": {"target": {"key": "/n", "display_path": "/n"}}},
+        )[1:]
+        self.assertEqual(message["error"]["data"], {"fs": "FS_NOT_FOUND"})
+        self.assertEqual(message["error"]["message"], 'cannot read "/n": not found')
+        self.assertEqual(json.loads(json.dumps(message))["id"], 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
