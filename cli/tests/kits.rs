@@ -1,8 +1,9 @@
-//! The adapter kits through the gate: the Python kit's example — a complete backend over a dict,
-//! the storage only — passes the full default `seam check`, served from one process; the same
-//! store with content hashes for versions is caught by `sequences` (a version given again); the
-//! kit installs with `pip install kits/python` and works from there, away from the repository;
-//! and its own unit tests pass.
+//! The adapter kits through the gate: each kit's example — a complete backend over a dict (Python)
+//! or a Map (JavaScript), the storage only — passes the full default `seam check`, served from one
+//! process; a store with content hashes for versions (Python) and one whose directories keep their
+//! version when entries change (JavaScript) are caught by `sequences`; each kit installs with its
+//! ecosystem's tool (`pip install kits/python`, `npm install` of the packed `kits/js`) and works
+//! from there, away from the repository; and each kit's own tests pass.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -206,4 +207,189 @@ fn the_python_kits_own_tests_pass() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("\nOK"), "{said}");
+}
+
+fn node_or_skip() -> bool {
+    if Command::new("node").arg("--version").output().is_ok() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("SEAM_SKIP_NODE").is_some(),
+        "node is not on the PATH: install it, or set SEAM_SKIP_NODE=1 to skip this test knowingly"
+    );
+    eprintln!("SKIPPED: no node (SEAM_SKIP_NODE is set)");
+    false
+}
+
+#[test]
+fn the_js_kits_map_backend_passes_the_whole_gate() {
+    if !node_or_skip() {
+        return;
+    }
+    let example = repo().join("kits/js/examples/dict_backend.js");
+    let lines = std::fs::read_to_string(&example)
+        .expect("the example")
+        .lines()
+        .count();
+    assert!(lines <= 200, "the example is {lines} lines");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let provider = format!("exec:node {}", example.display());
+    let (code, out, err) = seam(
+        dir.path(),
+        &["check", "--provider", &provider, "--seed", "24228"],
+    );
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("RESULT: pass"), "{out}");
+    assert!(!out.contains("UNREACHED"), "{out}");
+    for property in [
+        "claims",
+        "bad-input",
+        "cas-races",
+        "linearizable",
+        "sequences",
+        "policy",
+    ] {
+        assert!(
+            out.contains(&format!("\n  {property:<22} passed")),
+            "{property}\n{out}"
+        );
+    }
+    assert!(
+        err.contains(&format!(
+            "seam: {provider} serves the whole run from one process"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_store_whose_directories_keep_their_version_is_caught() {
+    if !node_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broken = repo().join("fixtures/adapters/broken/kit_stale_dir_versions.js");
+    let provider = format!("exec:node {}", broken.display());
+    let (code, out, err) = seam(
+        dir.path(),
+        &[
+            "check",
+            "--provider",
+            &provider,
+            "--seed",
+            "24228",
+            "--property",
+            "sequences",
+        ],
+    );
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    assert!(
+        out.contains("FAILED sequences [version-law]: ")
+            && out.contains(" gained or lost entries but kept version "),
+        "{out}"
+    );
+}
+
+/// Packed and installed with npm (a copy, not a link to the repository), the kit works from a
+/// project of its own: the example, copied there, finds the installed kit and passes.
+#[test]
+fn the_js_kit_installs_with_npm_and_works_from_there() {
+    if !node_or_skip() {
+        return;
+    }
+    if Command::new("npm").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("SEAM_SKIP_NODE").is_some(),
+            "npm is not on the PATH: install it, or set SEAM_SKIP_NODE=1 to skip this test knowingly"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let npm = |args: &[&str]| {
+        let out = Command::new("npm")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("npm");
+        assert!(
+            out.status.success(),
+            "npm {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let kit = repo().join("kits/js");
+    npm(&[
+        "pack",
+        "--silent",
+        "--pack-destination",
+        ".",
+        &kit.display().to_string(),
+    ]);
+    npm(&[
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--offline",
+        "./seam-kit-0.1.0.tgz",
+    ]);
+    let installed = dir.path().join("node_modules/seam-kit");
+    assert!(!installed.is_symlink(), "a copy, not a link");
+    for f in [
+        "index.js",
+        "index.d.ts",
+        "catalogue.json",
+        "lib/protocol.js",
+        "README.md",
+    ] {
+        assert!(installed.join(f).is_file(), "{f} is not in the package");
+    }
+    let example = dir.path().join("my_store.js");
+    std::fs::copy(kit.join("examples/dict_backend.js"), &example).expect("copy the example");
+    let provider = format!("exec:node {}", example.display());
+    let (code, out, err) = seam(
+        dir.path(),
+        &[
+            "check",
+            "--provider",
+            &provider,
+            "--seed",
+            "7",
+            "--cases",
+            "32",
+            "--property",
+            "claims",
+            "--property",
+            "sequences",
+        ],
+    );
+    assert_eq!(code, Some(3), "incomplete, nothing failed: {out}\n{err}");
+    assert!(out.contains("\n  sequences              passed"), "{out}");
+    let probe = Command::new("node")
+        .args(["-e", "console.log(require.resolve('seam-kit'))"])
+        .current_dir(dir.path())
+        .output()
+        .expect("node");
+    assert!(
+        String::from_utf8_lossy(&probe.stdout).starts_with(&installed.display().to_string()),
+        "{}",
+        String::from_utf8_lossy(&probe.stdout)
+    );
+}
+
+#[test]
+fn the_js_kits_own_tests_pass() {
+    if !node_or_skip() {
+        return;
+    }
+    let out = Command::new("node")
+        .args(["--test", "test/"])
+        .current_dir(repo().join("kits/js"))
+        .output()
+        .expect("node");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("# fail 0") && said.contains("# pass 5"),
+        "{said}"
+    );
 }

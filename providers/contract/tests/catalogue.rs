@@ -181,6 +181,7 @@ fn files() -> Vec<PathBuf> {
     vec![
         repo().join("kits/catalogue.json"),
         repo().join("kits/python/seam_kit/catalogue.json"),
+        repo().join("kits/js/catalogue.json"),
     ]
 }
 

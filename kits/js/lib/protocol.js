@@ -1,0 +1,294 @@
+'use strict';
+// The seam wire protocol, version 1 (docs/protocol.md), for one backend object per connection:
+// framing, the handshake, dispatch, coded error answers, streams with credit, checkpoints both
+// ways, `$/cancel` (also before its request), and the gate's offer to serve a whole run from one
+// process. Payload references in requests arrive as Buffers; any Buffer in an answer is sent as a
+// payload.
+
+const fs = require('node:fs');
+const net = require('node:net');
+const { FsError, fail } = require('./contract');
+
+const PROTOCOL = 1;
+const WINDOW = 8;
+const CHUNK_CHARS = 16 * 1024;
+const VERBS = {
+  resolve: 'resolve', stat: 'stat', lstat: 'lstat', read_text: 'read', stream_text: 'read',
+  read_bytes: 'read', list_dir: 'list', write_text: 'write', edit_text: 'edit',
+};
+
+/** A JSON-RPC error that is not the contract's (bad parameters, unknown method…). */
+class ProtocolError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.rpcCode = code;
+  }
+}
+
+/** Frames read from a byte stream: a JSON line, then its payload segments. */
+class FrameReader {
+  constructor(stream) {
+    this.buffer = Buffer.alloc(0);
+    this.ended = false;
+    this.waiting = null;
+    stream.on('data', (chunk) => { this.buffer = Buffer.concat([this.buffer, chunk]); this.wake(); });
+    stream.on('end', () => { this.ended = true; this.wake(); });
+    stream.on('error', () => { this.ended = true; this.wake(); });
+  }
+
+  wake() {
+    const w = this.waiting;
+    this.waiting = null;
+    if (w) w();
+  }
+
+  /** The next frame, `[message, segments]`, or null at the end of the input. */
+  async next() {
+    for (;;) {
+      const nl = this.buffer.indexOf(10);
+      if (nl !== -1) {
+        const message = JSON.parse(this.buffer.subarray(0, nl).toString('utf8'));
+        const sizes = message.payload || [];
+        const need = nl + 1 + sizes.reduce((a, b) => a + b, 0);
+        if (this.buffer.length >= need) {
+          delete message.payload;
+          const segments = [];
+          let at = nl + 1;
+          for (const n of sizes) { segments.push(this.buffer.subarray(at, at + n)); at += n; }
+          this.buffer = this.buffer.subarray(need);
+          return [message, segments];
+        }
+      }
+      if (this.ended) return null;
+      await new Promise((resolve) => { this.waiting = resolve; });
+    }
+  }
+}
+
+function writeFrame(out, message, segments = []) {
+  if (segments.length) message.payload = segments.map((s) => s.length);
+  out.write(Buffer.concat([Buffer.from(JSON.stringify(message) + '\n'), ...segments]));
+}
+
+function take(value, segments) {
+  if (Array.isArray(value)) return value.map((v) => take(v, segments));
+  if (value && typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0] === '$payload') return segments[value.$payload];
+    return Object.fromEntries(keys.map((k) => [k, take(value[k], segments)]));
+  }
+  return value;
+}
+
+function attach(value, out) {
+  if (Buffer.isBuffer(value)) { out.push(value); return { $payload: out.length - 1 }; }
+  if (Array.isArray(value)) return value.map((v) => attach(v, out));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, attach(v, out)]));
+  }
+  return value;
+}
+
+/** One connection: reads requests, answers them in order (one at a time). */
+class Server {
+  constructor(backend, input, output, runOffer = null) {
+    this.backend = backend;
+    this.reader = new FrameReader(input);
+    this.out = output;
+    this.backlog = [];
+    this.initialized = false;
+    this.asked = 0;
+    this.early = []; // `$/cancel`s for requests not read yet (the newest 64)
+    this.runOffer = runOffer;
+  }
+
+  reply(id, result, error) {
+    const message = { jsonrpc: '2.0', id };
+    const segments = [];
+    if (error) message.error = error; else message.result = attach(result === undefined ? null : result, segments);
+    writeFrame(this.out, message, segments);
+  }
+
+  remember(id) {
+    this.early.push(id);
+    if (this.early.length > 64) this.early.shift();
+  }
+
+  /** Shows a checkpoint to the client's probe; true when it says cancel. */
+  async ask(id, point, verb, display) {
+    const sid = `s${++this.asked}`;
+    writeFrame(this.out, { jsonrpc: '2.0', id: sid, method: 'checkpoint',
+      params: { id, point, verb, display_path: display, staging: [] } });
+    for (;;) {
+      const frame = await this.reader.next();
+      if (frame === null) return true;
+      const [m] = frame;
+      if (m.id === sid && m.method === undefined) return Boolean((m.result || {}).cancel ?? true);
+      if (String(m.method || '').startsWith('world/') && m.id !== undefined) await this.handle(frame);
+      else if (m.method === '$/cancel') this.remember((m.params || {}).id);
+      else this.backlog.push(frame);
+    }
+  }
+
+  async stream(id, p) {
+    const text = await this.backend.read_text(p);
+    writeFrame(this.out, { jsonrpc: '2.0', method: 'stream/start', params: { id } });
+    let credit = WINDOW;
+    let cancelled = false;
+    for (let i = 0; i < text.length; i += CHUNK_CHARS) {
+      while (credit === 0 && !cancelled) {
+        const frame = await this.reader.next();
+        if (frame === null) return null;
+        const [m] = frame;
+        const params = m.params || {};
+        if (m.method === 'stream/credit' && params.id === id) credit += params.chunks || 0;
+        else if (m.method === '$/cancel' && params.id === id) cancelled = true;
+        else this.backlog.push(frame);
+      }
+      if (cancelled) throw fail('aborted', { verb: 'read' });
+      // Chunks end on a character: a surrogate pair is never split.
+      let end = Math.min(i + CHUNK_CHARS, text.length);
+      if (end < text.length && /[\ud800-\udbff]/.test(text[end - 1])) end += 1;
+      writeFrame(this.out, { jsonrpc: '2.0', method: 'stream/chunk', params: { id } },
+        [Buffer.from(text.slice(i, end))]);
+      i = end - CHUNK_CHARS;
+      credit -= 1;
+    }
+    return { end: true };
+  }
+
+  async handle(frame) {
+    const [message, segments] = frame;
+    const { method, id } = message;
+    const p = take(message.params || {}, segments);
+    if (method === undefined) return this.reply(id, null, { code: -32600, message: 'a request needs a method' });
+    if (id === undefined) {
+      if (method === '$/cancel') this.remember(p.id);
+      return undefined;
+    }
+    try {
+      let result;
+      if (method === 'initialize') {
+        if (p.protocol !== PROTOCOL) throw new ProtocolError(-32602, `protocol ${p.protocol} is not spoken here`);
+        this.initialized = true;
+        result = this.backend.describe();
+        if (this.runOffer && typeof p.listen === 'string') result.listening = await this.runOffer(p.listen);
+      } else if (!this.initialized) {
+        throw new ProtocolError(-32002, 'initialize first');
+      } else if (method.startsWith('world/')) {
+        result = await this.backend.world(method, p);
+      } else if (this.early.includes(id) && VERBS[method]) {
+        this.early.splice(this.early.indexOf(id), 1);
+        throw fail('aborted', { verb: VERBS[method] });
+      } else if (method === 'stream_text') {
+        result = await this.stream(id, p);
+        if (result === null) return undefined;
+      } else if (method === 'write_text' || method === 'edit_text') {
+        const verb = VERBS[method];
+        const display = (p.target || {}).display_path || '';
+        const wants = Boolean(p.checkpoints);
+        result = await this.backend[method](p, (point) => wants && this.ask(id, point, verb, display));
+      } else if (['resolve', 'stat', 'lstat', 'list_dir'].includes(method)) {
+        result = await this.backend[method](p);
+      } else if (method === 'read_text') {
+        result = { text: Buffer.from(await this.backend.read_text(p)) };
+      } else if (method === 'read_bytes') {
+        result = { bytes: await this.backend.read_bytes(p) };
+      } else {
+        throw new ProtocolError(-32601, `unknown method ${method}`);
+      }
+      return this.reply(id, result);
+    } catch (e) {
+      if (e instanceof FsError) return this.reply(id, null, { code: -32010, message: e.message, data: { fs: e.code } });
+      if (e instanceof ProtocolError) return this.reply(id, null, { code: e.rpcCode, message: e.message });
+      return this.reply(id, null, { code: -32602, message: `bad parameters: ${e && e.message}` });
+    }
+  }
+
+  async run() {
+    for (;;) {
+      let frame;
+      try {
+        frame = this.backlog.length ? this.backlog.shift() : await this.reader.next();
+      } catch (e) {
+        this.reply(null, null, { code: -32700, message: `parse error: ${e.message}` });
+        return;
+      }
+      if (frame === null) return;
+      await this.handle(frame);
+    }
+  }
+}
+
+function listen(path, makeBackend, served) {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer((sock) => {
+      served.count += 1;
+      const backend = makeBackend();
+      sock.on('error', () => {});
+      new Server(backend, sock, sock).run().finally(() => { backend.close(); sock.end(); });
+    });
+    server.once('error', reject);
+    server.listen(path, () => {
+      fs.chmodSync(path, 0o600);
+      resolve(server);
+    });
+  });
+}
+
+/**
+ * Runs an adapter process: `makeBackend()` gives a fresh backend object per connection. Flags
+ * (`argv`, default `process.argv.slice(2)`): `--listen PATH` serves every connection on a Unix
+ * socket until stopped; `--per-case` declines the gate's offer to serve the whole run from this
+ * process. Otherwise it speaks on stdin and stdout. Resolves to the exit status.
+ */
+async function serve(makeBackend, name = 'seam-kit', argv = process.argv.slice(2)) {
+  const served = { count: 0 };
+  const listening = [];
+  const cleanup = () => {
+    for (const [server, path] of listening) {
+      server.close();
+      try { fs.unlinkSync(path); } catch { /* gone already */ }
+    }
+  };
+  process.on('SIGTERM', () => {
+    cleanup();
+    if (argv.includes('--listen')) {
+      process.stderr.write(`${name}: served ${served.count} connections in process ${process.pid}\n`);
+    }
+    process.exit(0);
+  });
+  const at = argv.indexOf('--listen');
+  if (at !== -1) {
+    const path = argv[at + 1];
+    if (!path || path.startsWith('--')) {
+      process.stderr.write(`${name}: --listen needs the path of a Unix socket\n`);
+      return 2;
+    }
+    if (fs.existsSync(path)) {
+      process.stderr.write(`${name}: cannot listen on ${path}: Address already in use (remove it if no adapter listens there)\n`);
+      return 1;
+    }
+    listening.push([await listen(path, makeBackend, served), path]);
+    process.stderr.write(`${name}: listening on ${path}\n`);
+    return new Promise(() => {}); // until SIGTERM
+  }
+  const takeRun = async (path) => {
+    try {
+      listening.push([await listen(path, makeBackend, served), path]);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const backend = makeBackend();
+  try {
+    await new Server(backend, process.stdin, process.stdout, argv.includes('--per-case') ? null : takeRun).run();
+  } finally {
+    backend.close();
+    cleanup();
+  }
+  return 0;
+}
+
+module.exports = { PROTOCOL, WINDOW, ProtocolError, Server, FrameReader, writeFrame, serve };

@@ -1,0 +1,303 @@
+'use strict';
+// The contract over storage that is a tree of files and directories, whatever keeps it: the author
+// writes a Store (what is at a key, read it, publish bytes there atomically against an expected
+// state, make a directory, and the few world operations the gate uses to set up cases); TreeBackend
+// does everything the contract says on top. What stays the store's to get right — and what the
+// gate then checks — is that `publish` is atomic and compares-and-swaps, and that a version
+// changes on every change (a directory's too when its entries change) and is never reused.
+
+const { FsError, fail, decode, displayPath, fileUrl, lexical, lf, literalEdit } = require('./contract');
+const { PROTOCOL, WINDOW, ProtocolError } = require('./protocol');
+
+/** An `expect` for `publish`: a file may or may not be there (replaced or created). */
+const ANY = Symbol('ANY');
+/** An `expect` for `publish`: nothing may be there (create only). */
+const ABSENT = Symbol('ABSENT');
+
+/** Thrown by `Store.publish` when what is at the key is not what `expect` asked for. */
+class Conflict extends Error {}
+
+/** A tree keyed by absolute normalised paths ("/a/b"). Extend it; methods may be async. */
+class Store {
+  constructor() {
+    /** Whether the storage dies with the process (the gate then does not kill it). */
+    this.volatile = true;
+    /** What the gate's world can do on this store. */
+    this.world = { fifos: false, restore_mtime: true };
+  }
+  /** `{kind: 'file'|'dir'|'other', version, size, mode}` at `key`, or null. */
+  node(key) { throw new Error(`${this.constructor.name} must implement node(${key})`); }
+  /** The bytes (Buffer) of the file at `key`. */
+  read(key) { throw new Error(`${this.constructor.name} must implement read(${key})`); }
+  /** The names in the directory at `key`. */
+  names(key) { throw new Error(`${this.constructor.name} must implement names(${key})`); }
+  /**
+   * Puts `data` at `key` in one step if what is there matches `expect` (ANY, ABSENT, or the
+   * version the file must still be at), else throws Conflict. A replaced file keeps its mode, a
+   * new one is 0600. Returns `{version, previous}` (the bytes replaced, or null).
+   */
+  publish(key) { throw new Error(`${this.constructor.name} must implement publish(${key})`); }
+  /** A directory at `key` (mode 0755); its parent exists. */
+  makeDir(key) { throw new Error(`${this.constructor.name} must implement makeDir(${key})`); }
+  /** Removes the file or the whole directory at `key`. */
+  remove(key) { throw new Error(`${this.constructor.name} must implement remove(${key})`); }
+  /** Sets the permission bits at `key`. */
+  chmod(key) { throw new Error(`${this.constructor.name} must implement chmod(${key})`); }
+}
+
+let cases = 0;
+const byBytes = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** The contract over a Store, for one connection. */
+class TreeBackend {
+  constructor(store, name, claims = ['read_bytes', 'cancel_points', 'modes']) {
+    Object.assign(this, { store, name, claims, cwd: '/', caseRoot: null, made: null });
+    this.diffLimit = 10 * 1024 * 1024;
+  }
+
+  describe() {
+    return { protocol: PROTOCOL, server: this.name, capabilities: this.claims, sandbox_mode: null,
+      cwd: this.cwd, test_control: true, volatile: this.store.volatile,
+      limits: { max_line: 1 << 20, max_payload: 64 << 20, stream_window: WINDOW } };
+  }
+
+  close() {
+    if (this.made) Promise.resolve().then(() => this.store.remove(this.made)).catch(() => {});
+  }
+
+  async parentsOk(key) {
+    const parts = key.split('/').filter(Boolean);
+    for (let i = 1; i < parts.length; i++) {
+      const n = await this.store.node('/' + parts.slice(0, i).join('/'));
+      if (!n) return true;
+      if (n.kind !== 'dir') return false;
+    }
+    return true;
+  }
+
+  async nodeAt(key) { return (await this.parentsOk(key)) ? this.store.node(key) : null; }
+
+  static target(key, display) {
+    return { key, display_path: display, process_path: key, file_url: fileUrl(key) };
+  }
+
+  static info(n) {
+    return { version: n.version, kind: n.kind === 'dir' ? 'directory' : n.kind,
+      size: n.kind === 'file' ? n.size : null };
+  }
+
+  async resolve(p) {
+    const display = displayPath(p.path, p.cwd || this.cwd, 'resolve');
+    if (!(await this.parentsOk(display))) throw fail('parent_not_directory', { verb: 'resolve', path: display });
+    return TreeBackend.target(display, display);
+  }
+
+  async stat(p) {
+    const n = await this.nodeAt(p.target.key);
+    return n ? TreeBackend.info(n) : null;
+  }
+
+  async lstat(p) {
+    const n = await this.nodeAt(displayPath(p.path, p.cwd || this.cwd, 'lstat'));
+    return n ? TreeBackend.info(n) : null;
+  }
+
+  async file(key, display, verb) {
+    const n = await this.nodeAt(key);
+    if (!n) throw fail('not_found', { verb, path: display });
+    if (n.kind !== 'file') throw fail('not_regular_file', { verb, path: display });
+    return Buffer.from(await this.store.read(key));
+  }
+
+  async read_text(p) {
+    const { key, display_path: display } = p.target;
+    return decode(await this.file(key, display, 'read'), 'read', display);
+  }
+
+  async read_bytes(p) {
+    const { key, display_path: display } = p.target;
+    const limit = p.max_bytes;
+    const n = await this.nodeAt(key);
+    if (n && n.kind === 'file' && n.size > limit) throw fail('too_large', { path: display, size: n.size, max: limit });
+    const data = await this.file(key, display, 'read');
+    if (data.length > limit) throw fail('grew_past_cap', { path: display, max: limit });
+    return data;
+  }
+
+  async list_dir(p) {
+    const { key, display_path: display } = p.target;
+    const n = await this.nodeAt(key);
+    if (!n) throw fail('not_found', { verb: 'list', path: display });
+    if (n.kind !== 'dir') throw fail('not_a_directory', { path: display });
+    const entries = [];
+    for (const name of [...(await this.store.names(key))].sort(byBytes)) {
+      const child = key.replace(/\/$/, '') + '/' + name;
+      const shown = display.replace(/\/$/, '') + '/' + name;
+      const c = await this.store.node(child);
+      const entry = c ? { ...TreeBackend.info(c), name } : { name, kind: 'other', version: null, size: null };
+      entries.push({ ...entry, target: TreeBackend.target(child, shown) });
+    }
+    return entries;
+  }
+
+  before(old, content) {
+    if (!old || old.length >= this.diffLimit || content.length >= this.diffLimit) return null;
+    try {
+      return lf(decode(Buffer.from(old), 'write', ''));
+    } catch (e) {
+      if (e instanceof FsError) return null;
+      throw e;
+    }
+  }
+
+  async makeParents(key, display) {
+    const parts = key.split('/').filter(Boolean);
+    const made = [];
+    for (let i = 1; i < parts.length; i++) {
+      const d = '/' + parts.slice(0, i).join('/');
+      const n = await this.store.node(d);
+      if (!n) {
+        await this.store.makeDir(d);
+        made.push(d);
+      } else if (n.kind !== 'dir') {
+        await this.unmake(made);
+        throw fail('parent_not_directory', { verb: 'write', path: display });
+      }
+    }
+    return made;
+  }
+
+  async unmake(made) {
+    for (const d of [...made].reverse()) await this.store.remove(d);
+  }
+
+  async write_text(p, checkpoint) {
+    const { key, display_path: display } = p.target;
+    const content = Buffer.from(p.content);
+    const guard = p.expected || {};
+    const n = await this.nodeAt(key);
+    if (n && n.kind !== 'file') throw fail('not_regular_file', { verb: 'write', path: display });
+    if (guard.create_if_absent && n) throw fail('exists_not_observed', { path: display });
+    const want = guard.replace_if_version ?? null;
+    if (want !== null && !n) throw fail('no_longer_exists', { path: display });
+    if (want !== null && n.version !== want) throw fail('changed_since_read', { verb: 'write', path: display });
+    if (await checkpoint('before_stage')) throw fail('aborted', { verb: 'write' });
+    const made = n ? [] : await this.makeParents(key, display);
+    if (await checkpoint('staged')) {
+      await this.unmake(made);
+      throw fail('aborted', { verb: 'write' });
+    }
+    const expect = guard.create_if_absent ? ABSENT : (want !== null ? want : ANY);
+    let published;
+    try {
+      published = await this.store.publish(key, content, expect);
+    } catch (e) {
+      if (!(e instanceof Conflict)) throw e;
+      await this.unmake(made);
+      const now = await this.nodeAt(key);
+      if (now && now.kind !== 'file') throw fail('not_regular_file', { verb: 'write', path: display });
+      if (expect === ABSENT) throw fail('exists_not_observed', { path: display });
+      if (!now) throw fail('no_longer_exists', { path: display });
+      throw fail('changed_since_read', { verb: 'write', path: display });
+    }
+    await checkpoint('committed');
+    const before = this.before(published.previous, content);
+    return { operation: published.previous ? 'update' : 'create', version: published.version,
+      before: before === null ? null : Buffer.from(before),
+      after: Buffer.from(lf(content.toString('utf8'))) };
+  }
+
+  async edit_text(p, checkpoint) {
+    const { key, display_path: display } = p.target;
+    const [old, neu] = [Buffer.from(p.old_string).toString('utf8'), Buffer.from(p.new_string).toString('utf8')];
+    const guard = p.expected ?? null;
+    // Made again on what is there now when someone changed the file meanwhile (unguarded only).
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const n = await this.nodeAt(key);
+      if (!n) throw fail('changed_since_read', { verb: 'edit', path: display });
+      if (n.kind !== 'file') throw fail('not_regular_file', { verb: 'edit', path: display });
+      if (guard !== null && n.version !== guard) throw fail('changed_since_read', { verb: 'edit', path: display });
+      const edit = literalEdit(Buffer.from(await this.store.read(key)), old, neu, Boolean(p.replace_all), display);
+      if ((await checkpoint('before_stage')) || (await checkpoint('staged'))) throw fail('aborted', { verb: 'edit' });
+      let published;
+      try {
+        published = await this.store.publish(key, edit.data, n.version);
+      } catch (e) {
+        if (!(e instanceof Conflict)) throw e;
+        if (guard !== null) break;
+        continue;
+      }
+      await checkpoint('committed');
+      return { version: published.version, before: Buffer.from(edit.before), after: Buffer.from(edit.after) };
+    }
+    throw fail('changed_since_read', { verb: 'edit', path: display });
+  }
+
+  async world(method, p) {
+    const store = this.store;
+    if (method === 'world/case' || method === 'world/reopen') {
+      let root;
+      if (method === 'world/case') {
+        root = `/seam-kit/case-${++cases}`;
+        for (const d of ['/seam-kit', root]) if (!(await store.node(d))) await store.makeDir(d);
+        this.made = root;
+      } else {
+        root = lexical(p.root || '/');
+        if (!root.startsWith('/seam-kit/case-') || !(await store.node(root))) {
+          throw new ProtocolError(-32602, `world/reopen ${root}: not a case of this process`);
+        }
+      }
+      this.caseRoot = root;
+      this.cwd = root;
+      if (p.diff_basis_max_bytes !== undefined) this.diffLimit = p.diff_basis_max_bytes;
+      return { ...this.describe(), root, world: store.world };
+    }
+    if (!this.caseRoot) throw new ProtocolError(-32602, `${method} needs world/case first`);
+    if (method === 'world/snapshot') return { entries: await this.snapshot() };
+    if (method !== 'world/apply') throw new ProtocolError(-32601, `unknown method ${method}`);
+    const key = lexical(this.caseRoot + '/' + p.path);
+    const effect = p.effect;
+    if (effect === 'create_file' || effect === 'create_dir') await this.makeParents(key, key);
+    if (effect === 'create_file') {
+      if (await store.node(key)) await store.remove(key);
+      await store.publish(key, Buffer.from(p.bytes), ABSENT);
+      await store.chmod(key, p.mode);
+    } else if (effect === 'rewrite_file') {
+      await store.publish(key, Buffer.from(p.bytes), ANY);
+    } else if (effect === 'create_dir') {
+      await store.makeDir(key);
+    } else if (effect === 'remove') {
+      await store.remove(key);
+    } else if (effect === 'chmod') {
+      await store.chmod(key, p.mode);
+    } else {
+      throw new ProtocolError(-32602, `this store cannot ${effect}`);
+    }
+    return {};
+  }
+
+  async snapshot() {
+    const entries = [];
+    const todo = [this.caseRoot];
+    while (todo.length) {
+      const d = todo.pop();
+      for (const name of await this.store.names(d)) {
+        const key = `${d}/${name}`;
+        const n = await this.store.node(key);
+        const rel = key.slice(this.caseRoot.length + 1);
+        if (!n) continue;
+        if (n.kind === 'dir') {
+          entries.push([rel, { kind: 'dir', mode: n.mode }]);
+          todo.push(key);
+        } else if (n.kind === 'file') {
+          entries.push([rel, { kind: 'file', bytes: Buffer.from(await this.store.read(key)), mode: n.mode }]);
+        } else {
+          entries.push([rel, { kind: 'other' }]);
+        }
+      }
+    }
+    return entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  }
+}
+
+module.exports = { ANY, ABSENT, Conflict, Store, TreeBackend };

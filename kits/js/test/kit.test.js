@@ -1,0 +1,65 @@
+'use strict';
+// The kit's own rules, without the gate: message texts from the catalogue, path spelling, the
+// literal edit, and requests through the protocol layer over in-memory streams.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { PassThrough } = require('node:stream');
+const kit = require('..');
+const { writeFrame, FrameReader } = require('../lib/protocol');
+const { MapStore } = require('../examples/dict_backend');
+
+test('templates are filled from the catalogue', () => {
+  const e = kit.fail('not_found', { verb: 'read', path: '/w/a' });
+  assert.equal(e.code, 'FS_NOT_FOUND');
+  assert.equal(e.message, 'cannot read "/w/a": not found');
+  const fields = { verb: 'read', path: '/p', mode: 'read-only', size: 1, max: 2, count: 3, detail: 'd' };
+  for (const name of Object.keys(kit.CATALOGUE.messages)) {
+    const m = kit.fail(name, fields);
+    assert.ok(kit.CATALOGUE.codes.includes(m.code), name);
+    assert.ok(!m.message.includes('{'), name);
+  }
+});
+
+test('paths are normalised, refusals name the path as given', () => {
+  assert.equal(kit.displayPath('a/./b/../c', '/w', 'stat'), '/w/a/c');
+  assert.throws(() => kit.displayPath('./a\0b/', '/w', 'read'),
+    { message: 'cannot read "/w/./a\0b/": the path contains a NUL byte' });
+  assert.throws(() => kit.displayPath('  ', '/w', 'read'), { message: 'file_path must be a non-empty string' });
+  assert.equal(kit.fileUrl('/a b/c#?%é'), 'file:///a%20b/c%23%3F%25%C3%A9');
+});
+
+test('the literal edit keeps CRLF and a BOM, refuses ambiguity', () => {
+  const out = kit.literalEdit(Buffer.from('\ufeffone\r\ntwo\r\n'), 'one\ntwo', '1\n2', false, '/f');
+  assert.deepEqual(Buffer.from(out.data), Buffer.from('\ufeff1\r\n2\r\n'));
+  assert.equal(out.before, 'one\ntwo\n');
+  assert.throws(() => kit.literalEdit(Buffer.from('a a'), 'a', 'b', false, '/f'), { code: 'FS_AMBIGUOUS_EDIT' });
+  assert.equal(Buffer.from(kit.literalEdit(Buffer.from('a a'), 'a', 'b', true, '/f').data).toString(), 'b b');
+});
+
+async function exchange(...requests) {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  for (const r of requests) writeFrame(input, { jsonrpc: '2.0', ...r });
+  input.end();
+  await new kit.Server(new kit.TreeBackend(new MapStore(), 't'), input, output).run();
+  output.end();
+  const reader = new FrameReader(output);
+  const answers = [];
+  for (let f = await reader.next(); f !== null; f = await reader.next()) answers.push(f);
+  return answers;
+}
+
+test('a request before initialize is refused', async () => {
+  const [[m]] = await exchange({ id: 1, method: 'stat', params: {} });
+  assert.equal(m.error.code, -32002);
+});
+
+test('a missing file is a coded error naming its path; a written one reads back', async () => {
+  const answers = await exchange(
+    { id: 1, method: 'initialize', params: { protocol: 1 } },
+    { id: 2, method: 'world/case', params: {} },
+    { id: 3, method: 'read_text', params: { target: { key: '/n', display_path: '/n' } } },
+  );
+  assert.deepEqual(answers[2][0].error, { code: -32010, message: 'cannot read "/n": not found', data: { fs: 'FS_NOT_FOUND' } });
+});
