@@ -387,6 +387,15 @@ fn open_at(
     existing: Option<&str>,
 ) -> Result<(Subject, Arc<Connection>), String> {
     let conn = Arc::new(Connection::connect(address, token).map_err(|e| e.to_string())?);
+    // A backend that has a diff-basis limit of its own declares it (`limits` in `initialize`) and
+    // the gate predicts `before` with it; otherwise the gate gives one (small, so that contents
+    // around it are generated).
+    let diff_limit = conn
+        .hello()
+        .get("limits")
+        .and_then(|l| l.get("diff_basis_max_bytes"))
+        .and_then(Value::as_u64)
+        .unwrap_or(crate::providers::SUITE_DIFF_LIMIT);
     let (case, _) = conn
         .request_blocking(
             if existing.is_some() {
@@ -401,7 +410,7 @@ fn open_at(
                     CaseDurability::Full => "full",
                     CaseDurability::Relaxed => "none",
                 },
-                "diff_basis_max_bytes": crate::providers::SUITE_DIFF_LIMIT,
+                "diff_basis_max_bytes": diff_limit,
                 "seed": options.seed,
                 "confine_reads": options.confine_reads,
                 // Only a configuration the hosted local provider has (a trace recorded
@@ -434,7 +443,7 @@ fn open_at(
                 root,
                 abilities: Abilities::of(&case),
             }),
-            diff_basis_max_bytes: crate::providers::SUITE_DIFF_LIMIT,
+            diff_basis_max_bytes: diff_limit,
             keep_alive: Box::new(conn.clone()),
         },
         conn,

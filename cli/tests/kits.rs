@@ -393,3 +393,46 @@ fn the_js_kits_own_tests_pass() {
         "{said}"
     );
 }
+
+/// A backend with a diff-basis limit of its own declares it in `initialize` and the gate predicts
+/// with it (the rules around the limit reached at 4 KiB); the same backend keeping the limit
+/// without declaring it is caught at the first `before` the gate expected and did not get.
+#[test]
+fn a_declared_diff_limit_is_the_one_the_gate_predicts_with() {
+    if !python_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fixture = repo().join("fixtures/adapters/restricted/kit_own_diff_limit.py");
+    let run = |flag: &str| {
+        let provider = format!("exec:python3 {} {flag}", fixture.display());
+        seam(
+            dir.path(),
+            &[
+                "check",
+                "--provider",
+                &provider,
+                "--seed",
+                "24228",
+                "--property",
+                "sequences",
+            ],
+        )
+    };
+    let (code, out, err) = run("");
+    assert_eq!(code, Some(3), "incomplete, nothing failed: {out}\n{err}");
+    assert!(out.contains("\n  sequences              passed"), "{out}");
+    for rule in [
+        "write.diff-basis-below",
+        "write.diff-basis-at",
+        "write.diff-basis-above",
+    ] {
+        assert!(!out.contains(&format!("UNREACHED {rule}")), "{rule}\n{out}");
+    }
+    let (code, out, err) = run("--undeclared");
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    assert!(
+        out.contains("FAILED sequences [outcome]: ") && out.contains("before: expected None"),
+        "{out}"
+    );
+}

@@ -34,6 +34,8 @@ export class Store {
   volatile: boolean;
   /** What the gate's world can do on this store. */
   world: { fifos: boolean; restore_mtime: boolean };
+  /** A diff-basis limit of the backend's own, declared to the gate; null: the gate's. */
+  diffLimit: number | null;
   node(key: string): Maybe<Node | null>;
   read(key: string): Maybe<Uint8Array>;
   names(key: string): Maybe<string[]>;

@@ -24,6 +24,11 @@ class Store {
     this.volatile = true;
     /** What the gate's world can do on this store. */
     this.world = { fifos: false, restore_mtime: true };
+    /**
+     * The size from which a write's `before` is left out, when the backend has a limit of its
+     * own: declared in `initialize`, and the gate predicts with it. null: the gate's.
+     */
+    this.diffLimit = null;
   }
   /** `{kind: 'file'|'dir'|'other', version, size, mode}` at `key`, or null. */
   node(key) { throw new Error(`${this.constructor.name} must implement node(${key})`); }
@@ -52,13 +57,14 @@ const byBytes = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 class TreeBackend {
   constructor(store, name, claims = ['read_bytes', 'cancel_points', 'modes']) {
     Object.assign(this, { store, name, claims, cwd: '/', caseRoot: null, made: null });
-    this.diffLimit = 10 * 1024 * 1024;
+    this.diffLimit = store.diffLimit ?? 10 * 1024 * 1024;
   }
 
   describe() {
+    const limits = { max_line: 1 << 20, max_payload: 64 << 20, stream_window: WINDOW };
+    if (this.store.diffLimit != null) limits.diff_basis_max_bytes = this.store.diffLimit;
     return { protocol: PROTOCOL, server: this.name, capabilities: this.claims, sandbox_mode: null,
-      cwd: this.cwd, test_control: true, volatile: this.store.volatile,
-      limits: { max_line: 1 << 20, max_payload: 64 << 20, stream_window: WINDOW } };
+      cwd: this.cwd, test_control: true, volatile: this.store.volatile, limits };
   }
 
   close() {
@@ -249,7 +255,7 @@ class TreeBackend {
       }
       this.caseRoot = root;
       this.cwd = root;
-      if (p.diff_basis_max_bytes !== undefined) this.diffLimit = p.diff_basis_max_bytes;
+      if (store.diffLimit == null && p.diff_basis_max_bytes !== undefined) this.diffLimit = p.diff_basis_max_bytes;
       return { ...this.describe(), root, world: store.world };
     }
     if (!this.caseRoot) throw new ProtocolError(-32602, `${method} needs world/case first`);

@@ -13,7 +13,6 @@ is never reused.
 
 import collections
 import itertools
-import threading
 
 from .contract import FsError, decode, display_path, fail, file_url, lexical, lf, literal_edit
 from .protocol import PROTOCOL, WINDOW, ProtocolError
@@ -41,6 +40,10 @@ class Store:
     volatile = True
     #: What the gate's world can do on this store (`world/case`): FIFOs, an mtime put back.
     world = {"fifos": False, "restore_mtime": True}
+    #: The size from which a write's `before` is left out (the diff basis), when the backend
+    #: has one of its own: declared in `initialize`, and the gate predicts with it. None: the
+    #: gate's (`world/case` gives it).
+    diff_limit = None
 
     def node(self, key):
         """The `Node` at `key`, or None (also when a parent is not a directory)."""
@@ -84,14 +87,15 @@ class TreeBackend:
     def __init__(self, store, name, claims=("read_bytes", "cancel_points", "modes")):
         self.store, self.name, self.claims = store, name, list(claims)
         self.cwd, self.case, self.made = "/", None, None
-        self.diff_limit = 10 * 1024 * 1024
-        self.lock = threading.Lock()
+        self.diff_limit = store.diff_limit or 10 * 1024 * 1024
 
     def describe(self):
+        limits = {"max_line": 1 << 20, "max_payload": 64 << 20, "stream_window": WINDOW}
+        if self.store.diff_limit is not None:
+            limits["diff_basis_max_bytes"] = self.store.diff_limit
         return {"protocol": PROTOCOL, "server": self.name, "capabilities": self.claims,
                 "sandbox_mode": None, "cwd": self.cwd, "test_control": True,
-                "volatile": self.store.volatile,
-                "limits": {"max_line": 1 << 20, "max_payload": 64 << 20, "stream_window": WINDOW}}
+                "volatile": self.store.volatile, "limits": limits}
 
     def close(self):
         if self.made is not None:
@@ -290,7 +294,8 @@ class TreeBackend:
                 if not root.startswith("/seam-kit/case-") or store.node(root) is None:
                     raise ProtocolError(-32602, f"world/reopen {root!r}: not a case of this process")
             self.case = self.cwd = root
-            self.diff_limit = p.get("diff_basis_max_bytes", self.diff_limit)
+            if store.diff_limit is None:
+                self.diff_limit = p.get("diff_basis_max_bytes", self.diff_limit)
             return dict(self.describe(), root=root, world=store.world)
         if self.case is None:
             raise ProtocolError(-32602, f"{method} needs world/case first")
