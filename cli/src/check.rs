@@ -239,19 +239,43 @@ fn replay_flags(args: &CheckArgs) -> String {
     flags
 }
 
-/// A provider name as a file name: anything but letters, digits, `-`, `_`, `.` and `:` becomes
-/// `_` (an `exec:` command has spaces and slashes).
+/// A provider name as a short file name: a shipped provider's name as it is (`:` kept); a
+/// server or an adapter command as its scheme, the file name of the script it runs, and a hash
+/// of the whole name, so that two commands never share a file and no name grows with the
+/// command (`exec-dict_backend.js-1b2c3d4e`). Anything but letters, digits, `-`, `_`, `.` and
+/// `:` becomes `_`.
 fn file_stem(provider: &str) -> String {
-    provider
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    let safe = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let Some((scheme, rest)) = provider
+        .split_once(':')
+        .filter(|(s, _)| matches!(*s, "exec" | "unix" | "tcp"))
+    else {
+        return safe(provider);
+    };
+    // The last word that names a file (a script, a socket), by its file name.
+    let named = rest
+        .split_whitespace()
+        .rev()
+        .find(|w| w.contains('/') || w.contains('.'))
+        .and_then(|w| w.trim_end_matches('/').rsplit('/').next())
+        .filter(|w| !w.is_empty())
+        .unwrap_or(scheme);
+    // FNV-1a: stable across runs and builds (a trace's name must not change between them).
+    let hash = provider.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let named: String = safe(named).chars().take(40).collect();
+    format!("{scheme}-{named}-{:08x}", hash & 0xffff_ffff)
 }
 
 #[cfg(test)]
@@ -262,10 +286,22 @@ mod tests {
     #[test]
     fn provider_names_become_safe_file_names_and_shell_words() {
         assert_eq!(file_stem("sandbox:read-only"), "sandbox:read-only");
-        assert_eq!(
-            file_stem("exec:python3 a/b.py --x"),
-            "exec:python3_a_b.py_--x"
+        assert_eq!(file_stem("local"), "local");
+        let a = file_stem("exec:python3 /very/long/path/to/a/b.py --test-control");
+        assert!(
+            a.starts_with("exec-b.py-") && a.len() == "exec-b.py-".len() + 8,
+            "{a}"
         );
+        // Two commands over the same script are two files.
+        assert_ne!(a, file_stem("exec:python3 /other/b.py --test-control"));
+        assert_eq!(
+            a,
+            file_stem("exec:python3 /very/long/path/to/a/b.py --test-control")
+        );
+        assert!(file_stem("unix:/tmp/my.sock").starts_with("unix-my.sock-"));
+        assert!(file_stem("exec:sh -c run").starts_with("exec-exec-"));
+        let long = file_stem(&format!("exec:node /x/{}.js", "n".repeat(300)));
+        assert!(long.len() < 60, "{long}");
         assert_eq!(shell_word("local"), "local");
         assert_eq!(shell_word("exec:python3 a.py"), "'exec:python3 a.py'");
         assert_eq!(shell_word("it's"), "'it'\\''s'");
