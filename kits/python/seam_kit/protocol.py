@@ -197,6 +197,10 @@ class Server:
             self.reply(rid, error={"code": e.code, "message": str(e)})
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             self.reply(rid, error={"code": -32602, "message": f"bad parameters: {e!r}"})
+        except OSError as e:
+            # The storage failed in a way the backend did not name: coded, never a dead process.
+            self.reply(rid, error={"code": -32010, "message": f"{VERBS.get(method, method)}: {e}",
+                                   "data": {"fs": "FS_IO_ERROR"}})
 
     def run(self):
         while True:
