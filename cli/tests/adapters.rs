@@ -465,14 +465,23 @@ fn one_long_lived_adapter_process_serves_a_whole_run() {
         .output()
         .expect("run seam");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    // Every case it made is gone with its connection.
-    let cases = std::fs::read_dir(&tmp)
-        .expect("tmp")
-        .filter_map(Result::ok)
-        .flat_map(|base| std::fs::read_dir(base.path()).into_iter().flatten())
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().starts_with("case-"))
-        .count();
+    // Every case it made is gone with its connection (the adapter notices the last one close
+    // a moment after the gate exits: wait for it, boundedly).
+    let count_cases = || {
+        std::fs::read_dir(&tmp)
+            .expect("tmp")
+            .filter_map(Result::ok)
+            .flat_map(|base| std::fs::read_dir(base.path()).into_iter().flatten())
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("case-"))
+            .count()
+    };
+    let waited = std::time::Instant::now();
+    let mut cases = count_cases();
+    while cases > 0 && waited.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        cases = count_cases();
+    }
     let _ = Command::new("kill").arg(pid.to_string()).status();
     let stopped = adapter.wait_with_output().expect("the adapter stops");
     let said = String::from_utf8_lossy(&stopped.stderr);
