@@ -66,7 +66,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
     let against = match &args.against {
         Some(name) => Some(
             seam_cli::providers::factory(name)
-                .map(seam_cli::providers::Reference::new)
+                .map(seam_cli::providers::Reference::around)
                 .map_err(|e| Usage(format!("--against: {e}")))?,
         ),
         None => None,

@@ -390,7 +390,7 @@ pub struct Reference {
 
 impl Reference {
     /// `inner`, ready to be a reference.
-    pub fn new(inner: Arc<dyn Factory>) -> Arc<dyn Factory> {
+    pub fn around(inner: Arc<dyn Factory>) -> Arc<dyn Factory> {
         Arc::new(Self { inner })
     }
 

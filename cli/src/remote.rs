@@ -42,15 +42,18 @@ enum Source {
 pub(crate) enum Shared {
     /// Not started yet.
     Untried,
-    /// It listens at `socket` for as long as `control`, the connection to its stdin and stdout,
-    /// stays open.
-    Serving {
-        _control: Connection,
-        socket: PathBuf,
-        _dir: tempfile::TempDir,
-    },
+    /// It listens.
+    Serving(Box<Listening>),
     /// It did not offer (or could not be started that way): a process per case.
     PerCase,
+}
+
+/// An adapter serving the run: it listens at `socket` for as long as `control`, the connection
+/// to its stdin and stdout, stays open.
+pub(crate) struct Listening {
+    _control: Connection,
+    socket: PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 impl Shared {
@@ -66,11 +69,11 @@ impl Shared {
         match Connection::connect_offering(&address, None, offer) {
             Ok(control) if control.hello().get("listening") == Some(&Value::Bool(true)) => {
                 eprintln!("seam: exec:{command} serves the whole run from one process");
-                Shared::Serving {
+                Shared::Serving(Box::new(Listening {
                     _control: control,
                     socket,
                     _dir: dir,
-                }
+                }))
             }
             // It did not take the offer, or did not start: each case starts it afresh (and
             // says why, if it cannot start at all).
@@ -136,7 +139,7 @@ impl RemoteFactory {
                     *shared = Shared::start(command);
                 }
                 match &*shared {
-                    Shared::Serving { socket, .. } => Ok((Address::Unix(socket.clone()), None)),
+                    Shared::Serving(l) => Ok((Address::Unix(l.socket.clone()), None)),
                     _ => Ok((Address::Exec(command.clone()), token.clone())),
                 }
             }

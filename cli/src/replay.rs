@@ -28,7 +28,7 @@ pub fn run(args: &ReplayArgs<'_>) -> Result<bool, crate::Usage> {
         Trace::parse(&text).map_err(|e| crate::Usage(format!("{}: {e}", path.display())))?;
     // A trace found against another provider names that provider's configuration: this one
     // builds its own first configuration then.
-    let factory = seam_cli::providers::Reference::new(
+    let factory = seam_cli::providers::Reference::around(
         factory(args.provider, args.fault).map_err(crate::Usage)?,
     );
     let attempts = args
