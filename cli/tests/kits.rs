@@ -2,7 +2,7 @@
 //! or a Map (JavaScript), the storage only — passes the full default `seam check`, served from one
 //! process; a store with content hashes for versions (Python) and one whose directories keep their
 //! version when entries change (JavaScript) are caught by `sequences`; each kit installs with its
-//! ecosystem's tool (`pip install kits/python`, `npm install` of the packed `kits/js`) and works
+//! ecosystem's tool (`pip install conformance/kits/python`, `npm install` of the packed `conformance/kits/js`) and works
 //! from there, away from the repository; and each kit's own tests pass.
 
 use std::path::{Path, PathBuf};
@@ -45,7 +45,7 @@ fn the_python_kits_dict_backend_passes_the_whole_gate() {
     if !python_or_skip() {
         return;
     }
-    let example = repo().join("kits/python/examples/dict_backend.py");
+    let example = repo().join("conformance/kits/python/examples/dict_backend.py");
     let lines = std::fs::read_to_string(&example)
         .expect("the example")
         .lines()
@@ -142,18 +142,18 @@ fn the_python_kit_installs_with_pip_and_works_from_there() {
     let out = Command::new("python3")
         .args(["-m", "pip", "install", "--no-deps", "--quiet", "--target"])
         .arg(&site)
-        .arg(repo().join("kits/python"))
+        .arg(repo().join("conformance/kits/python"))
         .output()
         .expect("pip");
     assert!(
         out.status.success(),
-        "pip install kits/python: {}",
+        "pip install conformance/kits/python: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(site.join("seam_kit/catalogue.json").is_file());
     let example = dir.path().join("my_store.py");
     std::fs::copy(
-        repo().join("kits/python/examples/dict_backend.py"),
+        repo().join("conformance/kits/python/examples/dict_backend.py"),
         &example,
     )
     .expect("copy the example");
@@ -200,7 +200,13 @@ fn the_python_kits_own_tests_pass() {
         return;
     }
     let out = Command::new("python3")
-        .args(["-m", "unittest", "discover", "-s", "kits/python/tests"])
+        .args([
+            "-m",
+            "unittest",
+            "discover",
+            "-s",
+            "conformance/kits/python/tests",
+        ])
         .current_dir(repo())
         .output()
         .expect("python3");
@@ -226,7 +232,7 @@ fn the_js_kits_map_backend_passes_the_whole_gate() {
     if !node_or_skip() {
         return;
     }
-    let example = repo().join("kits/js/examples/dict_backend.js");
+    let example = repo().join("conformance/kits/js/examples/dict_backend.js");
     let lines = std::fs::read_to_string(&example)
         .expect("the example")
         .lines()
@@ -317,7 +323,7 @@ fn the_js_kit_installs_with_npm_and_works_from_there() {
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    let kit = repo().join("kits/js");
+    let kit = repo().join("conformance/kits/js");
     npm(&[
         "pack",
         "--silent",
@@ -383,7 +389,7 @@ fn the_js_kits_own_tests_pass() {
     }
     let out = Command::new("node")
         .args(["--test", "test/"])
-        .current_dir(repo().join("kits/js"))
+        .current_dir(repo().join("conformance/kits/js"))
         .output()
         .expect("node");
     let said = String::from_utf8_lossy(&out.stdout);

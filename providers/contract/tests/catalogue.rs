@@ -1,5 +1,5 @@
 //! The contract's message texts and codes as one machine-readable catalogue,
-//! `kits/catalogue.json`, for backends written in other languages (the adapter kits load it; an
+//! `conformance/kits/catalogue.json`, for backends written in other languages (the adapter kits load it; an
 //! author never copies a string from Rust source).
 //!
 //! The catalogue is generated from the constructors in `messages.rs`: each is called with
@@ -179,9 +179,9 @@ fn repo() -> PathBuf {
 /// The catalogue and its copies inside the kits (each kit installs without the repository).
 fn files() -> Vec<PathBuf> {
     vec![
-        repo().join("kits/catalogue.json"),
-        repo().join("kits/python/seam_kit/catalogue.json"),
-        repo().join("kits/js/catalogue.json"),
+        repo().join("conformance/kits/catalogue.json"),
+        repo().join("conformance/kits/python/seam_kit/catalogue.json"),
+        repo().join("conformance/kits/js/catalogue.json"),
     ]
 }
 

@@ -2,7 +2,7 @@
 'use strict';
 // A complete seam backend over a Map, on the kit: the storage and nothing else.
 //
-//   seam check --provider exec:'node kits/js/examples/dict_backend.js'
+//   seam check --provider exec:'node conformance/kits/js/examples/dict_backend.js'
 //
 // The kit (seam-kit) speaks the protocol and keeps the contract's rules; this file decides what a
 // version is and makes every change one step (JavaScript runs one thing at a time, and nothing
@@ -15,7 +15,7 @@ let kit;
 try {
   kit = require('seam-kit');
 } catch {
-  kit = require('..'); // run from a checkout without `npm install kits/js`
+  kit = require('..'); // run from a checkout without `npm install conformance/kits/js`
 }
 
 class MapStore extends kit.Store {

@@ -1,4 +1,4 @@
-"""A PEP 517 build backend in the standard library alone, so that `pip install kits/python`
+"""A PEP 517 build backend in the standard library alone, so that `pip install conformance/kits/python`
 works on a machine with no network and no `setuptools`/`wheel`: it packs `seam_kit/` into a
 wheel (a zip with the metadata pip reads). Nothing to compile, no dependencies."""
 

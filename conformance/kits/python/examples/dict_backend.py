@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A complete seam backend over a Python dict, on the kit: the storage and nothing else.
 
-    seam check --provider exec:'python3 kits/python/examples/dict_backend.py'
+    seam check --provider exec:'python3 conformance/kits/python/examples/dict_backend.py'
 
 The kit (`seam_kit`) speaks the protocol and keeps the contract's rules; this file decides what a
 version is and makes every change one atomic step under a lock. It claims `read_bytes`,
@@ -15,7 +15,7 @@ import threading
 
 try:
     import seam_kit
-except ImportError:  # run from a checkout without `pip install kits/python`
+except ImportError:  # run from a checkout without `pip install conformance/kits/python`
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     import seam_kit
 
