@@ -58,8 +58,9 @@ class Store:
         raise NotImplementedError
 
     def publish(self, key, data, expect):
-        """Puts `data` at `key` in one step, if what is there matches `expect` (`ANY`, `ABSENT`,
-        or the version the file must still be at); else raises `Conflict`. A replaced file keeps
+        """Puts `data` at `key` in one step, if what is there matches `expect` (`ANY`: a file may
+        be there or not; `ABSENT`: nothing may be there; or the version the file must still be
+        at) — a directory at `key` never matches —; else raises `Conflict`. A replaced file keeps
         its mode, a new one is 0600; the parent directory exists. Returns `(version, previous)`:
         the new version and the bytes it replaced (None when it created the file)."""
         raise NotImplementedError
