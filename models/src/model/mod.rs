@@ -70,7 +70,7 @@ impl From<FsError> for ModelError {
 
 /// A model version. Files, links and other objects get a fresh number on every change;
 /// directories carry their identity and two counters (see the crate docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Version {
     /// A file, symlink or other object at this change number.
@@ -88,6 +88,19 @@ pub enum Version {
         /// differ.
         touch: u64,
     },
+}
+
+/// Shown in the words of failure messages (`change #2`, `directory #0 as of change #5`), since a
+/// model version appears wherever an expected outcome is printed (replays, traces).
+impl std::fmt::Debug for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Version::Object { n } => write!(f, "change #{n}"),
+            Version::Dir { id, entries, .. } => {
+                write!(f, "directory #{id} as of change #{entries}")
+            }
+        }
+    }
 }
 
 /// A resolved target.
