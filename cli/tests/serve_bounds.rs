@@ -249,14 +249,16 @@ fn pipelined_reads_never_read_hold_at_most_the_budget_and_are_all_answered() {
 
     // Closed: what the connection held is given back — all but what the allocator keeps for
     // threads still alive. The blocking pool's threads (more of them on a loaded machine) live
-    // 10 s past their last task and keep their heaps' caches until then; so wait past that, and
-    // allow up to one answer budget (16 MiB) held. What this guards against held the whole
-    // pipeline: 1,340 MiB for these reads.
+    // 10 s past their last task and keep their heaps' caches until then, and glibc keeps what
+    // its arenas freed (up to eight per core; a loaded machine spreads the answers over more of
+    // them: 18 MiB was still held at a load average of 9); so wait past that, and allow up to two
+    // answer budgets (32 MiB) held. What this guards against held the whole pipeline: 1,340 MiB
+    // for these reads.
     drop(c);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let now = memory(pid, "VmRSS");
-        if now <= before + 16 * MIB {
+        if now <= before + 32 * MIB {
             break;
         }
         assert!(
