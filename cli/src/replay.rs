@@ -47,6 +47,14 @@ pub fn run(args: &ReplayArgs<'_>) -> Result<bool, crate::Usage> {
             String::new()
         }
     );
+    // A server someone else started may still be on its way up, as for `seam check`.
+    if (args.provider.starts_with("unix:") || args.provider.starts_with("tcp:"))
+        && let Ok(address) = args.provider.parse::<seam_remote::Address>()
+        && let Err(e) = seam_cli::remote::wait_listening(&address, args.timing.start_after)
+    {
+        println!("cannot replay on {}: {e}", factory.name());
+        return Ok(false);
+    }
     let config = ReplayConfig {
         messages: args.messages,
         timing: args.timing,

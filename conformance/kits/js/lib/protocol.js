@@ -251,16 +251,17 @@ async function serve(makeBackend, name = 'seam-kit', argv = process.argv.slice(2
       try { fs.unlinkSync(path); } catch { /* gone already */ }
     }
   };
+  const at = argv.findIndex((a) => a === '--listen' || a.startsWith('--listen='));
   process.on('SIGTERM', () => {
     cleanup();
-    if (argv.includes('--listen')) {
-      process.stderr.write(`${name}: served ${served.count} connections in process ${process.pid}\n`);
+    if (at !== -1) {
+      const n = served.count;
+      process.stderr.write(`${name}: served ${n} connection${n === 1 ? '' : 's'} in process ${process.pid}\n`);
     }
     process.exit(0);
   });
-  const at = argv.indexOf('--listen');
   if (at !== -1) {
-    const path = argv[at + 1];
+    const path = argv[at].startsWith('--listen=') ? argv[at].slice('--listen='.length) : argv[at + 1];
     if (!path || path.startsWith('--')) {
       process.stderr.write(`${name}: --listen needs the path of a Unix socket\n`);
       return 2;

@@ -259,12 +259,15 @@ def serve(make_backend, name="seam-kit", argv=None):
     args = sys.argv[1:] if argv is None else argv
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     listeners, served = [], [0]
-    if "--listen" in args:
-        at = args.index("--listen") + 1
-        if at >= len(args) or args[at].startswith("--"):
-            print(f"{name}: --listen needs the path of a Unix socket", file=sys.stderr)
-            return 2
-        path = args[at]
+    path = None
+    for i, a in enumerate(args):
+        if a == "--listen" or a.startswith("--listen="):
+            path = a[len("--listen="):] if "=" in a else (args[i + 1] if i + 1 < len(args) else "")
+            if path == "" or path.startswith("--"):
+                print(f"{name}: --listen needs the path of a Unix socket", file=sys.stderr)
+                return 2
+            break
+    if path is not None:
         try:
             listeners.append((_listen(path), path))
         except OSError as e:
@@ -277,7 +280,8 @@ def serve(make_backend, name="seam-kit", argv=None):
         finally:
             listeners[0][0].close()
             os.unlink(path)
-            print(f"{name}: served {served[0]} connections in process {os.getpid()}",
+            n = served[0]
+            print(f"{name}: served {n} connection{'' if n == 1 else 's'} in process {os.getpid()}",
                   file=sys.stderr, flush=True)
         return 0
 
