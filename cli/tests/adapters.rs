@@ -558,12 +558,27 @@ fn listen_mistakes_are_said_plainly() {
         .spawn()
         .expect("start");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while std::os::unix::net::UnixStream::connect(&spelled).is_err() {
+    let probe = loop {
+        if let Ok(s) = std::os::unix::net::UnixStream::connect(&spelled) {
+            break s;
+        }
         assert!(
             std::time::Instant::now() < deadline && child.try_wait().expect("wait").is_none(),
             "--listen=PATH did not listen"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    // Served, not merely queued: it answers an `initialize` on that connection.
+    {
+        use std::io::{BufRead, Write};
+        let mut w = &probe;
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocol\":1}}\n")
+            .expect("send");
+        let mut answer = String::new();
+        std::io::BufReader::new(&probe)
+            .read_line(&mut answer)
+            .expect("answer");
+        assert!(answer.contains("\"protocol\":1"), "{answer}");
     }
     let _ = Command::new("kill").arg(child.id().to_string()).status();
     let said = child.wait_with_output().expect("stopped");

@@ -214,9 +214,8 @@ class Server:
             self.handle(frame)
 
 
-def _connection(sock, make_backend, served):
+def _connection(sock, make_backend):
     backend = make_backend()
-    served[0] += 1
     try:
         with sock, sock.makefile("rb") as inp, sock.makefile("wb") as out:
             Server(backend, inp, out).run()
@@ -244,8 +243,8 @@ def _accept_forever(listener, make_backend, served):
             sock, _ = listener.accept()
         except OSError:
             return
-        threading.Thread(target=_connection, args=(sock, make_backend, served),
-                         daemon=True).start()
+        served[0] += 1  # counted as it is accepted, before anything can stop the process
+        threading.Thread(target=_connection, args=(sock, make_backend), daemon=True).start()
 
 
 def serve(make_backend, name="seam-kit", argv=None):
