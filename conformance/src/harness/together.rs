@@ -1002,6 +1002,30 @@ fn run_lanes(
     Ok(done)
 }
 
+/// A tree as people read it: each entry with its kind, a file's size and an excerpt of its bytes,
+/// modes in octal (`{"a": file 5 bytes "hello" mode 0600, "d": dir mode 0755}`).
+fn show_tree(tree: &BTreeMap<String, SnapEntry>) -> String {
+    let mode = |m: &Option<u32>| m.map_or_else(String::new, |m| format!(" mode {m:04o}"));
+    let entries: Vec<String> = tree
+        .iter()
+        .map(|(path, e)| {
+            let what = match e {
+                SnapEntry::File { bytes, mode: m } => format!(
+                    "file {} bytes {:?}{}",
+                    bytes.len(),
+                    crate::excerpt::excerpt(&String::from_utf8_lossy(bytes)),
+                    mode(m)
+                ),
+                SnapEntry::Dir { mode: m } => format!("dir{}", mode(m)),
+                SnapEntry::Symlink { target } => format!("link -> {target:?}"),
+                SnapEntry::Other => "other".to_string(),
+            };
+            format!("{path:?}: {what}")
+        })
+        .collect();
+    format!("{{{}}}", entries.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1128,28 +1152,4 @@ mod tests {
         assert!(check_shape(&[Lane::of(vec![write("a"), write("a")]), reader]).is_ok());
         assert!(check_shape(&[Lane::of(vec![write("a")]), Lane::of(vec![write("a")])]).is_ok());
     }
-}
-
-/// A tree as people read it: each entry with its kind, a file's size and an excerpt of its bytes,
-/// modes in octal (`{"a": file 5 bytes "hello" mode 0600, "d": dir mode 0755}`).
-fn show_tree(tree: &BTreeMap<String, SnapEntry>) -> String {
-    let mode = |m: &Option<u32>| m.map_or_else(String::new, |m| format!(" mode {m:04o}"));
-    let entries: Vec<String> = tree
-        .iter()
-        .map(|(path, e)| {
-            let what = match e {
-                SnapEntry::File { bytes, mode: m } => format!(
-                    "file {} bytes {:?}{}",
-                    bytes.len(),
-                    crate::excerpt::excerpt(&String::from_utf8_lossy(bytes)),
-                    mode(m)
-                ),
-                SnapEntry::Dir { mode: m } => format!("dir{}", mode(m)),
-                SnapEntry::Symlink { target } => format!("link -> {target:?}"),
-                SnapEntry::Other => "other".to_string(),
-            };
-            format!("{path:?}: {what}")
-        })
-        .collect();
-    format!("{{{}}}", entries.join(", "))
 }
