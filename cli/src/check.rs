@@ -194,6 +194,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
     // A call given up on keeps its subject (an adapter process, the server this check started)
     // alive on its thread: stop what is left rather than leave it running after we exit.
     drop(factories);
+    drop(against);
     let left = seam_remote::children::stop_all();
     if left > 0 {
         eprintln!(
@@ -262,11 +263,22 @@ fn file_stem(provider: &str) -> String {
     else {
         return safe(provider);
     };
-    // The last word that names a file (a script, a socket), by its file name.
-    let named = rest
+    // The script the command runs (the first word with a script's extension), else the last
+    // word that names a file (a socket), by its file name; never a flag.
+    let words: Vec<&str> = rest
         .split_whitespace()
-        .rev()
-        .find(|w| w.contains('/') || w.contains('.'))
+        .filter(|w| !w.starts_with('-'))
+        .collect();
+    const SCRIPTS: &[&str] = &[".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".sh", ".pl"];
+    let named = words
+        .iter()
+        .find(|w| SCRIPTS.iter().any(|x| w.ends_with(x)))
+        .or_else(|| {
+            words
+                .iter()
+                .rev()
+                .find(|w| w.contains('/') || w.contains('.'))
+        })
         .and_then(|w| w.trim_end_matches('/').rsplit('/').next())
         .filter(|w| !w.is_empty())
         .unwrap_or(scheme);
@@ -274,7 +286,8 @@ fn file_stem(provider: &str) -> String {
     let hash = provider.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
-    let named: String = safe(named).chars().take(40).collect();
+    // No `:` in the name part (`tcp://host:7000`): some artifact stores refuse it.
+    let named: String = safe(named).replace(':', "_").chars().take(40).collect();
     format!("{scheme}-{named}-{:08x}", hash & 0xffff_ffff)
 }
 
@@ -300,6 +313,16 @@ mod tests {
         );
         assert!(file_stem("unix:/tmp/my.sock").starts_with("unix-my.sock-"));
         assert!(file_stem("exec:sh -c run").starts_with("exec-exec-"));
+        // The script, not a flag's file or a config.
+        assert!(
+            file_stem("exec:python3 /a/store.py --listen=/tmp/x.sock --config ./c.json")
+                .starts_with("exec-store.py-")
+        );
+        assert!(
+            file_stem("tcp://host:7000").starts_with("tcp-host_7000-"),
+            "{}",
+            file_stem("tcp://host:7000")
+        );
         let long = file_stem(&format!("exec:node /x/{}.js", "n".repeat(300)));
         assert!(long.len() < 60, "{long}");
         assert_eq!(shell_word("local"), "local");

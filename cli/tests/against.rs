@@ -129,3 +129,65 @@ fn an_unknown_reference_is_a_usage_mistake() {
         "{said}"
     );
 }
+
+/// An adapter can be the reference too: `--provider memory --against exec:…` compares the
+/// in-memory provider with the Python kit's dict backend. Only what both worlds can do is
+/// generated (the dict's world makes no FIFOs, memory's does), the two agree, and the adapter is
+/// stopped as the protocol says — its stdin closed — leaving nothing in TMPDIR.
+#[test]
+fn an_adapter_can_be_the_reference() {
+    if !python_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).expect("tmp");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/kits/python/examples/dict_backend.py")
+        .canonicalize()
+        .expect("the example");
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(["check", "--provider", "memory", "--against"])
+        .arg(format!("exec:python3 {}", example.display()))
+        .args([
+            "--seed",
+            "24228",
+            "--cases",
+            "64",
+            "--property",
+            "differential",
+        ])
+        .env("TMPDIR", &tmp)
+        .current_dir(dir.path())
+        .output()
+        .expect("run seam");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "incomplete, nothing failed: {stdout}\n{stderr}"
+    );
+    assert!(
+        out_has(&stdout, "  differential           passed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("compared with exec:python3 "), "{stdout}");
+    assert!(!stderr.contains("stopped 1 process"), "{stderr}");
+    assert!(
+        stderr.contains("dict_backend.py: served "),
+        "the adapter ended by its stdin closing, and said so: {stderr}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .expect("tmp")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+fn out_has(out: &str, line: &str) -> bool {
+    out.lines().any(|l| l.starts_with(line))
+}

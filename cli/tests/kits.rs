@@ -88,6 +88,21 @@ fn the_python_kits_dict_backend_passes_the_whole_gate() {
         )),
         "{err}"
     );
+    assert!(served(&err, "dict_backend.py") >= 100, "{err}");
+}
+
+/// How many connections the adapter `name` said it served in one process.
+fn served(stderr: &str, name: &str) -> usize {
+    stderr
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(&format!("{name}: served "))?
+                .split_once(" connections in process ")?
+                .0
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("{name} did not say what it served: {stderr}"))
 }
 
 #[test]
@@ -266,6 +281,7 @@ fn the_js_kits_map_backend_passes_the_whole_gate() {
         )),
         "{err}"
     );
+    assert!(served(&err, "dict_backend.js") >= 100, "{err}");
 }
 
 #[test]
@@ -308,6 +324,7 @@ fn the_js_kit_installs_with_npm_and_works_from_there() {
             std::env::var_os("SEAM_SKIP_NODE").is_some(),
             "npm is not on the PATH: install it, or set SEAM_SKIP_NODE=1 to skip this test knowingly"
         );
+        eprintln!("SKIPPED: no npm (SEAM_SKIP_NODE is set)");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

@@ -477,11 +477,50 @@ pub(crate) fn run_sequences_watched(
         first,
     ))
     .map_err(|e| Failure::new(FailureKind::Setup, format!("cannot make a subject: {e}")))?;
-    let caps = probe.fs.capabilities();
+    let mut caps = probe.fs.capabilities();
+    // Compared with a reference, only what both backends claim and both worlds can do is
+    // generated: a step the reference cannot carry out would be charged to it as a departure.
+    let (mut fifos, mut restore_mtime) =
+        (probe.world.supports_fifos(), probe.world.restores_mtime());
+    if let Some(reference) = &subjects.reference {
+        let theirs = WatchedFactory {
+            inner: reference.clone(),
+            monitor: monitor.clone(),
+        }
+        .make(&CaseOptions::new(
+            config.seed,
+            CaseDurability::Relaxed,
+            reference
+                .configurations()
+                .first()
+                .cloned()
+                .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string()),
+        ))
+        .map_err(|e| {
+            Failure::new(
+                FailureKind::Setup,
+                format!("cannot make a subject of the reference: {e}"),
+            )
+        })?;
+        fifos &= theirs.world.supports_fifos();
+        restore_mtime &= theirs.world.restores_mtime();
+        // The fence is the subject's deployment, which the comparison already handles (the
+        // per-call policies below); every other claim must be both sides'.
+        let their_caps = theirs.fs.capabilities();
+        for c in seam::Capability::ALL {
+            let fence = matches!(
+                c,
+                seam::Capability::SandboxModes | seam::Capability::ReadFence
+            );
+            if !fence && !their_caps.has(c) {
+                caps = caps.without(c);
+            }
+        }
+    }
     let gen_config = GenConfig {
         caps,
-        fifos: probe.world.supports_fifos(),
-        restore_mtime: probe.world.restores_mtime(),
+        fifos,
+        restore_mtime,
         diff_limit: probe.diff_basis_max_bytes,
         policies: policies_for(
             caps.sandbox_modes,

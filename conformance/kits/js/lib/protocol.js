@@ -282,10 +282,15 @@ async function serve(makeBackend, name = 'seam-kit', argv = process.argv.slice(2
       return false;
     }
   };
+  if (process.env.SEAM_KIT_TRACE) process.stderr.write(`${name}: process ${process.pid} on stdin and stdout\n`);
   const backend = makeBackend();
   try {
     await new Server(backend, process.stdin, process.stdout, argv.includes('--per-case') ? null : takeRun).run();
   } finally {
+    if (listening.length) { // it served the run: say how many connections
+      const n = served.count;
+      process.stderr.write(`${name}: served ${n} connection${n === 1 ? '' : 's'} in process ${process.pid}\n`);
+    }
     backend.close();
     cleanup();
   }

@@ -253,8 +253,9 @@ def serve(make_backend, name="seam-kit", argv=None):
     Flags (from `argv`, default `sys.argv[1:]`): `--listen PATH` serves every connection on a
     Unix socket until stopped (`seam check --provider unix:PATH`); `--per-case` declines the
     gate's offer to serve the whole run from this process (it is taken otherwise). Without
-    `--listen` it speaks on stdin and stdout (`seam check --provider exec:'…'`). Returns the exit
-    status."""
+    `--listen` it speaks on stdin and stdout (`seam check --provider exec:'…'`). With the
+    environment variable SEAM_KIT_TRACE set, each process says on stderr when it starts. Returns
+    the exit status."""
     args = sys.argv[1:] if argv is None else argv
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     listeners, served = [], [0]
@@ -294,11 +295,17 @@ def serve(make_backend, name="seam-kit", argv=None):
                          daemon=True).start()
         return True
 
+    if os.environ.get("SEAM_KIT_TRACE"):
+        print(f"{name}: process {os.getpid()} on stdin and stdout", file=sys.stderr, flush=True)
     backend = make_backend()
     try:
         Server(backend, sys.stdin.buffer, sys.stdout.buffer,
                None if "--per-case" in args else take_run).run()
     finally:
+        if listeners:  # it served the run: say how many connections, first (it may be killed)
+            n = served[0]
+            print(f"{name}: served {n} connection{'' if n == 1 else 's'} in process {os.getpid()}",
+                  file=sys.stderr, flush=True)
         backend.close()
         for listener, path in listeners:
             listener.close()
