@@ -11,6 +11,10 @@
 use std::path::Path;
 use std::process::Command;
 
+#[path = "support/interpreters.rs"]
+mod interpreters;
+use interpreters::python_or_skip;
+
 #[test]
 fn the_python_adapter_passes_the_gate_for_what_it_claims() {
     if Command::new("python3").arg("--version").output().is_err() {
@@ -154,18 +158,6 @@ fn an_adapter_that_declines_the_offer_runs_a_process_per_case() {
         );
     }
     assert!(!stderr.contains("serves the whole run"), "{stderr}");
-}
-
-fn python_or_skip() -> bool {
-    if Command::new("python3").arg("--version").output().is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("SEAM_SKIP_PYTHON").is_some(),
-        "python3 is not on the PATH: install it, or set SEAM_SKIP_PYTHON=1 to skip this test knowingly"
-    );
-    eprintln!("SKIPPED: no python3 (SEAM_SKIP_PYTHON is set)");
-    false
 }
 
 fn fixture(path: &str) -> std::path::PathBuf {

@@ -7,17 +7,9 @@
 use std::path::Path;
 use std::process::Command;
 
-fn python_or_skip() -> bool {
-    if Command::new("python3").arg("--version").output().is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("SEAM_SKIP_PYTHON").is_some(),
-        "python3 is not on the PATH: install it, or set SEAM_SKIP_PYTHON=1 to skip this test knowingly"
-    );
-    eprintln!("SKIPPED: no python3 (SEAM_SKIP_PYTHON is set)");
-    false
-}
+#[path = "support/interpreters.rs"]
+mod interpreters;
+use interpreters::python_or_skip;
 
 fn adapter(path: &str) -> String {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -8,17 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn python_or_skip() -> bool {
-    if Command::new("python3").arg("--version").output().is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("SEAM_SKIP_PYTHON").is_some(),
-        "python3 is not on the PATH: install it, or set SEAM_SKIP_PYTHON=1 to skip this test knowingly"
-    );
-    eprintln!("SKIPPED: no python3 (SEAM_SKIP_PYTHON is set)");
-    false
-}
+#[path = "support/interpreters.rs"]
+mod interpreters;
+use interpreters::{node_or_skip, npm_or_skip, pip_or_skip, python_or_skip};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -140,16 +132,7 @@ fn the_python_kit_installs_with_pip_and_works_from_there() {
     if !python_or_skip() {
         return;
     }
-    if Command::new("python3")
-        .args(["-m", "pip", "--version"])
-        .output()
-        .map_or(true, |o| !o.status.success())
-    {
-        assert!(
-            std::env::var_os("SEAM_SKIP_PYTHON").is_some(),
-            "python3 has no pip: install it, or set SEAM_SKIP_PYTHON=1 to skip this test knowingly"
-        );
-        eprintln!("SKIPPED: no pip (SEAM_SKIP_PYTHON is set)");
+    if !pip_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -230,18 +213,6 @@ fn the_python_kits_own_tests_pass() {
     assert!(said.contains("\nOK"), "{said}");
 }
 
-fn node_or_skip() -> bool {
-    if Command::new("node").arg("--version").output().is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("SEAM_SKIP_NODE").is_some(),
-        "node is not on the PATH: install it, or set SEAM_SKIP_NODE=1 to skip this test knowingly"
-    );
-    eprintln!("SKIPPED: no node (SEAM_SKIP_NODE is set)");
-    false
-}
-
 #[test]
 fn the_js_kits_map_backend_passes_the_whole_gate() {
     if !node_or_skip() {
@@ -319,12 +290,7 @@ fn the_js_kit_installs_with_npm_and_works_from_there() {
     if !node_or_skip() {
         return;
     }
-    if Command::new("npm").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("SEAM_SKIP_NODE").is_some(),
-            "npm is not on the PATH: install it, or set SEAM_SKIP_NODE=1 to skip this test knowingly"
-        );
-        eprintln!("SKIPPED: no npm (SEAM_SKIP_NODE is set)");
+    if !npm_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
