@@ -36,8 +36,8 @@ mod world;
 
 pub use edit::{EditError, EditResult, apply_literal_edit};
 pub use model::{
-    CallFence, EditOutcomeModel, Entry, FenceCase, FenceVerdict, Guard, Info, Interference, Model,
-    ModelConfig, ModelError, MutationResult, PathInfo, Resolved, Version, WriteResult,
+    CallFence, CreateDirResult, EditOutcomeModel, EntryAt, Entry, FenceCase, FenceVerdict, Guard, Info, Interference, Model,
+    ModelConfig, ModelError, MutationResult, PathInfo, RenameResult, Resolved, Version, WriteResult,
 };
 pub use observation::{Observations, Seen};
 pub use path::Key;

@@ -8,6 +8,7 @@
 
 mod edit_op;
 mod fence;
+mod namespace;
 mod read;
 mod resolve;
 mod write;
@@ -21,6 +22,7 @@ use std::collections::BTreeMap;
 
 pub use edit_op::EditOutcomeModel;
 pub use fence::{CallFence, FenceCase, FenceVerdict};
+pub use namespace::{CreateDirResult, EntryAt, RenameResult};
 
 /// How the model is set up for one run.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -67,11 +67,15 @@ pub enum Capability {
     /// [`Capability::SandboxModes`]: reads have no per-call policy, so the fence that applies
     /// is the deployment's own.
     ReadFence,
+    /// [`crate::FileSystem::create_dir`], [`crate::FileSystem::remove`] and
+    /// [`crate::FileSystem::rename`] are supported, with their guards, atomically. Without it
+    /// they fail `FS_IO_ERROR` ([`crate::FsError::not_supported`]) and change nothing.
+    Namespace,
 }
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 9] = [
+    pub const ALL: [Capability; 10] = [
         Capability::Symlinks,
         Capability::Permissions,
         Capability::Modes,
@@ -81,6 +85,7 @@ impl Capability {
         Capability::SandboxModes,
         Capability::SharedStorage,
         Capability::ReadFence,
+        Capability::Namespace,
     ];
 
     /// A stable snake_case name (`cancel_points`).
@@ -95,6 +100,7 @@ impl Capability {
             Capability::SandboxModes => "sandbox_modes",
             Capability::SharedStorage => "shared_storage",
             Capability::ReadFence => "read_fence",
+            Capability::Namespace => "namespace",
         }
     }
 
@@ -135,6 +141,9 @@ pub struct Capabilities {
     /// See [`Capability::ReadFence`].
     #[serde(default)]
     pub read_fence: bool,
+    /// See [`Capability::Namespace`].
+    #[serde(default)]
+    pub namespace: bool,
 }
 
 impl Capabilities {
@@ -150,6 +159,7 @@ impl Capabilities {
             sandbox_modes: false,
             shared_storage: false,
             read_fence: false,
+            namespace: false,
         }
     }
 
@@ -192,6 +202,7 @@ impl Capabilities {
             Capability::SandboxModes => &mut self.sandbox_modes,
             Capability::SharedStorage => &mut self.shared_storage,
             Capability::ReadFence => &mut self.read_fence,
+            Capability::Namespace => &mut self.namespace,
         }
     }
 }

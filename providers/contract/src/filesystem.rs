@@ -5,8 +5,9 @@
 //! per-call [`SandboxPolicy`], which only a fencing backend reads.
 
 use crate::{
-    Capabilities, EditOutcome, EditRequest, FsDirEntry, FsError, FsInfo, FsPathInfo, FsTarget,
-    FsVersion, SandboxMode, SandboxPolicy, Signal, WriteIntent, WriteOutcome,
+    Capabilities, CreateDirOptions, CreateDirOutcome, EditOutcome, EditRequest, FsDirEntry,
+    FsError, FsInfo, FsPathInfo, FsTarget, FsVersion, RemoveOptions, RemoveOutcome, RenameOptions,
+    RenameOutcome, SandboxMode, SandboxPolicy, Signal, Verb, WriteIntent, WriteOutcome,
 };
 use std::pin::Pin;
 
@@ -258,4 +259,138 @@ pub trait FileSystem: Send + Sync {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<EditOutcome, FsError>;
+
+    /// Makes a directory at `path` (the namespace operations: [`crate::Capability::Namespace`]).
+    ///
+    /// The path names an entry: links on the way to its parent are followed, a link at the
+    /// path itself is not. What is there decides:
+    ///
+    /// | at the path | outcome |
+    /// | --- | --- |
+    /// | nothing | a new directory (`created: true`) |
+    /// | a directory | `created: false` with `exist_ok`, else `FS_NOT_OBSERVED` ([`FsError::directory_exists`]) |
+    /// | a file, a link (live or dangling), anything else | `FS_NOT_DIRECTORY` ([`FsError::not_directory_in_the_way`]) |
+    ///
+    /// A missing parent is made with `parents` (as `mkdir -p`, each on the way), and is
+    /// `FS_NOT_FOUND` ([`FsError::parent_missing`]) without it; a parent that is a file is
+    /// `FS_NOT_FOUND` ([`FsError::parent_not_directory`]). The new directory's permission bits
+    /// are the backend's default. Its parent's version changes (its set of entries did); the
+    /// returned version equals what a fresh `lstat` returns.
+    ///
+    /// A backend that does not claim the namespace operations keeps this default, which fails
+    /// `FS_IO_ERROR` ([`FsError::not_supported`]) and changes nothing.
+    ///
+    /// # Errors
+    ///
+    /// Those above, the path failures of [`FileSystem::resolve`] (verb `mkdir`), a loop on the
+    /// way (`FS_IO_ERROR`), `FS_SANDBOX_DENIED` from a fencing backend (the fence is decided on
+    /// the path's parent, by its real path), `FS_PERMISSION_DENIED`, `FS_IO_ERROR`,
+    /// `FS_ABORTED` (`mkdir aborted`, nothing made).
+    async fn create_dir(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: CreateDirOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<CreateDirOutcome, FsError> {
+        let _ = (request, sandbox);
+        unsupported(path, options, Verb::Mkdir, signal)
+    }
+
+    /// Removes the entry at `path`: a file, a link (never what it points to), another
+    /// non-directory, or — with `directory` — an empty directory. Never recursive.
+    ///
+    /// Links on the way to the parent are followed; a link at the path is the entry. With
+    /// `if_version` the entry is removed only if it is still at that version (its `lstat`
+    /// version): the check and the removal are one critical section, like a guarded write's,
+    /// so a remove can never take away a change made after the caller looked. A stale guard is
+    /// `FS_STALE_VERSION` and removes nothing. The parent's version changes.
+    ///
+    /// Checked in this order: nothing there (also a path through a file or a missing parent) is
+    /// `FS_NOT_FOUND` ([`FsError::not_found`], verb `remove`); the guard
+    /// ([`FsError::changed_since_read`]); a directory without `directory` is
+    /// `FS_NOT_REGULAR_FILE` ([`FsError::is_a_directory`]); a directory with entries is
+    /// `FS_IO_ERROR` ([`FsError::directory_not_empty`]).
+    ///
+    /// # Errors
+    ///
+    /// Those above, the path failures of [`FileSystem::resolve`] (verb `remove`), a loop on the
+    /// way, `FS_SANDBOX_DENIED` (decided on the parent's real path: removing a link inside the
+    /// workspace that points outside is allowed, it touches only the link),
+    /// `FS_PERMISSION_DENIED`, `FS_IO_ERROR` (also [`FsError::not_supported`] from a backend
+    /// without the claim), `FS_ABORTED` (`remove aborted`, nothing removed).
+    async fn remove(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: &RemoveOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RemoveOutcome, FsError> {
+        let _ = (request, sandbox);
+        unsupported(path, options, Verb::Remove, signal)
+    }
+
+    /// Atomically moves the entry at `from` to `to`, within this backend.
+    ///
+    /// Both paths name entries (links on the way followed, a final link is the entry: a link
+    /// is moved as a link, with its text unchanged). A directory moves with everything in it.
+    /// Readers see the entry at the source or at the destination, never both and never
+    /// neither; a crash leaves one of the two. Nothing is ever copied.
+    ///
+    /// Checked in this order, each failure changing nothing:
+    ///
+    /// 1. the source entry: absent (also through a file or a missing directory) is
+    ///    `FS_NOT_FOUND` ([`FsError::not_found`], verb `rename`, naming `from`); `if_version`
+    ///    not its `lstat` version is `FS_STALE_VERSION` ([`FsError::changed_since_read`],
+    ///    naming `from`);
+    /// 2. the destination's parent: missing is `FS_NOT_FOUND` ([`FsError::parent_missing`]),
+    ///    a file is `FS_NOT_FOUND` ([`FsError::parent_not_directory`]), both naming `to`
+    ///    (no parent is ever made);
+    /// 3. a destination that is the source or lies beneath it is `FS_IO_ERROR`
+    ///    ([`FsError::rename_into_itself`]);
+    /// 4. the destination entry: without `replace`, anything there is `FS_NOT_OBSERVED`
+    ///    ([`FsError::destination_exists`]) — publication itself must not replace what
+    ///    appears after the check (`renameat2(RENAME_NOREPLACE)` on a disk); with `replace`,
+    ///    a directory there, or a directory as the source, is `FS_NOT_REGULAR_FILE`
+    ///    ([`FsError::is_a_directory`], naming that end), and a destination that is absent or
+    ///    not at that version is `FS_STALE_VERSION` (naming `to`).
+    ///
+    /// Versions: both parents' versions change (their entries did); the moved entry gets a
+    /// version never issued before (a moved directory's may stay the same), returned in the
+    /// outcome and equal to a fresh `lstat` of `to`; what was inside a moved directory keeps
+    /// its versions. Both ends are fenced by a fencing backend (each on its parent's real path).
+    ///
+    /// # Errors
+    ///
+    /// Those above, the path failures of [`FileSystem::resolve`] for either path (verb
+    /// `rename`), a loop on the way, `FS_SANDBOX_DENIED`, `FS_PERMISSION_DENIED`, `FS_IO_ERROR`
+    /// ([`FsError::not_supported`] from a backend without the claim), `FS_ABORTED`
+    /// (`rename aborted`, nothing moved).
+    async fn rename(
+        &self,
+        from: &str,
+        to: &str,
+        options: ResolveOptions<'_>,
+        request: &RenameOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RenameOutcome, FsError> {
+        let _ = (to, request, sandbox);
+        unsupported(from, options, Verb::Rename, signal)
+    }
+}
+
+/// The answer of a backend without the namespace operations: a cancelled call says so, a bad
+/// path is refused as any path is, anything else is [`FsError::not_supported`].
+fn unsupported<T>(
+    path: &str,
+    options: ResolveOptions<'_>,
+    verb: Verb,
+    signal: &Signal,
+) -> Result<T, FsError> {
+    signal.check(verb)?;
+    let display = crate::paths::display_path(path, options.cwd.unwrap_or("/"), verb)?;
+    Err(FsError::not_supported(verb, &display))
 }

@@ -40,8 +40,9 @@
 //! with the suite's broken variants, never in a provider).
 
 use crate::{
-    Capabilities, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo, FsPathInfo,
-    FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal, TextStream,
+    Capabilities, CreateDirOptions, CreateDirOutcome, EditOutcome, EditRequest, FileSystem,
+    FsDirEntry, FsError, FsInfo, FsPathInfo, FsTarget, FsVersion, RemoveOptions, RemoveOutcome,
+    RenameOptions, RenameOutcome, ResolveOptions, SandboxMode, SandboxPolicy, Signal, TextStream,
     WriteIntent, WriteOutcome,
 };
 
@@ -163,6 +164,49 @@ pub trait Layer: Send + Sync {
             .edit_text(target, edit, expected, sandbox, signal)
             .await
     }
+
+    /// [`FileSystem::create_dir`].
+    async fn create_dir(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: CreateDirOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<CreateDirOutcome, FsError> {
+        self.inner()
+            .create_dir(path, options, request, sandbox, signal)
+            .await
+    }
+
+    /// [`FileSystem::remove`].
+    async fn remove(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: &RemoveOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RemoveOutcome, FsError> {
+        self.inner()
+            .remove(path, options, request, sandbox, signal)
+            .await
+    }
+
+    /// [`FileSystem::rename`].
+    async fn rename(
+        &self,
+        from: &str,
+        to: &str,
+        options: ResolveOptions<'_>,
+        request: &RenameOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RenameOutcome, FsError> {
+        self.inner()
+            .rename(from, to, options, request, sandbox, signal)
+            .await
+    }
 }
 
 #[async_trait::async_trait]
@@ -258,5 +302,38 @@ impl<L: Layer> FileSystem for L {
         signal: &Signal,
     ) -> Result<EditOutcome, FsError> {
         Layer::edit_text(self, target, edit, expected, sandbox, signal).await
+    }
+    async fn create_dir(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: CreateDirOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<CreateDirOutcome, FsError> {
+        Layer::create_dir(self, path, options, request, sandbox, signal).await
+    }
+
+    async fn remove(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: &RemoveOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RemoveOutcome, FsError> {
+        Layer::remove(self, path, options, request, sandbox, signal).await
+    }
+
+    async fn rename(
+        &self,
+        from: &str,
+        to: &str,
+        options: ResolveOptions<'_>,
+        request: &RenameOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RenameOutcome, FsError> {
+        Layer::rename(self, from, to, options, request, sandbox, signal).await
     }
 }

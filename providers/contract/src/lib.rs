@@ -9,7 +9,8 @@
 //! checks a backend against it.
 //!
 //! * [`FileSystem`] — the object-safe async trait (resolve, stat, lstat, read, stream, list,
-//!   guarded write, literal edit, and three facts about paths). Each method documents its rules
+//!   guarded write, literal edit, three facts about paths, and — claimed apart — the namespace
+//!   operations: make a directory, guarded remove, atomic guarded rename). Each method documents its rules
 //!   and every error it may return; the trait documents the rules all methods share.
 //! * The vocabulary: [`FsTarget`] (an opaque [`FsTargetKey`] plus a display path),
 //!   [`FsVersion`] (an opaque freshness token), [`WriteIntent`], outcomes and listings.
@@ -127,6 +128,7 @@ mod filesystem;
 mod gate;
 mod layer;
 mod messages;
+mod namespace;
 pub mod paths;
 mod sandbox;
 pub mod search;
@@ -141,6 +143,9 @@ pub use filesystem::{FileSystem, ResolveOptions, TextStream};
 pub use gate::{Actor, BareGate, Gate, check_event_target, check_observation};
 pub use layer::Layer;
 pub use messages::LOOP_DETAIL;
+pub use namespace::{
+    CreateDirOptions, CreateDirOutcome, RemoveOptions, RemoveOutcome, RenameOptions, RenameOutcome,
+};
 pub use sandbox::{SandboxMode, SandboxPolicy};
 pub use search::{Search, SearchError};
 pub use signal::{CancelPoint, Checkpoint, Signal};

@@ -209,6 +209,85 @@ impl FsError {
         Self::cannot(FsErrorCode::IoError, verb, display, detail)
     }
 
+    /// `FS_IO_ERROR`: the backend does not offer this operation (an unclaimed
+    /// [`crate::Capability::Namespace`] operation); nothing changed.
+    pub fn not_supported(verb: Verb, display: &str) -> FsError {
+        Self::cannot(
+            FsErrorCode::IoError,
+            verb,
+            display,
+            "not supported by this backend",
+        )
+    }
+
+    /// `FS_NOT_FOUND`: the parent directory of the path does not exist (a `create_dir` without
+    /// `parents`, a `rename` whose destination directory is missing).
+    pub fn parent_missing(verb: Verb, display: &str) -> FsError {
+        Self::cannot(
+            FsErrorCode::NotFound,
+            verb,
+            display,
+            "the parent directory does not exist",
+        )
+    }
+
+    /// `FS_NOT_OBSERVED`: `create_dir` found a directory there and was not told it may.
+    pub fn directory_exists(display: &str) -> FsError {
+        Self::cannot(
+            FsErrorCode::NotObserved,
+            Verb::Mkdir,
+            display,
+            "a directory is already there",
+        )
+    }
+
+    /// `FS_NOT_DIRECTORY`: `create_dir` found a file, a link or another non-directory there.
+    pub fn not_directory_in_the_way(display: &str) -> FsError {
+        Self::cannot(
+            FsErrorCode::NotDirectory,
+            Verb::Mkdir,
+            display,
+            "something that is not a directory is already there",
+        )
+    }
+
+    /// `FS_NOT_REGULAR_FILE`: a `remove` without `directory`, or a replacing `rename`, met a
+    /// directory.
+    pub fn is_a_directory(verb: Verb, display: &str) -> FsError {
+        Self::cannot(
+            FsErrorCode::NotRegularFile,
+            verb,
+            display,
+            "is a directory",
+        )
+    }
+
+    /// `FS_IO_ERROR`: `remove` of a directory that has entries (removal is never recursive).
+    pub fn directory_not_empty(display: &str) -> FsError {
+        Self::cannot(
+            FsErrorCode::IoError,
+            Verb::Remove,
+            display,
+            "directory not empty",
+        )
+    }
+
+    /// `FS_NOT_OBSERVED`: a `rename` without a replace guard found something at the destination.
+    pub fn destination_exists(display: &str) -> FsError {
+        FsError::new(
+            FsErrorCode::NotObserved,
+            format!("cannot rename onto existing \"{display}\" without its observed version"),
+        )
+    }
+
+    /// `FS_IO_ERROR`: a `rename` of a directory to itself or beneath itself.
+    pub fn rename_into_itself(display: &str, to: &str) -> FsError {
+        FsError::new(
+            FsErrorCode::IoError,
+            format!("cannot rename \"{display}\" into itself (\"{to}\")"),
+        )
+    }
+
     /// `FS_SANDBOX_DENIED`: the fence refused a mutation. Edits say `cannot write` too, as in
     /// the seed: the fence guards writing, whatever the tool.
     pub fn sandbox_denied(display: &str, mode: SandboxMode) -> FsError {
@@ -295,6 +374,26 @@ mod tests {
                 FsError::read_denied(Verb::List, d, SandboxMode::WorkspaceWrite),
                 FsErrorCode::SandboxDenied,
                 "cannot list \"/w/a\": outside the readable roots under workspace-write mode",
+            ),
+            (
+                FsError::not_supported(Verb::Rename, d),
+                FsErrorCode::IoError,
+                "cannot rename \"/w/a\": not supported by this backend",
+            ),
+            (
+                FsError::directory_exists(d),
+                FsErrorCode::NotObserved,
+                "cannot mkdir \"/w/a\": a directory is already there",
+            ),
+            (
+                FsError::destination_exists(d),
+                FsErrorCode::NotObserved,
+                "cannot rename onto existing \"/w/a\" without its observed version",
+            ),
+            (
+                FsError::rename_into_itself(d, "/w/a/b"),
+                FsErrorCode::IoError,
+                "cannot rename \"/w/a\" into itself (\"/w/a/b\")",
             ),
         ];
         for (e, code, text) in cases {

@@ -8,7 +8,7 @@ use std::fmt;
 /// The operation a message is about.
 ///
 /// `read_text`, `stream_text` and `read_bytes` all say `read`; `write_text` says `write` and
-/// `edit_text` says `edit`.
+/// `edit_text` says `edit`; `create_dir` says `mkdir`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verb {
@@ -26,11 +26,17 @@ pub enum Verb {
     Write,
     /// `edit`
     Edit,
+    /// `mkdir` (create_dir)
+    Mkdir,
+    /// `remove`
+    Remove,
+    /// `rename`
+    Rename,
 }
 
 impl Verb {
     /// Every verb, in declaration order.
-    pub const ALL: [Verb; 7] = [
+    pub const ALL: [Verb; 10] = [
         Verb::Resolve,
         Verb::Stat,
         Verb::Lstat,
@@ -38,6 +44,9 @@ impl Verb {
         Verb::Read,
         Verb::Write,
         Verb::Edit,
+        Verb::Mkdir,
+        Verb::Remove,
+        Verb::Rename,
     ];
 
     /// The verb as it appears in messages.
@@ -50,6 +59,9 @@ impl Verb {
             Verb::Read => "read",
             Verb::Write => "write",
             Verb::Edit => "edit",
+            Verb::Mkdir => "mkdir",
+            Verb::Remove => "remove",
+            Verb::Rename => "rename",
         }
     }
 }

@@ -22,7 +22,9 @@ use seam::edit::literal_edit;
 use seam::paths::{display_path, file_url, is_within};
 use seam::text::{BOM, NUL_SAMPLE_BYTES, decode_for_read, lf_normalize, strip_bom};
 use seam::{
-    CancelPoint, Capabilities, Capability, Checkpoint, EditOutcome, EditRequest, FileSystem,
+    CancelPoint, Capabilities, Capability, Checkpoint, CreateDirOptions, CreateDirOutcome,
+    EditOutcome, EditRequest, FileSystem, RemoveOptions, RemoveOutcome, RenameOptions,
+    RenameOutcome,
     FsDirEntry, FsError, FsInfo, FsKind, FsPathInfo, FsPathKind, FsTarget, FsTargetKey, FsVersion,
     ResolveOptions, SandboxPolicy, Signal, TextStream, Verb, WriteIntent, WriteOperation,
     WriteOutcome,
@@ -354,6 +356,7 @@ impl FileSystem for MemoryFileSystem {
             .with(Capability::ReadBytes)
             .with(Capability::CancelPoints)
             .with(Capability::SharedStorage)
+            .with(Capability::Namespace)
     }
 
     async fn resolve(
@@ -596,6 +599,57 @@ impl FileSystem for MemoryFileSystem {
             version: token(version),
             before,
             after,
+        })
+    }
+
+    async fn create_dir(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: CreateDirOptions,
+        _sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<CreateDirOutcome, FsError> {
+        signal.check(Verb::Mkdir)?;
+        let display = display_path(path, self.cwd(&options), Verb::Mkdir)?;
+        let (created, version) =
+            crate::namespace::create_dir(&mut self.store.lock(), &display, request)?;
+        Ok(CreateDirOutcome { created, version })
+    }
+
+    async fn remove(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: &RemoveOptions,
+        _sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RemoveOutcome, FsError> {
+        signal.check(Verb::Remove)?;
+        let display = display_path(path, self.cwd(&options), Verb::Remove)?;
+        let kind = crate::namespace::remove(&mut self.store.lock(), &display, request)?;
+        Ok(RemoveOutcome { kind })
+    }
+
+    async fn rename(
+        &self,
+        from: &str,
+        to: &str,
+        options: ResolveOptions<'_>,
+        request: &RenameOptions,
+        _sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RenameOutcome, FsError> {
+        signal.check(Verb::Rename)?;
+        let cwd = self.cwd(&options);
+        let from = display_path(from, cwd, Verb::Rename)?;
+        let to = display_path(to, cwd, Verb::Rename)?;
+        let (kind, replaced, version) =
+            crate::namespace::rename(&mut self.store.lock(), &from, &to, request)?;
+        Ok(RenameOutcome {
+            kind,
+            replaced,
+            version,
         })
     }
 }

@@ -55,6 +55,7 @@
 //! staging has no name in memory, so it does not claim the staging probe.
 
 mod fs;
+mod namespace;
 mod store;
 mod stream;
 mod sync;
