@@ -8,7 +8,8 @@ use crate::core::Core;
 use crate::offload::{offload, owned_in_steps};
 use crate::paths::key_of;
 use seam::{
-    Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo,
+    Capabilities, Capability, CreateDirOptions, CreateDirOutcome, RemoveOptions, RemoveOutcome,
+    RenameOptions, RenameOutcome, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo,
     FsPathInfo, FsTarget, FsTargetKey, FsVersion, ResolveOptions, SandboxPolicy, Signal,
     TextStream, Verb, WriteIntent, WriteOutcome,
 };
@@ -70,6 +71,7 @@ impl FileSystem for LocalFileSystem {
             .with(Capability::CancelPoints)
             .with(Capability::StagingProbe)
             .with(Capability::SharedStorage)
+            .with(Capability::Namespace)
     }
 
     fn search(&self) -> Option<&dyn seam::Search> {
@@ -184,5 +186,50 @@ impl FileSystem for LocalFileSystem {
             core.edit(&core.root, &target, &edit, expected.as_ref(), &signal)
         })
         .await
+    }
+
+    async fn create_dir(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: CreateDirOptions,
+        _sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<CreateDirOutcome, FsError> {
+        signal.check(Verb::Mkdir)?;
+        let display = seam::paths::display_path(path, self.cwd(&options), Verb::Mkdir)?;
+        self.create_dir_in(&crate::namespace::Within::Host, &display, request)
+            .await
+    }
+
+    async fn remove(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: &RemoveOptions,
+        _sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RemoveOutcome, FsError> {
+        signal.check(Verb::Remove)?;
+        let display = seam::paths::display_path(path, self.cwd(&options), Verb::Remove)?;
+        self.remove_in(&crate::namespace::Within::Host, &display, request)
+            .await
+    }
+
+    async fn rename(
+        &self,
+        from: &str,
+        to: &str,
+        options: ResolveOptions<'_>,
+        request: &RenameOptions,
+        _sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RenameOutcome, FsError> {
+        signal.check(Verb::Rename)?;
+        let cwd = self.cwd(&options);
+        let from = seam::paths::display_path(from, cwd, Verb::Rename)?;
+        let to = seam::paths::display_path(to, cwd, Verb::Rename)?;
+        self.rename_in(&crate::namespace::Within::Host, &from, &to, request)
+            .await
     }
 }

@@ -37,6 +37,11 @@ pub(crate) struct Held {
 }
 
 impl Held {
+    /// The descriptors whose locks are held (to be kept by another `Held`).
+    pub fn into_fds(self) -> Vec<OwnedFd> {
+        self.fds
+    }
+
     /// Also holds `fd`'s lock until the mutation returns.
     pub fn keep(&mut self, fd: OwnedFd) {
         self.fds.push(fd);

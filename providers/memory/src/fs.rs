@@ -104,7 +104,7 @@ struct Seen {
     bytes: Arc<Vec<u8>>,
 }
 
-fn token(version: u64) -> FsVersion {
+pub(crate) fn token(version: u64) -> FsVersion {
     FsVersion::new(format!("m{version}"))
 }
 

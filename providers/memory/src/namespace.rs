@@ -8,9 +8,7 @@ use seam::{
     CreateDirOptions, FsError, FsPathKind, FsVersion, RemoveOptions, RenameOptions, Verb,
 };
 
-fn token(version: u64) -> FsVersion {
-    FsVersion::new(version.to_string())
-}
+use crate::fs::token;
 
 pub(crate) fn path_kind(n: &Node) -> FsPathKind {
     match n {

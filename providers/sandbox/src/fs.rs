@@ -8,11 +8,13 @@ use crate::config::SandboxConfig;
 use crate::fence::{Decision, decide, decide_read};
 use seam::search::{FoundFile, GlobQuery, GrepFound, GrepQuery, Search, SearchError};
 use seam::{
+    CreateDirOptions, CreateDirOutcome, FsTargetKey, RemoveOptions, RemoveOutcome, RenameOptions,
+    RenameOutcome,
     Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo,
     FsPathInfo, FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal,
     TextStream, Verb, WriteIntent, WriteOutcome,
 };
-use seam_local::{Confinement, LocalFileSystem, is_escape};
+use seam_local::{Confinement, LocalFileSystem, Within, entry_parent, is_escape};
 use std::sync::Arc;
 
 /// The local provider behind the sandbox fence.
@@ -57,6 +59,48 @@ impl SandboxFileSystem {
         Confinement::open(root)
             .map(Arc::new)
             .map_err(|_| FsError::sandbox_denied(&target.display_path, mode))
+    }
+}
+
+impl SandboxFileSystem {
+    /// The display path of `path` for a namespace operation, and the fence's decision on the
+    /// directory that holds its entry (a denial names the entry).
+    fn entry_fence(
+        &self,
+        path: &str,
+        options: &ResolveOptions<'_>,
+        verb: Verb,
+        policy: Option<&SandboxPolicy>,
+    ) -> Result<(String, SandboxMode, Decision), FsError> {
+        let cwd = options.cwd.unwrap_or(&self.config.local.cwd);
+        let display = seam::paths::display_path(path, cwd, verb)?;
+        let parent = entry_parent(&display, verb)?;
+        let at = FsTarget {
+            key: FsTargetKey::new(parent),
+            display_path: display.clone(),
+        };
+        let (mode, decision) = self.fence(&at, policy);
+        Ok((display, mode, decision))
+    }
+
+    /// Where an allowed namespace operation runs: unfenced, or beneath its root.
+    fn within(decision: Decision, display: &str, mode: SandboxMode) -> Result<Within, FsError> {
+        match decision {
+            Decision::Deny(e) => Err(e),
+            Decision::Anywhere => Ok(Within::Host),
+            Decision::Beneath(root) => Confinement::open(&root)
+                .map(|c| Within::Confined(Arc::new(c)))
+                .map_err(|_| FsError::sandbox_denied(display, mode)),
+        }
+    }
+}
+
+/// An escape from a confinement is the named entry's denial; anything else is its own failure.
+fn entry_denied_if_escape(e: FsError, display: &str, mode: SandboxMode) -> FsError {
+    if is_escape(&e) {
+        FsError::sandbox_denied(display, mode)
+    } else {
+        e
     }
 }
 
@@ -300,6 +344,65 @@ impl FileSystem for SandboxFileSystem {
                     .map_err(|e| denied_if_escape(e, target, mode))
             }
         }
+    }
+    async fn create_dir(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: CreateDirOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<CreateDirOutcome, FsError> {
+        signal.check(Verb::Mkdir)?;
+        let (display, mode, decision) = self.entry_fence(path, &options, Verb::Mkdir, sandbox)?;
+        let within = Self::within(decision, &display, mode)?;
+        self.local
+            .create_dir_in(&within, &display, request)
+            .await
+            .map_err(|e| entry_denied_if_escape(e, &display, mode))
+    }
+
+    async fn remove(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: &RemoveOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RemoveOutcome, FsError> {
+        signal.check(Verb::Remove)?;
+        let (display, mode, decision) = self.entry_fence(path, &options, Verb::Remove, sandbox)?;
+        let within = Self::within(decision, &display, mode)?;
+        self.local
+            .remove_in(&within, &display, request)
+            .await
+            .map_err(|e| entry_denied_if_escape(e, &display, mode))
+    }
+
+    async fn rename(
+        &self,
+        from: &str,
+        to: &str,
+        options: ResolveOptions<'_>,
+        request: &RenameOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RenameOutcome, FsError> {
+        signal.check(Verb::Rename)?;
+        let (from, mode, source) = self.entry_fence(from, &options, Verb::Rename, sandbox)?;
+        let (to, _, dest) = self.entry_fence(to, &options, Verb::Rename, sandbox)?;
+        // Both ends must be allowed, and beneath one root: the move runs confined to it.
+        let decision = match (source, dest) {
+            (Decision::Deny(e), _) | (_, Decision::Deny(e)) => Decision::Deny(e),
+            (Decision::Anywhere, Decision::Anywhere) => Decision::Anywhere,
+            (Decision::Beneath(a), Decision::Beneath(b)) if a == b => Decision::Beneath(a),
+            _ => Decision::Deny(FsError::sandbox_denied(&to, mode)),
+        };
+        let within = Self::within(decision, &from, mode)?;
+        self.local
+            .rename_in(&within, &from, &to, request)
+            .await
+            .map_err(|e| entry_denied_if_escape(e, &from, mode))
     }
 }
 

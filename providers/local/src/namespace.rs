@@ -1,0 +1,400 @@
+//! The namespace operations on the disk: `create_dir`, guarded `remove`, atomic guarded
+//! `rename`.
+//!
+//! Each works on an entry: the real path of its parent (links on the way followed) plus its
+//! final name (a final link is the entry). The parent is opened as a directory handle beneath
+//! the provider's root, and every change is one syscall on that handle with a single-component
+//! name — `mkdirat`, `unlinkat`, `renameat2` — so nothing can redirect it after the check. The
+//! guard holds the way a write's does: the in-process key lock (taken by the caller) and an
+//! `flock` on the regular file being removed, moved or replaced ([`crate::xlock`]), which every
+//! other writer in any process takes before its own check. A rename that may not replace
+//! publishes with `RENAME_NOREPLACE`, so a destination that appears after the check is never
+//! lost. With full durability the directories that changed are fsynced after the change, the
+//! crash-consistency order: the entry is moved, then the move is made durable.
+
+use crate::core::Core;
+use crate::errors::os;
+use crate::paths::{key_of, split_key};
+use crate::publish::sync_dir;
+use crate::root::Root;
+use crate::version::{Probe, probe_at};
+use crate::beneath::Confinement;
+use crate::fs::LocalFileSystem;
+use crate::offload::offload;
+use rustix::fd::OwnedFd;
+use std::sync::Arc;
+use rustix::fs::{AtFlags, FileType, Mode, RenameFlags};
+use rustix::io::Errno;
+use seam::{
+    CreateDirOptions, CreateDirOutcome, FsError, FsErrorCode, FsPathKind, FsVersion, RemoveOptions,
+    RemoveOutcome, RenameOptions, RenameOutcome, Verb,
+};
+
+/// An entry a namespace operation works on: its display path, the real path of its parent and
+/// its name.
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    pub display: String,
+    pub parent: String,
+    pub name: String,
+}
+
+impl Entry {
+    /// The entry's key: the parent's real path and the name.
+    pub fn key(&self) -> String {
+        if self.parent == "/" {
+            format!("/{}", self.name)
+        } else {
+            format!("{}/{}", self.parent, self.name)
+        }
+    }
+}
+
+/// The entry `display` names (the root refused: it is nobody's entry). The parent's key is the
+/// real path of what exists of it plus the missing rest, as for any key.
+pub(crate) fn entry_of(display: &str, verb: Verb) -> Result<Entry, FsError> {
+    let (parent, name) = split_key(display);
+    if name.is_empty() {
+        return Err(FsError::io(verb, display, "the root of the tree is not an entry"));
+    }
+    let parent = key_of(parent).map_err(|e| match e.code() {
+        FsErrorCode::NotFound => FsError::parent_not_directory(verb, display),
+        _ if e.message().ends_with(seam::LOOP_DETAIL) => FsError::symlink_loop(verb, display),
+        _ => e,
+    })?;
+    Ok(Entry {
+        display: display.to_string(),
+        parent,
+        name: name.to_string(),
+    })
+}
+
+/// The key of the directory that holds the entry `display` names — what a fence decides a
+/// namespace operation on (see [`seam::FileSystem::remove`]).
+pub fn entry_parent(display: &str, verb: Verb) -> Result<String, FsError> {
+    entry_of(display, verb).map(|e| e.parent)
+}
+
+fn path_kind(p: &Probe) -> FsPathKind {
+    p.path_kind()
+}
+
+impl Core {
+    /// The parent directory of an entry, opened: `Ok(None)` when it is missing or not a
+    /// directory.
+    fn open_parent(&self, root: &Root, e: &Entry, verb: Verb) -> Result<Option<OwnedFd>, FsError> {
+        match root.open_dir(&e.parent) {
+            Ok(fd) => Ok(Some(fd)),
+            Err(Errno::NOENT | Errno::NOTDIR) => Ok(None),
+            Err(err) => Err(os(err, verb, &e.display)),
+        }
+    }
+
+    /// `create_dir`, under the entry's key lock.
+    pub fn create_dir(
+        &self,
+        root: &Root,
+        e: &Entry,
+        request: CreateDirOptions,
+    ) -> Result<(bool, FsVersion), FsError> {
+        let verb = Verb::Mkdir;
+        let d = e.display.as_str();
+        let not_dir = || FsError::parent_not_directory(verb, d);
+        // The parent, made component by component with `parents`.
+        let comps: Vec<&str> = e.parent.split('/').filter(|c| !c.is_empty()).collect();
+        let mut made: Vec<String> = Vec::new();
+        let mut at = String::from("/");
+        for c in &comps {
+            let next = if at == "/" { format!("/{c}") } else { format!("{at}/{c}") };
+            match root.probe(&next, false).map_err(|err| os(err, verb, d))? {
+                Some(p) if p.kind == FileType::Directory => {
+                    if !made.is_empty() {
+                        return Err(not_dir());
+                    }
+                }
+                Some(_) => return Err(not_dir()),
+                None if !request.parents => return Err(FsError::parent_missing(verb, d)),
+                None => {
+                    let dir = root.open_dir(&at).map_err(|err| os(err, verb, d))?;
+                    match rustix::fs::mkdirat(&dir, *c, Mode::from_raw_mode(0o777)) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(err) => return Err(os(err, verb, d)),
+                    }
+                    let _ = sync_dir(&dir, self.config.durability);
+                    made.push(next.clone());
+                }
+            }
+            at = next;
+        }
+        let parent = self
+            .open_parent(root, e, verb)?
+            .ok_or_else(|| FsError::parent_missing(verb, d))?;
+        let existing = || probe_at(&parent, e.name.as_str(), false).map_err(|err| os(err, verb, d));
+        if let Some(p) = existing()? {
+            return match p.kind {
+                FileType::Directory if request.exist_ok => Ok((false, p.version)),
+                FileType::Directory => Err(FsError::directory_exists(d)),
+                _ => Err(FsError::not_directory_in_the_way(d)),
+            };
+        }
+        match rustix::fs::mkdirat(&parent, e.name.as_str(), Mode::from_raw_mode(0o777)) {
+            Ok(()) => {}
+            // Someone made it between the look and the call: say what is there now.
+            Err(Errno::EXIST) => {
+                return match existing()? {
+                    Some(p) if p.kind == FileType::Directory && request.exist_ok => {
+                        Ok((false, p.version))
+                    }
+                    Some(p) if p.kind == FileType::Directory => Err(FsError::directory_exists(d)),
+                    _ => Err(FsError::not_directory_in_the_way(d)),
+                };
+            }
+            Err(Errno::NOENT) => return Err(FsError::parent_missing(verb, d)),
+            Err(err) => return Err(os(err, verb, d)),
+        }
+        sync_dir(&parent, self.config.durability).map_err(|err| os(err, verb, d))?;
+        let version = existing()?
+            .map(|p| p.version)
+            .unwrap_or_else(|| FsVersion::new(format!("missing:{}", e.key())));
+        Ok((true, version))
+    }
+
+    /// `remove`, under the entry's key lock.
+    pub fn remove(
+        &self,
+        root: &Root,
+        e: &Entry,
+        request: &RemoveOptions,
+    ) -> Result<FsPathKind, FsError> {
+        let verb = Verb::Remove;
+        let d = e.display.as_str();
+        let Some(parent) = self.open_parent(root, e, verb)? else {
+            return Err(FsError::not_found(verb, d));
+        };
+        let look = || probe_at(&parent, e.name.as_str(), false).map_err(|err| os(err, verb, d));
+        // A regular file is locked across processes before it is checked (`crate::xlock`).
+        let _held = match look()? {
+            Some(p) if p.is_file() => crate::xlock::lock_target(root, &e.key()),
+            _ => crate::xlock::Held::default(),
+        };
+        let Some(now) = look()? else {
+            return Err(FsError::not_found(verb, d));
+        };
+        if let Some(v) = &request.if_version
+            && *v != now.version
+        {
+            return Err(FsError::changed_since_read(verb, d));
+        }
+        let flags = if now.kind == FileType::Directory {
+            if !request.directory {
+                return Err(FsError::is_a_directory(verb, d));
+            }
+            AtFlags::REMOVEDIR
+        } else {
+            AtFlags::empty()
+        };
+        match rustix::fs::unlinkat(&parent, e.name.as_str(), flags) {
+            Ok(()) => {}
+            Err(Errno::NOTEMPTY | Errno::EXIST) => return Err(FsError::directory_not_empty(d)),
+            Err(Errno::NOENT) => return Err(FsError::not_found(verb, d)),
+            Err(Errno::ISDIR) => return Err(FsError::is_a_directory(verb, d)),
+            Err(err) => return Err(os(err, verb, d)),
+        }
+        sync_dir(&parent, self.config.durability).map_err(|err| os(err, verb, d))?;
+        Ok(path_kind(&now))
+    }
+
+    /// `rename`, under both entries' key locks.
+    pub fn rename(
+        &self,
+        root: &Root,
+        from: &Entry,
+        to: &Entry,
+        request: &RenameOptions,
+    ) -> Result<(FsPathKind, bool, FsVersion), FsError> {
+        let verb = Verb::Rename;
+        let (f, t) = (from.display.as_str(), to.display.as_str());
+        let Some(src_dir) = self.open_parent(root, from, verb)? else {
+            return Err(FsError::not_found(verb, f));
+        };
+        let look_src =
+            || probe_at(&src_dir, from.name.as_str(), false).map_err(|err| os(err, verb, f));
+        let mut held = match look_src()? {
+            Some(p) if p.is_file() => crate::xlock::lock_target(root, &from.key()),
+            _ => crate::xlock::Held::default(),
+        };
+        let Some(source) = look_src()? else {
+            return Err(FsError::not_found(verb, f));
+        };
+        if let Some(v) = &request.if_version
+            && *v != source.version
+        {
+            return Err(FsError::changed_since_read(verb, f));
+        }
+        let dst_dir = match root.open_dir(&to.parent) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Err(FsError::parent_missing(verb, t)),
+            Err(Errno::NOTDIR) => return Err(FsError::parent_not_directory(verb, t)),
+            Err(err) => return Err(os(err, verb, t)),
+        };
+        if seam::paths::is_within(&from.key(), &to.key()) {
+            return Err(FsError::rename_into_itself(f, t));
+        }
+        let look_dst =
+            || probe_at(&dst_dir, to.name.as_str(), false).map_err(|err| os(err, verb, t));
+        if let Some(p) = look_dst()?
+            && p.is_file()
+            && request.replace.is_some()
+        {
+            for fd in crate::xlock::lock_target(root, &to.key()).into_fds() {
+                held.keep(fd);
+            }
+        }
+        let existing = look_dst()?;
+        let replaced = existing.is_some();
+        let source_is_dir = source.kind == FileType::Directory;
+        match (&existing, &request.replace) {
+            (Some(_), None) => return Err(FsError::destination_exists(t)),
+            (Some(p), Some(_)) if p.kind == FileType::Directory => {
+                return Err(FsError::is_a_directory(verb, t));
+            }
+            (Some(_), Some(_)) if source_is_dir => return Err(FsError::is_a_directory(verb, f)),
+            (Some(p), Some(v)) if p.version != *v => {
+                return Err(FsError::changed_since_read(verb, t));
+            }
+            (None, Some(_)) => return Err(FsError::changed_since_read(verb, t)),
+            _ => {}
+        }
+        let flags = if replaced {
+            RenameFlags::empty()
+        } else {
+            RenameFlags::NOREPLACE
+        };
+        match rustix::fs::renameat_with(
+            &src_dir,
+            from.name.as_str(),
+            &dst_dir,
+            to.name.as_str(),
+            flags,
+        ) {
+            Ok(()) => {}
+            Err(Errno::EXIST | Errno::NOTEMPTY) => return Err(FsError::destination_exists(t)),
+            Err(Errno::NOENT) => return Err(FsError::not_found(verb, f)),
+            Err(Errno::INVAL) => return Err(FsError::rename_into_itself(f, t)),
+            Err(Errno::ISDIR) => return Err(FsError::is_a_directory(verb, t)),
+            Err(Errno::NOTDIR) => return Err(FsError::is_a_directory(verb, f)),
+            Err(err) => return Err(os(err, verb, f)),
+        }
+        // Durable in the order a crash needs: the destination's directory, then the source's.
+        sync_dir(&dst_dir, self.config.durability).map_err(|err| os(err, verb, t))?;
+        sync_dir(&src_dir, self.config.durability).map_err(|err| os(err, verb, f))?;
+        let version = look_dst()?
+            .map(|p| p.version)
+            .unwrap_or_else(|| FsVersion::new(format!("missing:{}", to.key())));
+        drop(held);
+        Ok((path_kind(&source), replaced, version))
+    }
+}
+
+/// Where a namespace operation's paths are resolved: beneath the host root, or beneath a
+/// confinement (the sandbox).
+pub enum Within {
+    /// The host, beneath `/`.
+    Host,
+    /// Beneath a confinement: nothing leaves it.
+    Confined(Arc<Confinement>),
+}
+
+impl Within {
+    fn owned(&self) -> Option<Arc<Confinement>> {
+        match self {
+            Within::Host => None,
+            Within::Confined(c) => Some(c.clone()),
+        }
+    }
+}
+
+impl LocalFileSystem {
+    /// [`seam::FileSystem::create_dir`] of a display path, beneath `within`.
+    pub async fn create_dir_in(
+        &self,
+        within: &Within,
+        display: &str,
+        request: CreateDirOptions,
+    ) -> Result<CreateDirOutcome, FsError> {
+        let e = entry_of(display, Verb::Mkdir)?;
+        let core = self.core().clone();
+        let guard = core.locks.lock(&e.key()).await;
+        let confined = within.owned();
+        offload(Verb::Mkdir, display, move || {
+            let _guard = guard;
+            let root = match &confined {
+                Some(c) => c.root(),
+                None => &core.root,
+            };
+            let (created, version) = core.create_dir(root, &e, request)?;
+            Ok(CreateDirOutcome { created, version })
+        })
+        .await
+    }
+
+    /// [`seam::FileSystem::remove`] of a display path, beneath `within`.
+    pub async fn remove_in(
+        &self,
+        within: &Within,
+        display: &str,
+        request: &RemoveOptions,
+    ) -> Result<RemoveOutcome, FsError> {
+        let e = entry_of(display, Verb::Remove)?;
+        let core = self.core().clone();
+        let guard = core.locks.lock(&e.key()).await;
+        let (confined, request) = (within.owned(), request.clone());
+        offload(Verb::Remove, display, move || {
+            let _guard = guard;
+            let root = match &confined {
+                Some(c) => c.root(),
+                None => &core.root,
+            };
+            let kind = core.remove(root, &e, &request)?;
+            Ok(RemoveOutcome { kind })
+        })
+        .await
+    }
+
+    /// [`seam::FileSystem::rename`] of two display paths, beneath `within`.
+    pub async fn rename_in(
+        &self,
+        within: &Within,
+        from: &str,
+        to: &str,
+        request: &RenameOptions,
+    ) -> Result<RenameOutcome, FsError> {
+        let source = entry_of(from, Verb::Rename)?;
+        let dest = entry_of(to, Verb::Rename)?;
+        let core = self.core().clone();
+        // Both keys, in one order for every caller, so two renames never wait for each other.
+        let (a, b) = (source.key(), dest.key());
+        let (low, high) = if a <= b { (a, b) } else { (b, a) };
+        let first = core.locks.lock(&low).await;
+        let second = if low == high {
+            None
+        } else {
+            Some(core.locks.lock(&high).await)
+        };
+        let (confined, request) = (within.owned(), request.clone());
+        offload(Verb::Rename, from, move || {
+            let _guards = (first, second);
+            let root = match &confined {
+                Some(c) => c.root(),
+                None => &core.root,
+            };
+            let (kind, replaced, version) = core.rename(root, &source, &dest, &request)?;
+            Ok(RenameOutcome {
+                kind,
+                replaced,
+                version,
+            })
+        })
+        .await
+    }
+}
