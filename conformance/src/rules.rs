@@ -54,6 +54,7 @@ const STAGING: Option<Capability> = Some(Capability::StagingProbe);
 const SANDBOX: Option<Capability> = Some(Capability::SandboxModes);
 const SHARED: Option<Capability> = Some(Capability::SharedStorage);
 const READS: Option<Capability> = Some(Capability::ReadFence);
+const NAMES: Option<Capability> = Some(Capability::Namespace);
 
 rules! {
     PathBlank = "path.blank", CORE, "a blank path is FS_NOT_FOUND with the blank-path text";
@@ -202,6 +203,22 @@ rules! {
     PolicyRemedy = "policy.remedy", CORE, "after FS_STALE_VERSION, a re-read and a retry succeed when nothing else changed";
     PolicyRecreateAfterDelete = "policy.recreate-after-delete", CORE, "after a deleted file made a mutation stale, a re-read that finds nothing lets a write recreate it";
     PolicyWindowedReadAuthorises = "policy.windowed-read", CORE, "a windowed read authorises an edit while the file is unchanged";
+    MkdirCreated = "mkdir.created", NAMES, "create_dir makes a directory where nothing was, and its parent's version changes";
+    MkdirParents = "mkdir.parents", NAMES, "create_dir with parents makes every missing directory on the way; without it a missing parent is FS_NOT_FOUND";
+    MkdirExists = "mkdir.exists", NAMES, "an existing directory is a success with exist_ok and FS_NOT_OBSERVED without it";
+    MkdirInTheWay = "mkdir.in-the-way", NAMES, "a file or a link where a directory is asked for is FS_NOT_DIRECTORY, and stays";
+    RemoveFile = "remove.file", NAMES, "remove takes a file away and its parent's version changes";
+    RemoveLinkNotTarget = "remove.link-not-target", NAMES, "remove of a link removes the link, never what it points to";
+    RemoveStale = "remove.stale", NAMES, "a remove guarded by a version the entry no longer has is FS_STALE_VERSION and removes nothing";
+    RemoveDirectory = "remove.directory", NAMES, "an empty directory is removed only when asked; one with entries never is";
+    RenameMoves = "rename.moves", NAMES, "rename moves the entry: the destination holds the source's bytes and mode, the source is gone, nothing else changed";
+    RenameNoReplace = "rename.no-replace", NAMES, "a rename without a replace guard onto an existing entry is FS_NOT_OBSERVED and changes nothing";
+    RenameReplaceGuarded = "rename.replace-guarded", NAMES, "a rename replaces a destination only at the version the caller observed; a stale one is FS_STALE_VERSION";
+    RenameStaleSource = "rename.stale-source", NAMES, "a rename guarded by a version the source no longer has is FS_STALE_VERSION";
+    RenameLinkAsLink = "rename.link-as-link", NAMES, "a link is moved as a link, its text unchanged";
+    RenameDirectory = "rename.directory", NAMES, "a directory is moved with everything in it, keeping their versions";
+    RenameIntoItself = "rename.into-itself", NAMES, "a directory moved to itself or beneath itself is refused";
+    NamespaceFenced = "namespace.fenced", SANDBOX, "a fencing backend decides each end of a namespace operation on its parent's real path";
 }
 
 impl Rule {
@@ -226,6 +243,8 @@ impl Rule {
             Rule::WriteCompetitorLink => Some(Capability::Symlinks),
             // The staged entry's modes are only checked for a backend that keeps modes.
             Rule::StagingPrivate => Some(Capability::Modes),
+            Rule::RemoveLinkNotTarget | Rule::RenameLinkAsLink => Some(Capability::Symlinks),
+            Rule::NamespaceFenced => Some(Capability::Namespace),
             _ => None,
         }
     }

@@ -170,6 +170,42 @@ pub enum Op {
         /// Replace every match.
         replace_all: bool,
     },
+    /// `create_dir` (the backend claims the namespace operations).
+    CreateDir {
+        /// Path as spelled.
+        path: String,
+        /// Make missing parents.
+        #[serde(default, skip_serializing_if = "is_false")]
+        parents: bool,
+        /// An existing directory is a success.
+        #[serde(default, skip_serializing_if = "is_false")]
+        exist_ok: bool,
+    },
+    /// `remove` of the entry a path names.
+    Remove {
+        /// Path as spelled.
+        path: String,
+        /// Remove only at this version of the entry (`target`: its version as `lstat` shows it
+        /// just before the call, the careful agent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        guard: Option<VersionRef>,
+        /// Also an empty directory.
+        #[serde(default, skip_serializing_if = "is_false")]
+        directory: bool,
+    },
+    /// `rename` of the entry `from` names to `to`.
+    Rename {
+        /// Source path as spelled.
+        from: String,
+        /// Destination path as spelled.
+        to: String,
+        /// Move only at this version of the source entry.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        guard: Option<VersionRef>,
+        /// Replace the destination, only at this version of it (`None`: never replace).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replace: Option<VersionRef>,
+    },
     /// A change behind the provider's back.
     World(WorldOp),
     /// Steps that run at the same time: every lane starts on one barrier and runs its steps in
@@ -249,6 +285,9 @@ impl Op {
             Op::AgentRead { .. } => "agent_read",
             Op::AgentWrite { .. } => "agent_write",
             Op::AgentEdit { .. } => "agent_edit",
+            Op::CreateDir { .. } => "create_dir",
+            Op::Remove { .. } => "remove",
+            Op::Rename { .. } => "rename",
             Op::World(_) => "world",
             Op::Together { .. } => "together",
         }
@@ -277,7 +316,10 @@ impl Op {
             | Op::Facts { path, .. }
             | Op::AgentRead { path, .. }
             | Op::AgentWrite { path, .. }
-            | Op::AgentEdit { path, .. } => Some(path),
+            | Op::AgentEdit { path, .. }
+            | Op::CreateDir { path, .. }
+            | Op::Remove { path, .. }
+            | Op::Rename { from: path, .. } => Some(path),
             Op::World(_) | Op::Together { .. } => None,
         }
     }
@@ -456,6 +498,29 @@ pub fn describe(step: &Step) -> String {
             short(new),
             if *replace_all { " (all)" } else { "" }
         ),
+        Op::CreateDir {
+            path,
+            parents,
+            exist_ok,
+        } => format!(
+            "create_dir {path:?}{}{}",
+            if *parents { " parents" } else { "" },
+            if *exist_ok { " exist_ok" } else { "" }
+        ),
+        Op::Remove {
+            path,
+            guard,
+            directory,
+        } => format!(
+            "remove {path:?} guard={guard:?}{}",
+            if *directory { " (directory)" } else { "" }
+        ),
+        Op::Rename {
+            from,
+            to,
+            guard,
+            replace,
+        } => format!("rename {from:?} -> {to:?} guard={guard:?} replace={replace:?}"),
         Op::World(w) => describe_world(w),
         Op::Together { lanes, on } => {
             let lanes: Vec<String> = lanes

@@ -26,9 +26,10 @@ use crate::timing::{CallKind, Hang, Load, SlowCall, Slowness, Timing};
 use crate::world::{EntryMode, World};
 use futures_util::FutureExt;
 use seam::{
-    Capabilities, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsErrorCode, FsInfo,
-    FsPathInfo, FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal,
-    TextStream, WriteIntent, WriteOutcome,
+    Capabilities, CreateDirOptions, CreateDirOutcome, EditOutcome, EditRequest, FileSystem,
+    FsDirEntry, FsError, FsErrorCode, FsInfo, FsPathInfo, FsTarget, FsVersion, RemoveOptions,
+    RemoveOutcome, RenameOptions, RenameOutcome, ResolveOptions, SandboxMode, SandboxPolicy,
+    Signal, TextStream, WriteIntent, WriteOutcome,
 };
 use seam_model::{SnapEntry, WorldEffect};
 use std::collections::{BTreeMap, HashMap};
@@ -533,6 +534,57 @@ impl FileSystem for Watched {
             "edit_text",
             self.inner
                 .edit_text(target, edit, expected, sandbox, signal),
+        )
+        .await
+    }
+
+    async fn create_dir(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: CreateDirOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<CreateDirOutcome, FsError> {
+        self.call(
+            format!("create_dir {path:?}"),
+            "create_dir",
+            self.inner
+                .create_dir(path, options, request, sandbox, signal),
+        )
+        .await
+    }
+
+    async fn remove(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: &RemoveOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RemoveOutcome, FsError> {
+        self.call(
+            format!("remove {path:?}"),
+            "remove",
+            self.inner.remove(path, options, request, sandbox, signal),
+        )
+        .await
+    }
+
+    async fn rename(
+        &self,
+        from: &str,
+        to: &str,
+        options: ResolveOptions<'_>,
+        request: &RenameOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RenameOutcome, FsError> {
+        self.call(
+            format!("rename {from:?} to {to:?}"),
+            "rename",
+            self.inner
+                .rename(from, to, options, request, sandbox, signal),
         )
         .await
     }

@@ -36,8 +36,9 @@ mod world;
 
 pub use edit::{EditError, EditResult, apply_literal_edit};
 pub use model::{
-    CallFence, CreateDirResult, EditOutcomeModel, EntryAt, Entry, FenceCase, FenceVerdict, Guard, Info, Interference, Model,
-    ModelConfig, ModelError, MutationResult, PathInfo, RenameResult, Resolved, Version, WriteResult,
+    CallFence, CreateDirResult, EditOutcomeModel, Entry, EntryAt, FenceCase, FenceVerdict, Guard,
+    Info, Interference, Model, ModelConfig, ModelError, MutationResult, PathInfo, RenameResult,
+    Resolved, Version, WriteResult,
 };
 pub use observation::{Observations, Seen};
 pub use path::Key;

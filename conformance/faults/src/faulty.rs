@@ -5,8 +5,9 @@ use crate::Fault;
 use crate::text::{chunked_decode, edit_ignoring_late_nul, normalise_endings, nul_at_window_edge};
 use futures_util::StreamExt;
 use seam::{
-    Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError,
-    FsErrorCode, FsInfo, FsKind, FsPathInfo, FsPathKind, FsTarget, FsTargetKey, FsVersion,
+    Capabilities, Capability, CreateDirOptions, CreateDirOutcome, EditOutcome, EditRequest,
+    FileSystem, FsDirEntry, FsError, FsErrorCode, FsInfo, FsKind, FsPathInfo, FsPathKind, FsTarget,
+    FsTargetKey, FsVersion, RemoveOptions, RemoveOutcome, RenameOptions, RenameOutcome,
     ResolveOptions, SandboxMode, SandboxPolicy, Signal, TextStream, Verb, WriteIntent,
     WriteOutcome,
 };
@@ -261,7 +262,7 @@ impl Faulty {
     }
 
     /// A version as the broken provider would report it.
-    fn shown(&self, v: FsVersion, kind_is_dir: bool, key: &str) -> FsVersion {
+    pub(crate) fn shown(&self, v: FsVersion, kind_is_dir: bool, key: &str) -> FsVersion {
         match self.fault {
             Fault::VersionWithoutCtime => without_ctime(v),
             Fault::DirVersionIgnoresEntries if kind_is_dir => dir_token(key),
@@ -797,5 +798,45 @@ impl FileSystem for Faulty {
             version: self.shown(out.version, false, target.key.as_str()),
             ..out
         })
+    }
+
+    async fn create_dir(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: CreateDirOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<CreateDirOutcome, FsError> {
+        let options = self.cwd_of(options);
+        self.ns_create_dir(path, options, request, sandbox, signal)
+            .await
+    }
+
+    async fn remove(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: &RemoveOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RemoveOutcome, FsError> {
+        let options = self.cwd_of(options);
+        self.ns_remove(path, options, request, sandbox, signal)
+            .await
+    }
+
+    async fn rename(
+        &self,
+        from: &str,
+        to: &str,
+        options: ResolveOptions<'_>,
+        request: &RenameOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RenameOutcome, FsError> {
+        let options = self.cwd_of(options);
+        self.ns_rename(from, to, options, request, sandbox, signal)
+            .await
     }
 }

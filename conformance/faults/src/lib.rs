@@ -17,6 +17,7 @@
 mod concurrency;
 mod factory;
 mod faulty;
+mod namespace;
 mod states;
 mod text;
 
@@ -145,11 +146,21 @@ pub enum Fault {
     /// write, and the edit goes through as an unguarded one (made again on the changed file)
     /// where it had to be stale.
     GuardNotRechecked,
+    /// `rename` of a file writes a copy at the destination and deletes the original: not
+    /// atomic, and the copy is a new file (new bits, no link kept) rather than the one moved.
+    RenameByCopy,
+    /// `remove` of a link removes what the link points to, and leaves the link.
+    RemoveFollowsLink,
+    /// `remove` ignores its version guard: a file changed since the caller looked is removed
+    /// all the same.
+    RemoveIgnoresGuard,
+    /// A `rename` without a replace guard replaces whatever is at the destination.
+    RenameReplacesWithoutGuard,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 43] = [
+    pub const ALL: [Fault; 47] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -193,6 +204,10 @@ impl Fault {
         Fault::RefusesListingThroughLink,
         Fault::FileUrlLeavesReserved,
         Fault::GuardNotRechecked,
+        Fault::RenameByCopy,
+        Fault::RemoveFollowsLink,
+        Fault::RemoveIgnoresGuard,
+        Fault::RenameReplacesWithoutGuard,
     ];
 
     /// A stable kebab-case name.
@@ -241,6 +256,10 @@ impl Fault {
             Fault::RefusesListingThroughLink => "refuses-listing-through-link",
             Fault::FileUrlLeavesReserved => "file-url-leaves-reserved",
             Fault::GuardNotRechecked => "guard-not-rechecked",
+            Fault::RenameByCopy => "rename-by-copy",
+            Fault::RemoveFollowsLink => "remove-follows-link",
+            Fault::RemoveIgnoresGuard => "remove-ignores-guard",
+            Fault::RenameReplacesWithoutGuard => "rename-replaces-without-guard",
         }
     }
 
@@ -331,6 +350,10 @@ impl Fault {
             Fault::FileUrlLeavesReserved => &["not a file:// URL"],
             // A guarded write or edit that went through where the file changed under it.
             Fault::GuardNotRechecked => &["[ChangeAt("],
+            Fault::RenameByCopy => &["mode", "was reused", "rename"],
+            Fault::RemoveFollowsLink => &["remove"],
+            Fault::RemoveIgnoresGuard => &["expected FS_STALE_VERSION"],
+            Fault::RenameReplacesWithoutGuard => &["expected FS_NOT_OBSERVED"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -383,6 +406,10 @@ impl Fault {
             | Fault::RefusesListingThroughLink => ("sequences", &K::Outcome),
             Fault::FileUrlLeavesReserved => ("sequences", &K::PathFacts),
             Fault::GuardNotRechecked => ("sequences", &K::Outcome),
+            Fault::RenameByCopy | Fault::RemoveFollowsLink => ("sequences", &K::BytesOnDisk),
+            Fault::RemoveIgnoresGuard | Fault::RenameReplacesWithoutGuard => {
+                ("sequences", &K::Outcome)
+            }
         }
     }
 }

@@ -169,6 +169,28 @@ pub fn apply_hint(mut state: GenState, step: &Step) -> GenState {
         } => {
             let _ = model.edit_text(&p(path), old, new, *replace_all, None, &Interference::None);
         }
+        Op::CreateDir {
+            path,
+            parents,
+            exist_ok,
+        } => {
+            let _ = model.create_dir(&p(path), *parents, *exist_ok);
+        }
+        Op::Remove {
+            path,
+            guard: None,
+            directory,
+        } => {
+            let _ = model.remove(&p(path), None, *directory);
+        }
+        Op::Rename {
+            from,
+            to,
+            guard: None,
+            replace: None,
+        } => {
+            let _ = model.rename(&p(from), &p(to), None, None);
+        }
         _ => {}
     }
     if let Some(path) = wrote {

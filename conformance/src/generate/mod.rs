@@ -535,7 +535,107 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
     if caps.read_bytes {
         options.push((4, read(read_bytes_op(hints))));
     }
+    if caps.namespace {
+        options.extend(namespace_steps(config, hints));
+    }
     proptest::strategy::Union::new_weighted(options).boxed()
+}
+
+/// Whether a spelling names an entry (not the root itself, which is nobody's entry and which
+/// no generated step removes or moves).
+fn names_an_entry(path: &str) -> bool {
+    let rest = path.strip_prefix(ROOT_TOKEN).unwrap_or(path);
+    let mut depth: i64 = 0;
+    for c in rest.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => depth -= 1,
+            _ => depth += 1,
+        }
+    }
+    depth > 0 || path.trim().is_empty() || path.contains('\0')
+}
+
+/// The namespace steps (a backend that claims them): `create_dir`, guarded `remove` and
+/// `rename` over what exists (files, links, directories) and fresh names, with stale and
+/// fresh guards, onto existing destinations with and without a replace guard, into a
+/// directory's own subtree, fenced by a per-call policy now and then, and now and then called
+/// with a cancelled signal.
+fn namespace_steps(config: &GenConfig, hints: &Hints) -> Vec<(u32, BoxedStrategy<Step>)> {
+    let existing =
+        || spelling_hinted(hints, &hints.paths).prop_filter("an entry", |p| names_an_entry(p));
+    let dirs =
+        || spelling_hinted(hints, &hints.dirs).prop_filter("an entry", |p| names_an_entry(p));
+    let dir_prefix = || {
+        spelling_hinted(hints, &hints.dirs).prop_filter("a directory to put something in", |d| {
+            !d.trim().is_empty() && !d.contains('\0') && d.len() < 200
+        })
+    };
+    let fresh = || rel_path().boxed();
+    let cancelled =
+        || prop_oneof![19 => Just(Interfere::None), 1 => Just(Interfere::CancelledBeforeStart)];
+    let policies = config.policies;
+    let wrap = move |op: BoxedStrategy<Op>| {
+        (op, cancelled(), fence::call_sandbox(policies), cwd())
+            .prop_map(|(op, interfere, sandbox, cwd)| Step {
+                op,
+                interfere,
+                reuse: false,
+                sandbox,
+                instance: 0,
+                cwd,
+            })
+            .boxed()
+    };
+    let mkdir_path = prop_oneof![
+        4 => fresh(),
+        3 => existing(),
+        2 => (dir_name(), dir_name(), name()).prop_map(|(a, b, c)| format!("{a}/{b}/{c}")),
+        1 => name().prop_map(|n| format!("q/r/{n}")),
+    ];
+    let mkdir = (
+        mkdir_path,
+        prop::bool::weighted(0.4),
+        prop::bool::weighted(0.4),
+    )
+        .prop_map(|(path, parents, exist_ok)| Op::CreateDir {
+            path,
+            parents,
+            exist_ok,
+        })
+        .boxed();
+    let guard = || prop::option::weighted(0.5, version_ref());
+    let remove_path = prop_oneof![6 => existing(), 2 => dirs(), 1 => fresh()];
+    let remove = (remove_path, guard(), prop::bool::weighted(0.4))
+        .prop_map(|(path, guard, directory)| Op::Remove {
+            path,
+            guard,
+            directory,
+        })
+        .boxed();
+    let source = prop_oneof![8 => existing(), 2 => dirs(), 1 => fresh()].boxed();
+    let to = prop_oneof![
+        5 => fresh(),
+        3 => existing(),
+        2 => (dir_prefix(), name()).prop_map(|(d, n)| format!("{d}/{n}")),
+        // Beneath the source itself: a directory moved into its own subtree.
+        1 => name().prop_map(|n| format!("\u{1}/{n}")),
+    ]
+    .boxed();
+    let rename = (
+        source,
+        to,
+        prop::option::weighted(0.3, version_ref()),
+        prop::option::weighted(0.3, version_ref()),
+    )
+        .prop_map(|(from, to, guard, replace)| Op::Rename {
+            to: to.replace('\u{1}', &from),
+            from,
+            guard,
+            replace,
+        })
+        .boxed();
+    vec![(4, wrap(mkdir)), (4, wrap(remove)), (6, wrap(rename))]
 }
 
 /// What a generated run never produces for this backend, and why: the report lists these so a
@@ -570,6 +670,12 @@ pub fn skipped_steps(config: &GenConfig) -> Vec<(String, String)> {
         skip(
             "staging modes inspected at the staged point",
             "not claimed (staging_probe and modes)",
+        );
+    }
+    if !caps.namespace {
+        skip(
+            "create_dir, remove and rename steps",
+            "not claimed (namespace)",
         );
     }
     if !config.fifos {

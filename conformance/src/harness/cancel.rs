@@ -120,6 +120,9 @@ impl Harness {
                     | Op::AgentRead { .. }
                     | Op::AgentWrite { .. }
                     | Op::AgentEdit { .. }
+                    | Op::CreateDir { .. }
+                    | Op::Remove { .. }
+                    | Op::Rename { .. }
                     | Op::Together { .. } => {
                         return Ok(());
                     }

@@ -17,6 +17,7 @@ mod facts;
 mod fence;
 mod laws;
 mod mutations;
+mod namespace;
 mod ops;
 mod probe;
 mod together;

@@ -21,11 +21,47 @@ impl Harness {
         if step.op.is_agent() {
             return self.agent_step(&step.op, rec).await;
         }
+        let root = self.root.clone();
+        match &step.op {
+            Op::CreateDir {
+                path,
+                parents,
+                exist_ok,
+            } => {
+                let request = seam::CreateDirOptions {
+                    parents: *parents,
+                    exist_ok: *exist_ok,
+                };
+                return self
+                    .create_dir_step(step, &render_path(path, &root), request, rec)
+                    .await;
+            }
+            Op::Remove {
+                path,
+                guard,
+                directory,
+            } => {
+                return self
+                    .remove_step(step, &render_path(path, &root), *guard, *directory, rec)
+                    .await;
+            }
+            Op::Rename {
+                from,
+                to,
+                guard,
+                replace,
+            } => {
+                let (from, to) = (render_path(from, &root), render_path(to, &root));
+                return self
+                    .rename_step(step, (&from, &to), *guard, *replace, rec)
+                    .await;
+            }
+            _ => {}
+        }
         if step.interfere == Interfere::CancelledBeforeStart && !matches!(step.op, Op::Facts { .. })
         {
             return self.cancelled_before_start(step, rec).await;
         }
-        let root = self.root.clone();
         match &step.op {
             Op::Resolve { path } => {
                 let path = render_path(path, &root);
@@ -74,6 +110,9 @@ impl Harness {
                     .await
             }
             Op::World(_)
+            | Op::CreateDir { .. }
+            | Op::Remove { .. }
+            | Op::Rename { .. }
             | Op::AgentRead { .. }
             | Op::AgentWrite { .. }
             | Op::AgentEdit { .. }

@@ -74,6 +74,24 @@ impl Model {
         Ok((comps, display))
     }
 
+    /// What a fencing backend decides a namespace operation on `path` by: the key of the
+    /// entry's parent (its real path, the missing rest appended; the parent as spelled when a
+    /// file is on the way), shown as the entry's display path. `None` when the path is refused
+    /// or a loop is on the way: that failure comes first.
+    pub fn fence_parent(&self, verb: Verb, path: &str) -> Option<Resolved> {
+        let (comps, display) = self.named(verb, path).ok()?;
+        let parent = &comps[..comps.len() - 1];
+        let key = match key_of(&self.tree, parent) {
+            Ok(k) => k,
+            Err(WalkError::NotDir) => parent.to_vec(),
+            Err(_) => return None,
+        };
+        Some(Resolved {
+            display,
+            key: Key(key),
+        })
+    }
+
     /// The entry `path` names, for an operation on something that must exist: a parent that
     /// is missing or not a directory means nothing is there.
     pub fn entry(&self, verb: Verb, path: &str) -> Result<Option<EntryAt>, ModelError> {
@@ -180,11 +198,13 @@ impl Model {
         }
         let node = self.tree.new_dir(None);
         self.tree.put(&at.key.0, node);
-        let version = self
-            .tree
-            .get(&at.key.0)
-            .map(version_of)
-            .ok_or_else(|| err(FsError::io(Verb::Mkdir, &at.display, "model lost the directory")))?;
+        let version = self.tree.get(&at.key.0).map(version_of).ok_or_else(|| {
+            err(FsError::io(
+                Verb::Mkdir,
+                &at.display,
+                "model lost the directory",
+            ))
+        })?;
         Ok(CreateDirResult {
             created: true,
             version,
@@ -276,7 +296,9 @@ impl Model {
         let mut moved = node.clone();
         let fresh = self.tree.mint();
         match &mut moved {
-            Node::File { version, .. } | Node::Symlink { version, .. } | Node::Other { version } => {
+            Node::File { version, .. }
+            | Node::Symlink { version, .. }
+            | Node::Other { version } => {
                 *version = fresh;
             }
             Node::Dir { touch_v, .. } => *touch_v = fresh,

@@ -254,12 +254,7 @@ impl FsError {
     /// `FS_NOT_REGULAR_FILE`: a `remove` without `directory`, or a replacing `rename`, met a
     /// directory.
     pub fn is_a_directory(verb: Verb, display: &str) -> FsError {
-        Self::cannot(
-            FsErrorCode::NotRegularFile,
-            verb,
-            display,
-            "is a directory",
-        )
+        Self::cannot(FsErrorCode::NotRegularFile, verb, display, "is a directory")
     }
 
     /// `FS_IO_ERROR`: `remove` of a directory that has entries (removal is never recursive).

@@ -8,10 +8,10 @@ use crate::core::Core;
 use crate::offload::{offload, owned_in_steps};
 use crate::paths::key_of;
 use seam::{
-    Capabilities, Capability, CreateDirOptions, CreateDirOutcome, RemoveOptions, RemoveOutcome,
-    RenameOptions, RenameOutcome, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo,
-    FsPathInfo, FsTarget, FsTargetKey, FsVersion, ResolveOptions, SandboxPolicy, Signal,
-    TextStream, Verb, WriteIntent, WriteOutcome,
+    Capabilities, Capability, CreateDirOptions, CreateDirOutcome, EditOutcome, EditRequest,
+    FileSystem, FsDirEntry, FsError, FsInfo, FsPathInfo, FsTarget, FsTargetKey, FsVersion,
+    RemoveOptions, RemoveOutcome, RenameOptions, RenameOutcome, ResolveOptions, SandboxPolicy,
+    Signal, TextStream, Verb, WriteIntent, WriteOutcome,
 };
 use std::sync::Arc;
 

@@ -12,23 +12,23 @@
 //! lost. With full durability the directories that changed are fsynced after the change, the
 //! crash-consistency order: the entry is moved, then the move is made durable.
 
+use crate::beneath::Confinement;
 use crate::core::Core;
 use crate::errors::os;
+use crate::fs::LocalFileSystem;
+use crate::offload::offload;
 use crate::paths::{key_of, split_key};
 use crate::publish::sync_dir;
 use crate::root::Root;
 use crate::version::{Probe, probe_at};
-use crate::beneath::Confinement;
-use crate::fs::LocalFileSystem;
-use crate::offload::offload;
 use rustix::fd::OwnedFd;
-use std::sync::Arc;
 use rustix::fs::{AtFlags, FileType, Mode, RenameFlags};
 use rustix::io::Errno;
 use seam::{
     CreateDirOptions, CreateDirOutcome, FsError, FsErrorCode, FsPathKind, FsVersion, RemoveOptions,
     RemoveOutcome, RenameOptions, RenameOutcome, Verb,
 };
+use std::sync::Arc;
 
 /// An entry a namespace operation works on: its display path, the real path of its parent and
 /// its name.
@@ -37,6 +37,8 @@ pub(crate) struct Entry {
     pub display: String,
     pub parent: String,
     pub name: String,
+    /// A regular file is on the way to the parent.
+    pub through_file: bool,
 }
 
 impl Entry {
@@ -55,17 +57,27 @@ impl Entry {
 pub(crate) fn entry_of(display: &str, verb: Verb) -> Result<Entry, FsError> {
     let (parent, name) = split_key(display);
     if name.is_empty() {
-        return Err(FsError::io(verb, display, "the root of the tree is not an entry"));
+        return Err(FsError::io(
+            verb,
+            display,
+            "the root of the tree is not an entry",
+        ));
     }
-    let parent = key_of(parent).map_err(|e| match e.code() {
-        FsErrorCode::NotFound => FsError::parent_not_directory(verb, display),
-        _ if e.message().ends_with(seam::LOOP_DETAIL) => FsError::symlink_loop(verb, display),
-        _ => e,
-    })?;
+    // A file on the way leaves the parent as spelled: opening it then says what the operation
+    // makes of that (nothing to remove, no place to put something).
+    let (parent, through_file) = match key_of(parent) {
+        Ok(k) => (k, false),
+        Err(e) if e.code() == FsErrorCode::NotFound => (parent.to_string(), true),
+        Err(e) if e.message().ends_with(seam::LOOP_DETAIL) => {
+            return Err(FsError::symlink_loop(verb, display));
+        }
+        Err(e) => return Err(e),
+    };
     Ok(Entry {
         display: display.to_string(),
         parent,
         name: name.to_string(),
+        through_file,
     })
 }
 
@@ -100,31 +112,35 @@ impl Core {
         let verb = Verb::Mkdir;
         let d = e.display.as_str();
         let not_dir = || FsError::parent_not_directory(verb, d);
-        // The parent, made component by component with `parents`.
-        let comps: Vec<&str> = e.parent.split('/').filter(|c| !c.is_empty()).collect();
-        let mut made: Vec<String> = Vec::new();
-        let mut at = String::from("/");
-        for c in &comps {
-            let next = if at == "/" { format!("/{c}") } else { format!("{at}/{c}") };
-            match root.probe(&next, false).map_err(|err| os(err, verb, d))? {
-                Some(p) if p.kind == FileType::Directory => {
-                    if !made.is_empty() {
-                        return Err(not_dir());
-                    }
-                }
+        // The parent: there and a directory, or made with `parents` beneath the deepest
+        // ancestor that exists (looked at upward, so a confined root never looks above itself).
+        if e.through_file {
+            return Err(not_dir());
+        }
+        let mut missing: Vec<String> = Vec::new();
+        let mut at = e.parent.clone();
+        loop {
+            match root.probe(&at, false).map_err(|err| os(err, verb, d))? {
+                Some(p) if p.kind == FileType::Directory => break,
                 Some(_) => return Err(not_dir()),
-                None if !request.parents => return Err(FsError::parent_missing(verb, d)),
+                None if at == "/" => return Err(not_dir()),
                 None => {
-                    let dir = root.open_dir(&at).map_err(|err| os(err, verb, d))?;
-                    match rustix::fs::mkdirat(&dir, *c, Mode::from_raw_mode(0o777)) {
-                        Ok(()) | Err(Errno::EXIST) => {}
-                        Err(err) => return Err(os(err, verb, d)),
-                    }
-                    let _ = sync_dir(&dir, self.config.durability);
-                    made.push(next.clone());
+                    let up = split_key(&at).0.to_string();
+                    missing.push(std::mem::replace(&mut at, up));
                 }
             }
-            at = next;
+        }
+        if !missing.is_empty() && !request.parents {
+            return Err(FsError::parent_missing(verb, d));
+        }
+        for dir in missing.iter().rev() {
+            let (up, name) = split_key(dir);
+            let holder = root.open_dir(up).map_err(|err| os(err, verb, d))?;
+            match rustix::fs::mkdirat(&holder, name, Mode::from_raw_mode(0o777)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(err) => return Err(os(err, verb, d)),
+            }
+            sync_dir(&holder, self.config.durability).map_err(|err| os(err, verb, d))?;
         }
         let parent = self
             .open_parent(root, e, verb)?

@@ -23,11 +23,10 @@ use seam::paths::{display_path, file_url, is_within};
 use seam::text::{BOM, NUL_SAMPLE_BYTES, decode_for_read, lf_normalize, strip_bom};
 use seam::{
     CancelPoint, Capabilities, Capability, Checkpoint, CreateDirOptions, CreateDirOutcome,
-    EditOutcome, EditRequest, FileSystem, RemoveOptions, RemoveOutcome, RenameOptions,
-    RenameOutcome,
-    FsDirEntry, FsError, FsInfo, FsKind, FsPathInfo, FsPathKind, FsTarget, FsTargetKey, FsVersion,
-    ResolveOptions, SandboxPolicy, Signal, TextStream, Verb, WriteIntent, WriteOperation,
-    WriteOutcome,
+    EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo, FsKind, FsPathInfo,
+    FsPathKind, FsTarget, FsTargetKey, FsVersion, RemoveOptions, RemoveOutcome, RenameOptions,
+    RenameOutcome, ResolveOptions, SandboxPolicy, Signal, TextStream, Verb, WriteIntent,
+    WriteOperation, WriteOutcome,
 };
 
 /// The seed's default exclusive limit on each side of an overwrite's diff basis (10 MiB).

@@ -4,9 +4,7 @@
 //! of them has a checkpoint to hold the lock across.
 
 use crate::tree::{DIR_MODE, Node, Tree, WalkError, components, join};
-use seam::{
-    CreateDirOptions, FsError, FsPathKind, FsVersion, RemoveOptions, RenameOptions, Verb,
-};
+use seam::{CreateDirOptions, FsError, FsPathKind, FsVersion, RemoveOptions, RenameOptions, Verb};
 
 use crate::fs::token;
 
@@ -23,7 +21,11 @@ pub(crate) fn path_kind(n: &Node) -> FsPathKind {
 fn named(verb: Verb, display: &str) -> Result<Vec<String>, FsError> {
     let comps = components(display);
     if comps.is_empty() {
-        return Err(FsError::io(verb, display, "the root of the tree is not an entry"));
+        return Err(FsError::io(
+            verb,
+            display,
+            "the root of the tree is not an entry",
+        ));
     }
     Ok(comps)
 }
@@ -181,7 +183,9 @@ pub(crate) fn rename(
     // never issued before; a directory keeps its own (its entries did not change).
     let fresh = tree.mint();
     match &mut moved {
-        Node::File { version, .. } | Node::Symlink { version, .. } | Node::Other { version, .. } => {
+        Node::File { version, .. }
+        | Node::Symlink { version, .. }
+        | Node::Other { version, .. } => {
             *version = fresh;
         }
         Node::Dir { .. } => {}

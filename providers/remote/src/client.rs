@@ -8,10 +8,11 @@
 use crate::frame::{Frame, Limits, ReadError, read_frame};
 use crate::wire::{self, error_in, message, target_from_server, target_to_server, unpack_key};
 use seam::{
-    CancelPoint, Capabilities, Capability, Checkpoint, EditOutcome, EditRequest, FileSystem,
-    FsDirEntry, FsError, FsErrorCode, FsInfo, FsPathInfo, FsTarget, FsVersion, ResolveOptions,
-    SandboxMode, SandboxPolicy, Signal, TextStream, Verb, WriteIntent, WriteOperation,
-    WriteOutcome,
+    CancelPoint, Capabilities, Capability, Checkpoint, CreateDirOptions, CreateDirOutcome,
+    EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsErrorCode, FsInfo, FsPathInfo,
+    FsTarget, FsVersion, RemoveOptions, RemoveOutcome, RenameOptions, RenameOutcome,
+    ResolveOptions, SandboxMode, SandboxPolicy, Signal, TextStream, Verb, WriteIntent,
+    WriteOperation, WriteOutcome,
 };
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -980,6 +981,67 @@ impl FileSystem for RemoteFileSystem {
             before: text_of(&mut frame, v.get("before"), "edit_text")?,
             after: text_of(&mut frame, v.get("after"), "edit_text")?,
         })
+    }
+    async fn create_dir(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: CreateDirOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<CreateDirOutcome, FsError> {
+        let params = json!({
+            "path": path,
+            "cwd": cwd_json(options),
+            "request": request,
+            "sandbox": sandbox.map(wire::sandbox_json),
+        });
+        let (v, _) = self
+            .call(Verb::Mkdir, "create_dir", params, Vec::new(), signal)
+            .await?;
+        serde_json::from_value(v.clone()).map_err(|_| bad_answer_of("create_dir", &v))
+    }
+
+    async fn remove(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: &RemoveOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RemoveOutcome, FsError> {
+        let params = json!({
+            "path": path,
+            "cwd": cwd_json(options),
+            "request": request,
+            "sandbox": sandbox.map(wire::sandbox_json),
+        });
+        let (v, _) = self
+            .call(Verb::Remove, "remove", params, Vec::new(), signal)
+            .await?;
+        serde_json::from_value(v.clone()).map_err(|_| bad_answer_of("remove", &v))
+    }
+
+    async fn rename(
+        &self,
+        from: &str,
+        to: &str,
+        options: ResolveOptions<'_>,
+        request: &RenameOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RenameOutcome, FsError> {
+        let params = json!({
+            "from": from,
+            "to": to,
+            "cwd": cwd_json(options),
+            "request": request,
+            "sandbox": sandbox.map(wire::sandbox_json),
+        });
+        let (v, _) = self
+            .call(Verb::Rename, "rename", params, Vec::new(), signal)
+            .await?;
+        serde_json::from_value(v.clone()).map_err(|_| bad_answer_of("rename", &v))
     }
 }
 

@@ -10,7 +10,10 @@ use crate::budget::{Budget, CONTENT_CALLS, Held};
 use crate::frame::{Frame, Limits, ReadError, encode_line, read_frame, write_encoded};
 use crate::wire::{self, error_object, fs_error_object, response, target_in, target_json};
 use crate::world::{self, CaseMaker, CaseSpec};
-use seam::{EditRequest, FileSystem, FsError, FsTarget, FsVersion, ResolveOptions, Signal};
+use seam::{
+    CreateDirOptions, EditRequest, FileSystem, FsError, FsTarget, FsVersion, RemoveOptions,
+    RenameOptions, ResolveOptions, Signal,
+};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -897,6 +900,56 @@ impl Conn {
                     "after": out.attach(o.after.into_bytes()),
                 }))
             }
+            "create_dir" => {
+                let path = str_param(params, "path")?;
+                let request: CreateDirOptions = object_param(params, "request")?;
+                let sandbox = self.client_policy(params)?;
+                let o = fs
+                    .create_dir(
+                        path,
+                        ResolveOptions { cwd },
+                        request,
+                        sandbox.as_ref(),
+                        signal,
+                    )
+                    .await
+                    .map_err(fs_err)?;
+                Ok(serde_json::to_value(o).unwrap_or(Value::Null))
+            }
+            "remove" => {
+                let path = str_param(params, "path")?;
+                let request: RemoveOptions = object_param(params, "request")?;
+                let sandbox = self.client_policy(params)?;
+                let o = fs
+                    .remove(
+                        path,
+                        ResolveOptions { cwd },
+                        &request,
+                        sandbox.as_ref(),
+                        signal,
+                    )
+                    .await
+                    .map_err(fs_err)?;
+                Ok(serde_json::to_value(o).unwrap_or(Value::Null))
+            }
+            "rename" => {
+                let from = str_param(params, "from")?;
+                let to = str_param(params, "to")?;
+                let request: RenameOptions = object_param(params, "request")?;
+                let sandbox = self.client_policy(params)?;
+                let o = fs
+                    .rename(
+                        from,
+                        to,
+                        ResolveOptions { cwd },
+                        &request,
+                        sandbox.as_ref(),
+                        signal,
+                    )
+                    .await
+                    .map_err(fs_err)?;
+                Ok(serde_json::to_value(o).unwrap_or(Value::Null))
+            }
             "stream_text" => self.stream(fs, target()?, id, signal).await,
             other => Err(error_object(
                 wire::METHOD_NOT_FOUND,
@@ -1027,6 +1080,18 @@ fn str_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, Value> {
         .get(name)
         .and_then(Value::as_str)
         .ok_or_else(|| invalid(format!("{name} must be a string")))
+}
+
+/// An object parameter of a known shape; absent is its default.
+fn object_param<T: serde::de::DeserializeOwned + Default>(
+    params: &Value,
+    name: &str,
+) -> Result<T, Value> {
+    match params.get(name) {
+        None | Some(Value::Null) => Ok(T::default()),
+        Some(v) => serde_json::from_value(v.clone())
+            .map_err(|e| invalid(format!("{name} is not a valid request: {e}"))),
+    }
 }
 
 /// A text parameter carried as a payload segment.

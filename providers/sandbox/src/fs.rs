@@ -8,11 +8,10 @@ use crate::config::SandboxConfig;
 use crate::fence::{Decision, decide, decide_read};
 use seam::search::{FoundFile, GlobQuery, GrepFound, GrepQuery, Search, SearchError};
 use seam::{
-    CreateDirOptions, CreateDirOutcome, FsTargetKey, RemoveOptions, RemoveOutcome, RenameOptions,
-    RenameOutcome,
-    Capabilities, Capability, EditOutcome, EditRequest, FileSystem, FsDirEntry, FsError, FsInfo,
-    FsPathInfo, FsTarget, FsVersion, ResolveOptions, SandboxMode, SandboxPolicy, Signal,
-    TextStream, Verb, WriteIntent, WriteOutcome,
+    Capabilities, Capability, CreateDirOptions, CreateDirOutcome, EditOutcome, EditRequest,
+    FileSystem, FsDirEntry, FsError, FsInfo, FsPathInfo, FsTarget, FsTargetKey, FsVersion,
+    RemoveOptions, RemoveOutcome, RenameOptions, RenameOutcome, ResolveOptions, SandboxMode,
+    SandboxPolicy, Signal, TextStream, Verb, WriteIntent, WriteOutcome,
 };
 use seam_local::{Confinement, LocalFileSystem, Within, entry_parent, is_escape};
 use std::sync::Arc;
@@ -391,14 +390,17 @@ impl FileSystem for SandboxFileSystem {
         signal.check(Verb::Rename)?;
         let (from, mode, source) = self.entry_fence(from, &options, Verb::Rename, sandbox)?;
         let (to, _, dest) = self.entry_fence(to, &options, Verb::Rename, sandbox)?;
-        // Both ends must be allowed, and beneath one root: the move runs confined to it.
-        let decision = match (source, dest) {
-            (Decision::Deny(e), _) | (_, Decision::Deny(e)) => Decision::Deny(e),
-            (Decision::Anywhere, Decision::Anywhere) => Decision::Anywhere,
-            (Decision::Beneath(a), Decision::Beneath(b)) if a == b => Decision::Beneath(a),
-            _ => Decision::Deny(FsError::sandbox_denied(&to, mode)),
+        // Both ends must be allowed (the source's decided first), and beneath one root: the
+        // move runs confined to it.
+        let source = Self::within(source, &from, mode)?;
+        let dest = Self::within(dest, &to, mode)?;
+        let within = match (source, dest) {
+            (Within::Host, Within::Host) => Within::Host,
+            (Within::Confined(a), Within::Confined(b)) if a.path() == b.path() => {
+                Within::Confined(a)
+            }
+            _ => return Err(FsError::sandbox_denied(&to, mode)),
         };
-        let within = Self::within(decision, &from, mode)?;
         self.local
             .rename_in(&within, &from, &to, request)
             .await

@@ -1,0 +1,189 @@
+//! The namespace operations through a broken variant: forwarded with the variant's version
+//! tokens translated both ways (what the caller was shown in, what the provider issues out), and
+//! the four classic namespace mistakes:
+//!
+//! * [`Fault::RenameByCopy`] moves a file by writing a copy and deleting the original: not
+//!   atomic, and the copy is a new file with new bits, not the file that was moved;
+//! * [`Fault::RemoveFollowsLink`] removes what a link points to instead of the link;
+//! * [`Fault::RemoveIgnoresGuard`] removes whatever is there, whatever version the caller saw;
+//! * [`Fault::RenameReplacesWithoutGuard`] moves onto an existing destination it was never
+//!   allowed to replace.
+
+use crate::Fault;
+use crate::faulty::Faulty;
+use seam::{
+    CreateDirOptions, CreateDirOutcome, FsError, FsKind, FsPathKind, FsVersion, RemoveOptions,
+    RemoveOutcome, RenameOptions, RenameOutcome, ResolveOptions, SandboxPolicy, Signal,
+    WriteIntent,
+};
+
+impl Faulty {
+    /// The key a path's version is shown under (as `lstat` shows it).
+    async fn key_for(&self, path: &str, options: ResolveOptions<'_>) -> String {
+        match self.inner.resolve(path, options, &Signal::none()).await {
+            Ok(t) => t.key.as_str().to_string(),
+            Err(_) => path.to_string(),
+        }
+    }
+
+    /// The provider's own version for a guard the caller took from this variant: the entry's
+    /// current version when that is what the caller was shown, else the guard as given.
+    async fn entry_guard(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        asked: Option<&FsVersion>,
+    ) -> Option<FsVersion> {
+        let asked = asked?.clone();
+        let Ok(Some(now)) = self.inner.lstat(path, options, &Signal::none()).await else {
+            return Some(asked);
+        };
+        let key = self.key_for(path, options).await;
+        let shown = self.shown(now.version.clone(), now.kind == FsPathKind::Directory, &key);
+        Some(if shown == asked { now.version } else { asked })
+    }
+
+    pub(crate) async fn ns_create_dir(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: CreateDirOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<CreateDirOutcome, FsError> {
+        let out = self
+            .inner
+            .create_dir(path, options, request, sandbox, signal)
+            .await?;
+        let key = self.key_for(path, options).await;
+        Ok(CreateDirOutcome {
+            version: self.shown(out.version, true, &key),
+            ..out
+        })
+    }
+
+    pub(crate) async fn ns_remove(
+        &self,
+        path: &str,
+        options: ResolveOptions<'_>,
+        request: &RemoveOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RemoveOutcome, FsError> {
+        let mut request = RemoveOptions {
+            if_version: self
+                .entry_guard(path, options, request.if_version.as_ref())
+                .await,
+            ..request.clone()
+        };
+        match self.fault {
+            Fault::RemoveIgnoresGuard => request.if_version = None,
+            Fault::RemoveFollowsLink => {
+                // What the path leads to, links followed: the link's target goes, the link stays.
+                if let Ok(t) = self.inner.resolve(path, options, &Signal::none()).await
+                    && let Ok(Some(info)) = self.inner.stat(&t, &Signal::none()).await
+                    && info.kind != FsKind::Directory
+                {
+                    let followed = self.inner.process_path(&t);
+                    request.if_version = None;
+                    return self
+                        .inner
+                        .remove(&followed, options, &request, sandbox, signal)
+                        .await;
+                }
+            }
+            _ => {}
+        }
+        self.inner
+            .remove(path, options, &request, sandbox, signal)
+            .await
+    }
+
+    pub(crate) async fn ns_rename(
+        &self,
+        from: &str,
+        to: &str,
+        options: ResolveOptions<'_>,
+        request: &RenameOptions,
+        sandbox: Option<&SandboxPolicy>,
+        signal: &Signal,
+    ) -> Result<RenameOutcome, FsError> {
+        let mut request = RenameOptions {
+            if_version: self
+                .entry_guard(from, options, request.if_version.as_ref())
+                .await,
+            replace: self
+                .entry_guard(to, options, request.replace.as_ref())
+                .await,
+        };
+        match self.fault {
+            Fault::RenameReplacesWithoutGuard if request.replace.is_none() => {
+                // Whatever is at the destination is replaced, asked or not.
+                if let Ok(Some(there)) = self.inner.lstat(to, options, &Signal::none()).await {
+                    request.replace = Some(there.version);
+                }
+            }
+            Fault::RenameByCopy => {
+                if let Some(out) = self.copy_then_delete(from, to, options, &request).await {
+                    return out;
+                }
+            }
+            _ => {}
+        }
+        let out = self
+            .inner
+            .rename(from, to, options, &request, sandbox, signal)
+            .await?;
+        let key = self.key_for(to, options).await;
+        Ok(RenameOutcome {
+            version: self.shown(out.version, out.kind == FsPathKind::Directory, &key),
+            ..out
+        })
+    }
+
+    /// [`Fault::RenameByCopy`]: a regular text file with nothing at the destination is written
+    /// anew there and the original removed. `None` for anything else (moved properly).
+    async fn copy_then_delete(
+        &self,
+        from: &str,
+        to: &str,
+        options: ResolveOptions<'_>,
+        request: &RenameOptions,
+    ) -> Option<Result<RenameOutcome, FsError>> {
+        let none = Signal::none();
+        let info = self.inner.lstat(from, options, &none).await.ok()??;
+        if info.kind != FsPathKind::File
+            || request.replace.is_some()
+            || request
+                .if_version
+                .as_ref()
+                .is_some_and(|v| *v != info.version)
+            || self.inner.lstat(to, options, &none).await.ok()?.is_some()
+        {
+            return None;
+        }
+        let source = self.inner.resolve(from, options, &none).await.ok()?;
+        let text = self.inner.read_text(&source, &none).await.ok()?;
+        let dest = self.inner.resolve(to, options, &none).await.ok()?;
+        let written = self
+            .inner
+            .write_text(
+                &dest,
+                &text,
+                Some(&WriteIntent::CreateIfAbsent),
+                None,
+                &none,
+            )
+            .await
+            .ok()?;
+        let _ = self
+            .inner
+            .remove(from, options, &RemoveOptions::default(), None, &none)
+            .await;
+        Some(Ok(RenameOutcome {
+            kind: FsPathKind::File,
+            replaced: false,
+            version: written.version,
+        }))
+    }
+}
