@@ -238,6 +238,10 @@ caught! {
     catches_a_listing_refused_through_a_link => RefusesListingThroughLink,
     catches_a_file_url_that_leaves_reserved_characters => FileUrlLeavesReserved,
     catches_a_guard_that_is_not_checked_again_at_publication => GuardNotRechecked,
+    catches_a_rename_made_by_copy_and_delete => RenameByCopy,
+    catches_a_remove_that_follows_a_link => RemoveFollowsLink,
+    catches_a_remove_that_ignores_its_guard => RemoveIgnoresGuard,
+    catches_a_rename_that_replaces_without_a_guard => RenameReplacesWithoutGuard,
 }
 
 #[test]

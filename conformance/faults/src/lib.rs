@@ -350,8 +350,9 @@ impl Fault {
             Fault::FileUrlLeavesReserved => &["not a file:// URL"],
             // A guarded write or edit that went through where the file changed under it.
             Fault::GuardNotRechecked => &["[ChangeAt("],
-            Fault::RenameByCopy => &["mode", "was reused", "rename"],
-            Fault::RemoveFollowsLink => &["remove"],
+            Fault::RenameByCopy => &["mode"],
+            // The link it was asked to remove is still on disk (its target is gone).
+            Fault::RemoveFollowsLink => &["(symlink ->"],
             Fault::RemoveIgnoresGuard => &["expected FS_STALE_VERSION"],
             Fault::RenameReplacesWithoutGuard => &["expected FS_NOT_OBSERVED"],
             Fault::ClaimsSandboxWithoutFence
@@ -406,7 +407,8 @@ impl Fault {
             | Fault::RefusesListingThroughLink => ("sequences", &K::Outcome),
             Fault::FileUrlLeavesReserved => ("sequences", &K::PathFacts),
             Fault::GuardNotRechecked => ("sequences", &K::Outcome),
-            Fault::RenameByCopy | Fault::RemoveFollowsLink => ("sequences", &K::BytesOnDisk),
+            Fault::RenameByCopy => ("sequences", &K::BytesOnDisk),
+            Fault::RemoveFollowsLink => ("sequences", &K::Litter),
             Fault::RemoveIgnoresGuard | Fault::RenameReplacesWithoutGuard => {
                 ("sequences", &K::Outcome)
             }

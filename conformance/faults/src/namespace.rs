@@ -80,16 +80,22 @@ impl Faulty {
             Fault::RemoveIgnoresGuard => request.if_version = None,
             Fault::RemoveFollowsLink => {
                 // What the path leads to, links followed: the link's target goes, the link stays.
-                if let Ok(t) = self.inner.resolve(path, options, &Signal::none()).await
+                if let Ok(Some(entry)) = self.inner.lstat(path, options, &Signal::none()).await
+                    && entry.kind == FsPathKind::Symlink
+                    && let Ok(t) = self.inner.resolve(path, options, &Signal::none()).await
                     && let Ok(Some(info)) = self.inner.stat(&t, &Signal::none()).await
                     && info.kind != FsKind::Directory
                 {
                     let followed = self.inner.process_path(&t);
                     request.if_version = None;
+                    // It says it removed the link it was asked to remove.
                     return self
                         .inner
                         .remove(&followed, options, &request, sandbox, signal)
-                        .await;
+                        .await
+                        .map(|_| RemoveOutcome {
+                            kind: FsPathKind::Symlink,
+                        });
                 }
             }
             _ => {}
@@ -159,6 +165,10 @@ impl Faulty {
                 .as_ref()
                 .is_some_and(|v| *v != info.version)
             || self.inner.lstat(to, options, &none).await.ok()?.is_some()
+            || !matches!(
+                self.inner.lstat(&format!("{to}/.."), options, &none).await,
+                Ok(Some(p)) if p.kind == FsPathKind::Directory
+            )
         {
             return None;
         }
