@@ -57,6 +57,9 @@ async fn lists_every_tool_with_annotations_that_say_what_it_changes() {
             row("info", true, false, true),
             row("read_many", true, false, true),
             row("roots", true, false, true),
+            row("create_directory", false, false, true),
+            row("move", false, true, false),
+            row("delete", false, true, true),
         ]
     );
     for t in &tools {

@@ -218,6 +218,8 @@ rules! {
     RenameLinkAsLink = "rename.link-as-link", NAMES, "a link is moved as a link, its text unchanged";
     RenameDirectory = "rename.directory", NAMES, "a directory is moved with everything in it, keeping their versions";
     RenameIntoItself = "rename.into-itself", NAMES, "a directory moved to itself or beneath itself is refused";
+    CrashRenameOneOf = "crash.rename-one-of", NAMES, "after a kill during renames, every file is at its source or its destination — never both, never neither — whole, with its mode, and nothing else is left";
+    RaceNamespace = "race.namespace", NAMES, "concurrent guarded writes, removes and renames of one file at one version have exactly one winner, every loser FS_STALE_VERSION";
     NamespaceFenced = "namespace.fenced", SANDBOX, "a fencing backend decides each end of a namespace operation on its parent's real path";
 }
 

@@ -340,7 +340,14 @@ impl Op {
 
     /// Whether the operation mutates through the provider.
     pub fn is_mutation(&self) -> bool {
-        matches!(self, Op::Write { .. } | Op::Edit { .. })
+        matches!(
+            self,
+            Op::Write { .. }
+                | Op::Edit { .. }
+                | Op::CreateDir { .. }
+                | Op::Remove { .. }
+                | Op::Rename { .. }
+        )
     }
 }
 

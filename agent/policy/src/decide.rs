@@ -47,7 +47,24 @@ pub fn decide_edit(observed: &Observed) -> Result<FsVersion, EditRefusal> {
     }
 }
 
-/// Why [`decide_edit`] refused an edit.
+/// The version a `remove` or a `rename` of a file must still find, given what the owner
+/// observed — the edit's table: unseen is refused (read it first), absent is not found, present
+/// at V is guarded by V. A file nobody read is never taken away.
+pub fn decide_remove(observed: &Observed) -> Result<FsVersion, EditRefusal> {
+    decide_edit(observed)
+}
+
+/// The version at which a `rename` may replace a destination file, given what the owner
+/// observed: only the version it saw; unseen or absent never replaces (an existing
+/// destination is then `FS_NOT_OBSERVED`, untouched).
+pub fn decide_replace(observed: &Observed) -> Option<FsVersion> {
+    match observed {
+        Observed::Present(version) => Some(version.clone()),
+        Observed::Unseen | Observed::Absent => None,
+    }
+}
+
+/// Why [`decide_edit`] (or [`decide_remove`]) refused a mutation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EditRefusal {
     /// The owner never observed the file.
@@ -62,6 +79,16 @@ impl EditRefusal {
         match self {
             EditRefusal::NotObserved => FsErrorCode::NotObserved,
             EditRefusal::NotFound => FsErrorCode::NotFound,
+        }
+    }
+
+    /// The coded error for a `verb` (remove, rename) of `target`:
+    /// `<verb> requires reading "<path>" first` and `cannot <verb> "<path>": not found`.
+    pub fn error_for(self, verb: seam::Verb, target: &FsTarget) -> FsError {
+        let path = &target.display_path;
+        match self {
+            EditRefusal::NotObserved => FsError::requires_read(verb, path),
+            EditRefusal::NotFound => FsError::not_found(verb, path),
         }
     }
 
@@ -101,6 +128,29 @@ mod tests {
         );
         assert_eq!(decide_edit(&Observed::Absent), Err(EditRefusal::NotFound));
         assert_eq!(decide_edit(&Observed::Present(v.clone())), Ok(v));
+    }
+
+    #[test]
+    fn the_remove_and_replace_tables() {
+        let v = FsVersion::new("v");
+        assert_eq!(
+            decide_remove(&Observed::Unseen),
+            Err(EditRefusal::NotObserved)
+        );
+        assert_eq!(decide_remove(&Observed::Absent), Err(EditRefusal::NotFound));
+        assert_eq!(decide_remove(&Observed::Present(v.clone())), Ok(v.clone()));
+        assert_eq!(decide_replace(&Observed::Unseen), None);
+        assert_eq!(decide_replace(&Observed::Absent), None);
+        assert_eq!(decide_replace(&Observed::Present(v.clone())), Some(v));
+        let t = FsTarget {
+            key: FsTargetKey::new("/k"),
+            display_path: "/w/a.txt".into(),
+        };
+        let e = EditRefusal::NotObserved.error_for(seam::Verb::Remove, &t);
+        assert_eq!(e.code(), FsErrorCode::NotObserved);
+        assert_eq!(e.message(), "remove requires reading \"/w/a.txt\" first");
+        let e = EditRefusal::NotFound.error_for(seam::Verb::Rename, &t);
+        assert_eq!(e.message(), "cannot rename \"/w/a.txt\": not found");
     }
 
     #[test]

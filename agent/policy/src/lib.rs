@@ -12,6 +12,11 @@
 //! | absent             | `CreateIfAbsent`       | `FS_NOT_FOUND`                    |
 //! | present at V       | `ReplaceIfVersion(V)`  | `V`                               |
 //!
+//! `remove` and `rename` of a file follow the edit's column (a file is taken away only at the
+//! version the session saw: `remove requires reading "<path>" first` otherwise), and a rename
+//! replaces a destination file only at the version the session saw of it (never one it did not
+//! see: the provider then refuses with `FS_NOT_OBSERVED`).
+//!
 //! The policy does no I/O and knows no provider and no tool: it is reached only through
 //! [`seam::Gate`], so removing it leaves an unconstrained but working store. The table itself is
 //! the pure pair [`decide_write`] / [`decide_edit`], kept apart so that a model or a conformance
@@ -48,6 +53,6 @@ mod decide;
 mod owner;
 mod policy;
 
-pub use decide::{EditRefusal, Observed, decide_edit, decide_write};
+pub use decide::{EditRefusal, Observed, decide_edit, decide_remove, decide_replace, decide_write};
 pub use owner::Owner;
 pub use policy::ObservationPolicy;

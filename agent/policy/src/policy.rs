@@ -1,9 +1,9 @@
 //! [`ObservationPolicy`]: the decision table wired to the gate hooks, with the per-owner store.
 
-use crate::decide::{Observed, decide_edit, decide_write};
+use crate::decide::{Observed, decide_edit, decide_remove, decide_replace, decide_write};
 use crate::owner::Owner;
 use seam::{
-    Actor, FsError, FsObservation, FsTarget, FsTargetKey, FsVersion, Gate, WriteIntent,
+    Actor, FsError, FsObservation, FsTarget, FsTargetKey, FsVersion, Gate, Verb, WriteIntent,
     check_event_target, check_observation,
 };
 use std::collections::HashMap;
@@ -114,6 +114,29 @@ impl Gate for ObservationPolicy {
         decide_edit(&self.state(target, actor))
             .map(Some)
             .map_err(|refusal| refusal.error(target))
+    }
+
+    /// Always decides: a version, or a refusal (see [`decide_remove`]).
+    async fn remove_intent(
+        &self,
+        target: &FsTarget,
+        verb: Verb,
+        actor: Option<&Actor>,
+    ) -> Result<Option<FsVersion>, FsError> {
+        check_event_target(target)?;
+        decide_remove(&self.state(target, actor))
+            .map(Some)
+            .map_err(|refusal| refusal.error_for(verb, target))
+    }
+
+    /// The version the owner saw, or never replace (see [`decide_replace`]).
+    async fn replace_intent(
+        &self,
+        target: &FsTarget,
+        actor: Option<&Actor>,
+    ) -> Result<Option<FsVersion>, FsError> {
+        check_event_target(target)?;
+        Ok(decide_replace(&self.state(target, actor)))
     }
 
     /// Records for an owner; drops the observation of an actor that is not one, and an

@@ -103,3 +103,44 @@ pub(crate) static EDITOR: LazyLock<Value> = LazyLock::new(|| {
         "required": ["path"]
     })
 });
+
+/// `create_directory`: the path, and whether the call made it (absent for a dry run).
+pub(crate) static CREATE_DIRECTORY: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "created": {"type": "boolean"},
+            "dry_run": {"type": "boolean"}
+        },
+        "required": ["path"]
+    })
+});
+
+/// `delete`: the path and what was (or, for a dry run, would be) removed.
+pub(crate) static DELETE: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "kind": {"enum": ["file", "directory", "symlink", "other"]},
+            "dry_run": {"type": "boolean"}
+        },
+        "required": ["path", "kind"]
+    })
+});
+
+/// `move`: both ends, what moved, and whether a destination file was replaced.
+pub(crate) static MOVE: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": {
+            "source": {"type": "string"},
+            "destination": {"type": "string"},
+            "kind": {"enum": ["file", "directory", "symlink", "other"]},
+            "replaced": {"type": "boolean"},
+            "dry_run": {"type": "boolean"}
+        },
+        "required": ["source", "destination", "kind"]
+    })
+});

@@ -14,8 +14,8 @@ fn has_parent_segment(path: &str) -> bool {
     path.split(['/', '\\']).any(|c| c == "..")
 }
 
-/// Resolves the tool's `path` for this call.
-pub(crate) async fn resolve(exec: &Exec, path: &str, mutation: bool) -> Result<FsTarget, FsError> {
+/// The directory the tool's `path` is resolved against for this call (see the module docs).
+pub(crate) async fn base_of(exec: &Exec, path: &str, mutation: bool) -> Option<String> {
     let confining = exec.fs.sandbox_mode().is_some();
     let mut base: Option<String> = match (&exec.sandbox, mutation && confining) {
         (Some(policy), true) => Some(policy.workspace_root.clone()),
@@ -32,6 +32,12 @@ pub(crate) async fn resolve(exec: &Exec, path: &str, mutation: bool) -> Result<F
         // The provider's canonical path of the cwd; left as spelled if it cannot be resolved.
         base = Some(exec.fs.process_path(&t));
     }
+    base
+}
+
+/// Resolves the tool's `path` for this call.
+pub(crate) async fn resolve(exec: &Exec, path: &str, mutation: bool) -> Result<FsTarget, FsError> {
+    let base = base_of(exec, path, mutation).await;
     exec.fs
         .resolve(
             path,

@@ -42,6 +42,7 @@ pub struct ToolsetBuilder {
     spill: Option<Arc<dyn SpillStore>>,
     editor: bool,
     extended: bool,
+    namespace: bool,
 }
 
 impl Toolset {
@@ -56,6 +57,7 @@ impl Toolset {
             spill: None,
             editor: false,
             extended: false,
+            namespace: fs.capabilities().namespace,
         }
     }
 
@@ -135,8 +137,9 @@ impl ToolsetBuilder {
     }
 
     /// Also registers what a file server offers beyond the seed's tools — `list`, `tree`,
-    /// `info`, `read_many` and `roots` — and gives `write` and `edit` a `dry_run` argument
-    /// (the diff, nothing changed).
+    /// `info`, `read_many` and `roots`, and — for a provider that claims the namespace
+    /// operations — `create_directory`, `move` and `delete` — and gives `write` and `edit` a
+    /// `dry_run` argument (the diff, nothing changed).
     pub fn extended(mut self) -> Self {
         self.extended = true;
         self
@@ -169,6 +172,11 @@ impl ToolsetBuilder {
                 self.read,
             ))));
             tools.push(Arc::new(crate::info::RootsTool::new()));
+            if self.namespace {
+                tools.push(Arc::new(crate::namespace::CreateDirectoryTool::new()));
+                tools.push(Arc::new(crate::namespace::MoveTool::new()));
+                tools.push(Arc::new(crate::namespace::DeleteTool::new()));
+            }
         }
         Toolset { tools }
     }

@@ -157,6 +157,43 @@ impl FileSystem for Hooked {
         self.before("edit_text", &t.display_path).await?;
         self.inner.edit_text(t, e, v, p, s).await
     }
+    async fn create_dir(
+        &self,
+        path: &str,
+        o: ResolveOptions<'_>,
+        r: seam::CreateDirOptions,
+        p: Option<&SandboxPolicy>,
+        s: &Signal,
+    ) -> Result<seam::CreateDirOutcome, FsError> {
+        let _turn = self.turn().await;
+        self.before("create_dir", path).await?;
+        self.inner.create_dir(path, o, r, p, s).await
+    }
+    async fn remove(
+        &self,
+        path: &str,
+        o: ResolveOptions<'_>,
+        r: &seam::RemoveOptions,
+        p: Option<&SandboxPolicy>,
+        s: &Signal,
+    ) -> Result<seam::RemoveOutcome, FsError> {
+        let _turn = self.turn().await;
+        self.before("remove", path).await?;
+        self.inner.remove(path, o, r, p, s).await
+    }
+    async fn rename(
+        &self,
+        from: &str,
+        to: &str,
+        o: ResolveOptions<'_>,
+        r: &seam::RenameOptions,
+        p: Option<&SandboxPolicy>,
+        s: &Signal,
+    ) -> Result<seam::RenameOutcome, FsError> {
+        let _turn = self.turn().await;
+        self.before("rename", from).await?;
+        self.inner.rename(from, to, o, r, p, s).await
+    }
 }
 
 /// `inner`'s subjects, hooked: every subject by `hook`, or each by a hook of its own made by

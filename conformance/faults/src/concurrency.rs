@@ -238,6 +238,6 @@ impl Faulty {
 /// next started, and the mistake went unseen at seed 24228).
 /// (A blocking sleep, as the slow truncation above: this is a broken variant for the self-test,
 /// never a provider.)
-fn between_sections() {
+pub(crate) fn between_sections() {
     std::thread::sleep(std::time::Duration::from_millis(5));
 }

@@ -156,11 +156,14 @@ pub enum Fault {
     RemoveIgnoresGuard,
     /// A `rename` without a replace guard replaces whatever is at the destination.
     RenameReplacesWithoutGuard,
+    /// A guarded `remove` checks the version, lets go, and removes: a write at the same version
+    /// in between, and both the write and the remove win (the write's content is lost).
+    RemoveGuardCheckedApart,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 47] = [
+    pub const ALL: [Fault; 48] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -208,6 +211,7 @@ impl Fault {
         Fault::RemoveFollowsLink,
         Fault::RemoveIgnoresGuard,
         Fault::RenameReplacesWithoutGuard,
+        Fault::RemoveGuardCheckedApart,
     ];
 
     /// A stable kebab-case name.
@@ -260,6 +264,7 @@ impl Fault {
             Fault::RemoveFollowsLink => "remove-follows-link",
             Fault::RemoveIgnoresGuard => "remove-ignores-guard",
             Fault::RenameReplacesWithoutGuard => "rename-replaces-without-guard",
+            Fault::RemoveGuardCheckedApart => "remove-guard-checked-apart",
         }
     }
 
@@ -355,6 +360,7 @@ impl Fault {
             Fault::RemoveFollowsLink => &["(symlink ->"],
             Fault::RemoveIgnoresGuard => &["expected FS_STALE_VERSION"],
             Fault::RenameReplacesWithoutGuard => &["expected FS_NOT_OBSERVED"],
+            Fault::RemoveGuardCheckedApart => &["of removes and renames", "winners"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -412,6 +418,7 @@ impl Fault {
             Fault::RemoveIgnoresGuard | Fault::RenameReplacesWithoutGuard => {
                 ("sequences", &K::Outcome)
             }
+            Fault::RemoveGuardCheckedApart => ("cas-races", &K::Race),
         }
     }
 }

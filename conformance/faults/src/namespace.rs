@@ -6,6 +6,8 @@
 //!   atomic, and the copy is a new file with new bits, not the file that was moved;
 //! * [`Fault::RemoveFollowsLink`] removes what a link points to instead of the link;
 //! * [`Fault::RemoveIgnoresGuard`] removes whatever is there, whatever version the caller saw;
+//! * [`Fault::RemoveGuardCheckedApart`] checks the version in one critical section and removes
+//!   in another: a write at the same version in between, and both win;
 //! * [`Fault::RenameReplacesWithoutGuard`] moves onto an existing destination it was never
 //!   allowed to replace.
 
@@ -78,6 +80,19 @@ impl Faulty {
         };
         match self.fault {
             Fault::RemoveIgnoresGuard => request.if_version = None,
+            Fault::RemoveGuardCheckedApart if request.if_version.is_some() => {
+                // The guard in one critical section, the removal in another.
+                let now = self
+                    .inner
+                    .lstat(path, options, &Signal::none())
+                    .await?
+                    .map(|i| i.version);
+                if now != request.if_version {
+                    return Err(FsError::changed_since_read(seam::Verb::Remove, path));
+                }
+                crate::concurrency::between_sections();
+                request.if_version = None;
+            }
             Fault::RemoveFollowsLink => {
                 // What the path leads to, links followed: the link's target goes, the link stays.
                 if let Ok(Some(entry)) = self.inner.lstat(path, options, &Signal::none()).await

@@ -275,7 +275,11 @@ impl Harness {
                 .ok()
                 .map(|e| self.model.key_display(&e.key));
             let source = self.model.lstat(&sfrom).ok().flatten().map(|i| i.version);
-            let source_stale = matches!((&guard, source), (Some((g, _)), Some(v)) if *g != v);
+            let source_stale = match (&guard, source) {
+                (Some((g, _)), Some(v)) => *g != v,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
             let out = self.model.rename(
                 &sfrom,
                 &sto,

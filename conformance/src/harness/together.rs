@@ -24,8 +24,9 @@ use crate::rules::Rule;
 use crate::step::{Lane, Op, Spawn, Step, WriteGuard, render_path};
 use futures_util::StreamExt;
 use seam::{
-    EditRequest, FileSystem, FsError, FsErrorCode, FsKind, FsTarget, FsVersion, SandboxPolicy,
-    Signal, WriteIntent, WriteOperation,
+    EditRequest, FileSystem, FsError, FsErrorCode, FsKind, FsPathKind, FsTarget, FsVersion,
+    RemoveOptions, RenameOptions, ResolveOptions, SandboxPolicy, Signal, WriteIntent,
+    WriteOperation,
 };
 use seam_model::{Guard, Interference, Model, ModelError, Resolved, SnapEntry, Version};
 use std::collections::{BTreeMap, HashMap};
@@ -54,6 +55,11 @@ enum Seen {
     },
     Read(Content),
     Stat(Option<(FsKind, Option<u64>)>),
+    Removed(FsPathKind),
+    Renamed {
+        kind: FsPathKind,
+        replaced: bool,
+    },
     Failed(FsErrorCode, String),
 }
 
@@ -66,6 +72,11 @@ impl Seen {
             Seen::Edited { after, .. } => format!("edited {}", show_bytes(after.as_bytes())),
             Seen::Read(c) => c.show(),
             Seen::Stat(s) => format!("{s:?}"),
+            Seen::Removed(kind) => format!("removed ({kind:?})"),
+            Seen::Renamed { kind, replaced } => format!(
+                "renamed ({kind:?}{})",
+                if *replaced { ", replacing" } else { "" }
+            ),
             Seen::Failed(code, m) => format!("{code} {m:?}"),
         }
     }
@@ -115,6 +126,10 @@ struct Job {
     edit_guard: Option<FsVersion>,
     model_guard: Option<Guard>,
     model_edit_guard: Option<Version>,
+    /// A rename's destination, as an absolute display path.
+    to: Option<String>,
+    /// A rename's replace guard (provider's, model's).
+    replace: Option<(FsVersion, Version)>,
     policy: Option<SandboxPolicy>,
 }
 
@@ -184,6 +199,48 @@ async fn perform(fs: &dyn FileSystem, job: &Job) -> (Seen, Option<FsVersion>) {
                     Seen::Edited {
                         before: o.before,
                         after: o.after,
+                    },
+                    Some(o.version),
+                ),
+                Err(e) => failed(&e),
+            }
+        }
+        Op::Remove { directory, .. } => {
+            let request = RemoveOptions {
+                if_version: job.edit_guard.clone(),
+                directory: *directory,
+            };
+            let opts = ResolveOptions::default();
+            match fs
+                .remove(&t.display_path, opts, &request, job.policy.as_ref(), &none)
+                .await
+            {
+                Ok(o) => (Seen::Removed(o.kind), None),
+                Err(e) => failed(&e),
+            }
+        }
+        Op::Rename { .. } => {
+            let request = RenameOptions {
+                if_version: job.edit_guard.clone(),
+                replace: job.replace.as_ref().map(|(t, _)| t.clone()),
+            };
+            let to = job.to.clone().unwrap_or_default();
+            let opts = ResolveOptions::default();
+            match fs
+                .rename(
+                    &t.display_path,
+                    &to,
+                    opts,
+                    &request,
+                    job.policy.as_ref(),
+                    &none,
+                )
+                .await
+            {
+                Ok(o) => (
+                    Seen::Renamed {
+                        kind: o.kind,
+                        replaced: o.replaced,
                     },
                     Some(o.version),
                 ),
@@ -267,6 +324,27 @@ fn predict(model: &mut Model, job: &Job) -> (Seen, Option<Version>) {
             &Interference::None,
         ) {
             Ok((v, before, after)) => (Seen::Edited { before, after }, Some(v)),
+            Err(e) => model_failed(&e),
+        },
+        Op::Remove { directory, .. } => {
+            match model.remove(&r.display, job.model_edit_guard, *directory) {
+                Ok(kind) => (Seen::Removed(kind), None),
+                Err(e) => model_failed(&e),
+            }
+        }
+        Op::Rename { .. } => match model.rename(
+            &r.display,
+            job.to.as_deref().unwrap_or_default(),
+            job.model_edit_guard,
+            job.replace.as_ref().map(|(_, m)| *m),
+        ) {
+            Ok(o) => (
+                Seen::Renamed {
+                    kind: o.kind,
+                    replaced: o.replaced,
+                },
+                Some(o.version),
+            ),
             Err(e) => model_failed(&e),
         },
         _ => predict_read(model, job),
@@ -507,6 +585,8 @@ impl Harness {
             edit_guard: None,
             model_guard: None,
             model_edit_guard: None,
+            to: None,
+            replace: None,
             policy,
         };
         match &step.op {
@@ -522,10 +602,36 @@ impl Harness {
                     job.model_guard = Some(Guard::ReplaceIfVersion(m));
                 }
             },
-            Op::Edit { guard: Some(v), .. } => {
+            Op::Edit { guard: Some(v), .. } | Op::Remove { guard: Some(v), .. } => {
                 let (m, token) = self.recent(*v, Some(&resolved));
                 job.edit_guard = Some(token);
                 job.model_edit_guard = Some(m);
+            }
+            Op::Rename {
+                to, guard, replace, ..
+            } => {
+                if let Some(v) = guard {
+                    let (m, token) = self.recent(*v, Some(&resolved));
+                    job.edit_guard = Some(token);
+                    job.model_edit_guard = Some(m);
+                }
+                let to = render_path(to, &self.root);
+                let to = if to.starts_with('/') {
+                    to
+                } else {
+                    format!("{}/{to}", self.root)
+                };
+                if let Some(v) = replace {
+                    let dest = self.model.resolve(&to).map_err(|e| {
+                        setup(format!(
+                            "a rename's destination must resolve: {}",
+                            e.message
+                        ))
+                    })?;
+                    let (m, token) = self.recent(*v, Some(&dest));
+                    job.replace = Some((token, m));
+                }
+                job.to = Some(to);
             }
             _ => {}
         }
@@ -856,6 +962,8 @@ fn check_shape(lanes: &[Lane]) -> Check {
                     | Op::ReadBytes { .. }
                     | Op::Write { .. }
                     | Op::Edit { .. }
+                    | Op::Remove { .. }
+                    | Op::Rename { .. }
             );
             if !ok
                 || s.interfere != crate::step::Interfere::None
@@ -864,7 +972,7 @@ fn check_shape(lanes: &[Lane]) -> Check {
                 || s.cwd.is_some()
             {
                 return Err(setup(format!(
-                    "a group runs reads, stats, writes and edits, plain (the lane names the instance): not {}",
+                    "a group runs reads, stats, writes, edits, removes and renames, plain (the lane names the instance): not {}",
                     crate::step::describe(s)
                 )));
             }
@@ -1080,6 +1188,8 @@ mod tests {
             edit_guard: None,
             model_guard: None,
             model_edit_guard: None,
+            to: None,
+            replace: None,
             policy: None,
         };
         let jobs = vec![vec![job(&write)], vec![job(&read)]];

@@ -8,6 +8,7 @@ pub mod bad_input;
 pub mod claims;
 pub mod containment;
 pub mod crash;
+pub mod crash_rename;
 pub mod differential;
 pub mod facts;
 pub mod identity;
@@ -235,6 +236,7 @@ pub fn registry() -> Vec<Arc<dyn Property>> {
         Arc::new(containment::Containment),
         Arc::new(swap_race::SwapRace),
         Arc::new(crash::Crash),
+        Arc::new(crash_rename::CrashRename),
         Arc::new(sequences::Sequences),
         Arc::new(policy::Policy),
         Arc::new(differential::Differential),

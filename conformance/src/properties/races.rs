@@ -26,7 +26,7 @@ impl Property for CasRaces {
     }
 
     fn summary(&self) -> &'static str {
-        "concurrent guarded writes/edits at one version and concurrent create-if-absent have exactly one winner"
+        "concurrent guarded writes/edits (and removes and renames, where claimed) at one version and concurrent create-if-absent have exactly one winner"
     }
 
     fn core(&self) -> bool {
@@ -39,6 +39,17 @@ impl Property for CasRaces {
                 .map_err(|f| Failure::new(f.kind, format!("round {r}: {}", f.message)))?;
         }
         out.stats.rule(Rule::RaceOneWinner);
+        if cx.caps.namespace {
+            for r in 0..ROUNDS {
+                scenario(cx, self.name(), namespace_round(r), &[], out).map_err(|f| {
+                    Failure::new(
+                        f.kind,
+                        format!("round {r} of removes and renames: {}", f.message),
+                    )
+                })?;
+            }
+            out.stats.rule(Rule::RaceNamespace);
+        }
         if cx.caps.shared_storage {
             for r in 0..ROUNDS_ACROSS {
                 scenario(cx, self.name(), round(r % 2 == 0, true), &[], out).map_err(|f| {
@@ -98,6 +109,50 @@ fn round(create: bool, across: bool) -> Vec<Step> {
             let mut lane = Lane::of(vec![Step::plain(op)]);
             lane.instance = u8::from(across && (i / 2) % 2 == 1);
             lane
+        })
+        .collect();
+    steps.push(Step::plain(Op::Together {
+        lanes,
+        on: crate::step::Spawn::Threads,
+    }));
+    steps
+}
+
+/// A round that mixes the namespace operations into the race: after `a` exists and its version
+/// is seen, guarded writes, guarded removes and guarded renames (each to a name of its own) at
+/// that version, all at once. Exactly one may win — a remove that takes the file away after a
+/// write replaced it, or a rename that moves it twice, is a lost update — and every loser is
+/// `FS_STALE_VERSION`.
+fn namespace_round(r: usize) -> Vec<Step> {
+    let mut steps = vec![
+        Step::plain(Op::World(WorldOp::Write {
+            path: "a".into(),
+            bytes: b"base\n".to_vec(),
+            mode: 0o644,
+        })),
+        Step::plain(Op::Stat { path: "a".into() }),
+    ];
+    let lanes = (0..RACERS)
+        .map(|i| {
+            let op = match (i + r) % 3 {
+                0 => Op::Write {
+                    path: "a".into(),
+                    content: format!("racer {i}\n"),
+                    guard: WriteGuard::ReplaceIfVersion(VersionRef::Target),
+                },
+                1 => Op::Remove {
+                    path: "a".into(),
+                    guard: Some(VersionRef::Target),
+                    directory: false,
+                },
+                _ => Op::Rename {
+                    from: "a".into(),
+                    to: format!("moved{i}"),
+                    guard: Some(VersionRef::Target),
+                    replace: None,
+                },
+            };
+            Lane::of(vec![Step::plain(op)])
         })
         .collect();
     steps.push(Step::plain(Op::Together {

@@ -224,11 +224,16 @@ impl Model {
             Some(a) => a.display.clone(),
             None => self.display(&self.lexical(verb, path)?),
         };
+        // Nothing there: not found — or stale, for a caller who saw something at a version.
+        let absent = || match if_version {
+            Some(_) => err(FsError::changed_since_read(verb, &display)),
+            None => err(FsError::not_found(verb, &display)),
+        };
         let Some(at) = at else {
-            return Err(err(FsError::not_found(verb, &display)));
+            return Err(absent());
         };
         let Some(node) = self.tree.get(&at.key.0) else {
-            return Err(err(FsError::not_found(verb, &display)));
+            return Err(absent());
         };
         if let Some(v) = if_version
             && v != version_of(node)
@@ -256,7 +261,7 @@ impl Model {
         if_version: Option<Version>,
         replace: Option<Version>,
     ) -> Result<RenameResult, ModelError> {
-        let (source, dest) = self.rename_ends(from, to)?;
+        let (source, dest) = self.rename_ends(from, to, if_version.is_some())?;
         let verb = Verb::Rename;
         let Some(node) = self.tree.get(&source.key.0) else {
             return Err(err(FsError::not_found(verb, &source.display)));
@@ -317,13 +322,15 @@ impl Model {
         })
     }
 
-    /// The two ends of a rename: the source entry (absent: `FS_NOT_FOUND`), and the
+    /// The two ends of a rename: the source entry (absent: `FS_NOT_FOUND`, or `FS_STALE_VERSION`
+    /// when `guarded`), and the
     /// destination place or why there is none (checked after the source's guard).
     #[allow(clippy::type_complexity)]
     pub fn rename_ends(
         &self,
         from: &str,
         to: &str,
+        guarded: bool,
     ) -> Result<(EntryAt, Result<EntryAt, ModelError>), ModelError> {
         let verb = Verb::Rename;
         let source = self.entry(verb, from)?;
@@ -337,6 +344,7 @@ impl Model {
         }
         match source {
             Some(s) if self.tree.get(&s.key.0).is_some() => Ok((s, dest)),
+            _ if guarded => Err(err(FsError::changed_since_read(verb, &display))),
             _ => Err(err(FsError::not_found(verb, &display))),
         }
     }

@@ -308,7 +308,9 @@ pub trait FileSystem: Send + Sync {
     /// `FS_STALE_VERSION` and removes nothing. The parent's version changes.
     ///
     /// Checked in this order: nothing there (also a path through a file or a missing parent) is
-    /// `FS_NOT_FOUND` ([`FsError::not_found`], verb `remove`); the guard
+    /// `FS_NOT_FOUND` ([`FsError::not_found`], verb `remove`) — or, with `if_version`,
+    /// `FS_STALE_VERSION` (the caller saw something there; like a version-guarded write of a
+    /// file that is gone); the guard
     /// ([`FsError::changed_since_read`]); a directory without `directory` is
     /// `FS_NOT_REGULAR_FILE` ([`FsError::is_a_directory`]); a directory with entries is
     /// `FS_IO_ERROR` ([`FsError::directory_not_empty`]).
@@ -342,7 +344,8 @@ pub trait FileSystem: Send + Sync {
     /// Checked in this order, each failure changing nothing:
     ///
     /// 1. the source entry: absent (also through a file or a missing directory) is
-    ///    `FS_NOT_FOUND` ([`FsError::not_found`], verb `rename`, naming `from`); `if_version`
+    ///    `FS_NOT_FOUND` ([`FsError::not_found`], verb `rename`, naming `from`) — with
+    ///    `if_version`, `FS_STALE_VERSION` ([`FsError::changed_since_read`]); `if_version`
     ///    not its `lstat` version is `FS_STALE_VERSION` ([`FsError::changed_since_read`],
     ///    naming `from`);
     /// 2. the destination's parent: missing is `FS_NOT_FOUND` ([`FsError::parent_missing`]),

@@ -6,7 +6,7 @@
 //! carry only the contract's vocabulary and an opaque actor, so a policy never needs a provider
 //! and a provider never needs a policy.
 
-use crate::{FsError, FsErrorCode, FsObservation, FsTarget, FsVersion, WriteIntent};
+use crate::{FsError, FsErrorCode, FsObservation, FsTarget, FsVersion, Verb, WriteIntent};
 use std::any::Any;
 
 /// Whoever is acting: opaque to the contract. A policy downcasts it to find its owner.
@@ -28,6 +28,30 @@ pub trait Gate: Send + Sync {
     /// The version an edit of `target` must still find; `Ok(None)` edits unconditionally,
     /// and an error refuses the edit before it reaches the provider.
     async fn edit_intent(
+        &self,
+        target: &FsTarget,
+        actor: Option<&Actor>,
+    ) -> Result<Option<FsVersion>, FsError> {
+        let _ = (target, actor);
+        Ok(None)
+    }
+
+    /// The version the file at `target` must still have for a `remove` or a `rename` (`verb`)
+    /// to take it away; `Ok(None)` takes it unconditionally, and an error refuses the call
+    /// before it reaches the provider.
+    async fn remove_intent(
+        &self,
+        target: &FsTarget,
+        verb: Verb,
+        actor: Option<&Actor>,
+    ) -> Result<Option<FsVersion>, FsError> {
+        let _ = (target, verb, actor);
+        Ok(None)
+    }
+
+    /// The version at which a `rename` may replace the file at `target` (its destination);
+    /// `Ok(None)` never replaces (an existing destination is then `FS_NOT_OBSERVED`).
+    async fn replace_intent(
         &self,
         target: &FsTarget,
         actor: Option<&Actor>,

@@ -163,6 +163,15 @@ impl FsError {
         )
     }
 
+    /// `FS_NOT_OBSERVED`: a read-before-write policy refused a `remove` or a `rename` of a file
+    /// its session never read: `<verb> requires reading "<path>" first`.
+    pub fn requires_read(verb: Verb, display: &str) -> FsError {
+        FsError::new(
+            FsErrorCode::NotObserved,
+            format!("{verb} requires reading \"{display}\" first"),
+        )
+    }
+
     /// `FS_EDIT_NOT_FOUND`: an edit's old string is empty.
     pub fn empty_old_string() -> FsError {
         FsError::new(

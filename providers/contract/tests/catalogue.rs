@@ -64,6 +64,34 @@ fn constructors() -> Vec<(&'static str, bool, bool, Render)> {
         ("changed_since_read", true, false, |v, _| {
             FsError::changed_since_read(v, PATH)
         }),
+        ("requires_read", true, false, |v, _| {
+            FsError::requires_read(v, PATH)
+        }),
+        ("not_supported", true, false, |v, _| {
+            FsError::not_supported(v, PATH)
+        }),
+        ("parent_missing", true, false, |v, _| {
+            FsError::parent_missing(v, PATH)
+        }),
+        ("directory_exists", false, false, |_, _| {
+            FsError::directory_exists(PATH)
+        }),
+        ("not_directory_in_the_way", false, false, |_, _| {
+            FsError::not_directory_in_the_way(PATH)
+        }),
+        ("is_a_directory", true, false, |v, _| {
+            FsError::is_a_directory(v, PATH)
+        }),
+        ("directory_not_empty", false, false, |_, _| {
+            FsError::directory_not_empty(PATH)
+        }),
+        ("destination_exists", false, false, |_, _| {
+            FsError::destination_exists(PATH)
+        }),
+        // Two paths; the catalogue's one placeholder stands for both (source, then destination).
+        ("rename_into_itself", false, false, |_, _| {
+            FsError::rename_into_itself(PATH, PATH)
+        }),
         ("exists_not_observed", false, false, |_, _| {
             FsError::exists_not_observed(PATH)
         }),
@@ -108,11 +136,19 @@ fn template(message: &str, verb: Option<Verb>, mode: Option<SandboxMode>) -> Str
         t = t.replace(m.as_str(), "{mode}");
     }
     if let Some(v) = verb {
-        // The verb opens the message (`cannot lstat "…"`, `lstat aborted`): only there.
-        let (with_cannot, alone) = (format!("cannot {v} "), format!("{v} aborted"));
+        // The verb opens the message (`cannot lstat "…"`, `lstat aborted`, `lstat requires
+        // reading …`): only there.
+        let (with_cannot, alone, requires) = (
+            format!("cannot {v} "),
+            format!("{v} aborted"),
+            format!("{v} requires "),
+        );
         t = t
             .replacen(&with_cannot, "cannot {verb} ", 1)
             .replacen(&alone, "{verb} aborted", 1);
+        if t.starts_with(&requires) {
+            t = t.replacen(&requires, "{verb} requires ", 1);
+        }
     }
     t
 }

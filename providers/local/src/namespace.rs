@@ -184,8 +184,13 @@ impl Core {
     ) -> Result<FsPathKind, FsError> {
         let verb = Verb::Remove;
         let d = e.display.as_str();
+        // Nothing there: not found — or stale, for a caller who saw something at a version.
+        let absent = || match request.if_version {
+            Some(_) => FsError::changed_since_read(verb, d),
+            None => FsError::not_found(verb, d),
+        };
         let Some(parent) = self.open_parent(root, e, verb)? else {
-            return Err(FsError::not_found(verb, d));
+            return Err(absent());
         };
         let look = || probe_at(&parent, e.name.as_str(), false).map_err(|err| os(err, verb, d));
         // A regular file is locked across processes before it is checked (`crate::xlock`).
@@ -194,7 +199,7 @@ impl Core {
             _ => crate::xlock::Held::default(),
         };
         let Some(now) = look()? else {
-            return Err(FsError::not_found(verb, d));
+            return Err(absent());
         };
         if let Some(v) = &request.if_version
             && *v != now.version
@@ -212,7 +217,7 @@ impl Core {
         match rustix::fs::unlinkat(&parent, e.name.as_str(), flags) {
             Ok(()) => {}
             Err(Errno::NOTEMPTY | Errno::EXIST) => return Err(FsError::directory_not_empty(d)),
-            Err(Errno::NOENT) => return Err(FsError::not_found(verb, d)),
+            Err(Errno::NOENT) => return Err(absent()),
             Err(Errno::ISDIR) => return Err(FsError::is_a_directory(verb, d)),
             Err(err) => return Err(os(err, verb, d)),
         }
@@ -225,13 +230,17 @@ impl Core {
         &self,
         root: &Root,
         from: &Entry,
-        to: &Entry,
+        to: &Result<Entry, FsError>,
         request: &RenameOptions,
     ) -> Result<(FsPathKind, bool, FsVersion), FsError> {
         let verb = Verb::Rename;
-        let (f, t) = (from.display.as_str(), to.display.as_str());
+        let f = from.display.as_str();
+        let absent = || match request.if_version {
+            Some(_) => FsError::changed_since_read(verb, f),
+            None => FsError::not_found(verb, f),
+        };
         let Some(src_dir) = self.open_parent(root, from, verb)? else {
-            return Err(FsError::not_found(verb, f));
+            return Err(absent());
         };
         let look_src =
             || probe_at(&src_dir, from.name.as_str(), false).map_err(|err| os(err, verb, f));
@@ -240,13 +249,15 @@ impl Core {
             _ => crate::xlock::Held::default(),
         };
         let Some(source) = look_src()? else {
-            return Err(FsError::not_found(verb, f));
+            return Err(absent());
         };
         if let Some(v) = &request.if_version
             && *v != source.version
         {
             return Err(FsError::changed_since_read(verb, f));
         }
+        let to = to.as_ref().map_err(Clone::clone)?;
+        let t = to.display.as_str();
         let dst_dir = match root.open_dir(&to.parent) {
             Ok(fd) => fd,
             Err(Errno::NOENT) => return Err(FsError::parent_missing(verb, t)),
@@ -295,7 +306,7 @@ impl Core {
         ) {
             Ok(()) => {}
             Err(Errno::EXIST | Errno::NOTEMPTY) => return Err(FsError::destination_exists(t)),
-            Err(Errno::NOENT) => return Err(FsError::not_found(verb, f)),
+            Err(Errno::NOENT) => return Err(absent()),
             Err(Errno::INVAL) => return Err(FsError::rename_into_itself(f, t)),
             Err(Errno::ISDIR) => return Err(FsError::is_a_directory(verb, t)),
             Err(Errno::NOTDIR) => return Err(FsError::is_a_directory(verb, f)),
@@ -386,10 +397,15 @@ impl LocalFileSystem {
         request: &RenameOptions,
     ) -> Result<RenameOutcome, FsError> {
         let source = entry_of(from, Verb::Rename)?;
-        let dest = entry_of(to, Verb::Rename)?;
+        // What is wrong with the destination's path (a loop on the way) is said after the
+        // source has been looked at, in the contract's order.
+        let dest = entry_of(to, Verb::Rename);
         let core = self.core().clone();
         // Both keys, in one order for every caller, so two renames never wait for each other.
-        let (a, b) = (source.key(), dest.key());
+        let (a, b) = match &dest {
+            Ok(d) => (source.key(), d.key()),
+            Err(_) => (source.key(), source.key()),
+        };
         let (low, high) = if a <= b { (a, b) } else { (b, a) };
         let first = core.locks.lock(&low).await;
         let second = if low == high {

@@ -265,3 +265,148 @@ fn the_parser_joins_unfinished_calls() {
     assert_eq!(calls[2].result, "0");
     assert_eq!(calls[0].result, "3");
 }
+
+/// Renames per traced run.
+const RENAMES: usize = 4;
+
+/// The traced child of the rename test: durable (or relaxed) renames of `a/s<i>` to `b/t<i>`,
+/// each followed by a `returned-N` marker.
+#[test]
+fn traced_renamer() {
+    let Ok(dir) = std::env::var("SEAM_TRACED_RENAME_DIR") else {
+        return;
+    };
+    let durability = match std::env::var("SEAM_TRACED_DURABILITY").as_deref() {
+        Ok("none") => Durability::None,
+        _ => Durability::Full,
+    };
+    let fs = LocalFileSystem::new(LocalConfig::new(dir.clone()).with_durability(durability));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let base = Path::new(&dir);
+    std::fs::create_dir_all(base.join("a")).expect("a");
+    std::fs::create_dir_all(base.join("b")).expect("b");
+    for i in 0..RENAMES {
+        std::fs::write(base.join(format!("a/s{i}")), format!("file {i}\n")).expect("seed");
+    }
+    for i in 0..RENAMES {
+        rt.block_on(fs.rename(
+            &format!("a/s{i}"),
+            &format!("b/t{i}"),
+            ResolveOptions::default(),
+            &seam::RenameOptions::default(),
+            None,
+            &Signal::none(),
+        ))
+        .expect("rename");
+        std::fs::write(base.join(format!("returned-{i}")), b"").expect("marker");
+    }
+}
+
+/// Checks that every rename was made durable before it returned: after the `renameat2` that
+/// moved the file, both directories it changed were fsynced (the destination's and the
+/// source's), and only then did the call return.
+fn check_rename_order(calls: &[Call]) -> Result<usize, String> {
+    let mut dirs: HashMap<String, bool> = HashMap::new();
+    let mut renamed = false;
+    let mut dir_syncs = 0;
+    let mut checked = 0;
+    for c in calls {
+        match c.name.as_str() {
+            "openat" | "open" => {
+                let is_dir = c.args.contains("O_DIRECTORY") || c.args.contains("O_PATH");
+                dirs.insert(c.result.clone(), is_dir);
+                if c.args.contains("/returned-") {
+                    if !renamed {
+                        return Err(format!("rename {checked} returned without renaming"));
+                    }
+                    if dir_syncs < 2 {
+                        return Err(format!(
+                            "rename {checked} returned after {dir_syncs} directory fsync(s): both directories must be fsynced after the rename"
+                        ));
+                    }
+                    checked += 1;
+                    renamed = false;
+                    dir_syncs = 0;
+                }
+            }
+            "fsync" | "fdatasync" if c.result == "0" => {
+                if renamed && dirs.get(first_arg(c)).copied().unwrap_or(false) {
+                    dir_syncs += 1;
+                }
+            }
+            "renameat" | "renameat2" | "rename" if c.result == "0" && c.args.contains("\"t") => {
+                renamed = true;
+                dir_syncs = 0;
+            }
+            _ => {}
+        }
+    }
+    if checked == 0 {
+        return Err("no rename returned in the trace".into());
+    }
+    Ok(checked)
+}
+
+/// Traces the child renamer; `None` when the machine cannot.
+fn traced_renames(durability: &str) -> Option<Vec<Call>> {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let log = dir.join("strace.log");
+    std::fs::create_dir(dir.join("w")).expect("child dir");
+    let status = Command::new("strace")
+        .args(["-f", "-qq", "-o"])
+        .arg(&log)
+        .args([
+            "-e",
+            "trace=openat,open,fsync,fdatasync,rename,renameat,renameat2",
+        ])
+        .arg(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "traced_renamer",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("SEAM_TRACED_RENAME_DIR", dir.join("w"))
+        .env("SEAM_TRACED_DURABILITY", durability)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    if !status.success() {
+        eprintln!("strace could not trace the child ({status}): skipped");
+        return None;
+    }
+    Some(parse(&std::fs::read_to_string(&log).ok()?))
+}
+
+#[test]
+fn durable_renames_sync_both_directories_after_the_rename_and_before_returning() {
+    if !strace_available() {
+        eprintln!("SKIPPED: strace is not on the PATH, so the durability order cannot be traced");
+        return;
+    }
+    let Some(calls) = traced_renames("full") else {
+        eprintln!("SKIPPED: strace is installed but could not trace a child here");
+        return;
+    };
+    assert_eq!(
+        check_rename_order(&calls),
+        Ok(RENAMES),
+        "{:#?}",
+        calls.iter().rev().take(40).collect::<Vec<_>>()
+    );
+    // The same real trace without its directory fsyncs is caught, and so is the relaxed mode.
+    let caught = check_rename_order(&strip_dir_fsyncs(&calls)).expect_err("no directory fsync");
+    assert!(caught.contains("directory fsync"), "{caught}");
+    let Some(relaxed) = traced_renames("none") else {
+        return;
+    };
+    let caught_relaxed = check_rename_order(&relaxed).expect_err("relaxed renames do not fsync");
+    assert!(
+        caught_relaxed.contains("directory fsync"),
+        "{caught_relaxed}"
+    );
+    println!("{RENAMES} durable renames in order; without the directory fsyncs: {caught}");
+}

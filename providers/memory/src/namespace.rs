@@ -115,11 +115,16 @@ pub(crate) fn remove(
     request: &RemoveOptions,
 ) -> Result<FsPathKind, FsError> {
     let verb = Verb::Remove;
+    // Nothing there: not found — or stale, for a caller who saw something at a version.
+    let absent = || match request.if_version {
+        Some(_) => FsError::changed_since_read(verb, display),
+        None => FsError::not_found(verb, display),
+    };
     let Some(at) = entry(tree, verb, display)? else {
-        return Err(FsError::not_found(verb, display));
+        return Err(absent());
     };
     let Some(node) = tree.get(&at) else {
-        return Err(FsError::not_found(verb, display));
+        return Err(absent());
     };
     if let Some(v) = &request.if_version
         && *v != token(node.version())
@@ -148,11 +153,15 @@ pub(crate) fn rename(
 ) -> Result<(FsPathKind, bool, FsVersion), FsError> {
     let verb = Verb::Rename;
     named(verb, to)?;
+    let absent = || match request.if_version {
+        Some(_) => FsError::changed_since_read(verb, from),
+        None => FsError::not_found(verb, from),
+    };
     let Some(source) = entry(tree, verb, from)? else {
-        return Err(FsError::not_found(verb, from));
+        return Err(absent());
     };
     let Some(node) = tree.get(&source) else {
-        return Err(FsError::not_found(verb, from));
+        return Err(absent());
     };
     if let Some(v) = &request.if_version
         && *v != token(node.version())

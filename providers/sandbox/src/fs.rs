@@ -389,7 +389,16 @@ impl FileSystem for SandboxFileSystem {
     ) -> Result<RenameOutcome, FsError> {
         signal.check(Verb::Rename)?;
         let (from, mode, source) = self.entry_fence(from, &options, Verb::Rename, sandbox)?;
-        let (to, _, dest) = self.entry_fence(to, &options, Verb::Rename, sandbox)?;
+        let cwd = options.cwd.unwrap_or(&self.config.local.cwd);
+        let to_display = seam::paths::display_path(to, cwd, Verb::Rename)?;
+        let Ok((to, _, dest)) = self.entry_fence(to, &options, Verb::Rename, sandbox) else {
+            // The destination names no place (a loop on the way): nothing can move, and the
+            // provider says so after looking at the source, in the contract's order.
+            return self
+                .local
+                .rename_in(&Within::Host, &from, &to_display, request)
+                .await;
+        };
         // Both ends must be allowed (the source's decided first), and beneath one root: the
         // move runs confined to it.
         let source = Self::within(source, &from, mode)?;

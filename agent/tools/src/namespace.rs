@@ -1,0 +1,472 @@
+//! `create_directory`, `move` and `delete`: the namespace operations of a backend that claims
+//! them ([`seam::Capability::Namespace`]), for a model.
+//!
+//! The guards come from the gate, like `write`'s and `edit`'s: under the observation policy a
+//! file is deleted or moved only at the version the session last saw of it (never one it did
+//! not read), and `move` replaces a destination file only at the version the session saw of
+//! that one — otherwise the provider refuses and nothing changes. A directory carries no
+//! content that could be lost unseen, so an empty one is deleted, and a directory moved, without
+//! a guard (removal is never recursive, and a move never replaces a directory). Each tool has a
+//! `dry_run` that asks the gate and looks at what is there, and changes nothing.
+
+use crate::args::Args;
+use crate::exec::Exec;
+use crate::output::{ContentBlock, ToolError, ToolOutput, ToolResult};
+use crate::paths::{base_of, resolve};
+use crate::remedy::with_remedy;
+use crate::sandbox;
+use crate::tool::{PromptSection, Tool, ToolEffects};
+use seam::{
+    CreateDirOptions, FsError, FsObservation, FsPathKind, RemoveOptions, RenameOptions,
+    ResolveOptions, Verb,
+};
+use serde_json::{Value, json};
+
+/// The prompt section of the three tools.
+pub const NAMESPACE_PROMPT: &str = "Use create_directory to make a directory (with its parents), move to rename or move a file or directory, and delete to remove a file or an empty directory. Read a file before you delete it or move onto it: the default fs-observation-policy refuses to take away content the session has not seen at its current version.";
+
+fn kind_name(kind: FsPathKind) -> &'static str {
+    match kind {
+        FsPathKind::File => "file",
+        FsPathKind::Directory => "directory",
+        FsPathKind::Symlink => "symlink",
+        FsPathKind::Other => "other",
+    }
+}
+
+fn dry_run_field() -> Value {
+    crate::dry_run::schema_field()
+}
+
+/// What the entry at `path` is now (not following a final link), as the tool's base sees it.
+async fn entry_kind(exec: &Exec, path: &str) -> Result<Option<FsPathKind>, FsError> {
+    let base = base_of(exec, path, true).await;
+    let info = exec
+        .fs
+        .lstat(
+            path,
+            ResolveOptions {
+                cwd: base.as_deref(),
+            },
+            &exec.signal,
+        )
+        .await?;
+    Ok(info.map(|i| i.kind))
+}
+
+/// `create_directory`.
+#[derive(Debug)]
+pub struct CreateDirectoryTool {
+    schema: Value,
+}
+
+impl Default for CreateDirectoryTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CreateDirectoryTool {
+    /// The tool.
+    pub fn new() -> Self {
+        Self {
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Directory to create, with any missing parents; an existing directory is fine."},
+                    "dry_run": dry_run_field()
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for CreateDirectoryTool {
+    fn name(&self) -> &'static str {
+        "create_directory"
+    }
+
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&crate::output_schemas::CREATE_DIRECTORY)
+    }
+
+    fn description(&self) -> &str {
+        "Create a directory and any missing parents; succeeds if it already exists."
+    }
+
+    fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+
+    fn effects(&self) -> ToolEffects {
+        ToolEffects {
+            read_only: false,
+            destructive: false,
+            idempotent: true,
+        }
+    }
+
+    fn prompt_section(&self) -> Option<PromptSection> {
+        Some(PromptSection {
+            id: "tool:namespace",
+            order: 110,
+            text: NAMESPACE_PROMPT,
+        })
+    }
+
+    async fn execute(&self, args: &Value, exec: &Exec) -> ToolResult {
+        let args = Args::new(args);
+        let path = args.non_empty_string("path")?;
+        let stamp = sandbox::stamp(exec, None, None, "create_directory", path).await?;
+        if args.optional_bool(crate::dry_run::DRY_RUN)? == Some(true) {
+            let target = resolve(exec, path, true).await.map_err(ToolError::fs)?;
+            let text = match entry_kind(exec, path).await.map_err(ToolError::fs)? {
+                Some(FsPathKind::Directory) => format!(
+                    "Dry run: {} is already a directory (nothing was changed).",
+                    target.display_path
+                ),
+                Some(_) => {
+                    return Err(ToolError::fs(FsError::not_directory_in_the_way(
+                        &target.display_path,
+                    )));
+                }
+                None => format!(
+                    "Dry run: create_directory would create {} (nothing was changed; the sandbox is checked when the call runs).",
+                    target.display_path
+                ),
+            };
+            return Ok(ToolOutput::with_text(
+                text,
+                json!({"path": target.display_path, "dry_run": true}),
+            ));
+        }
+        let base = base_of(exec, path, true).await;
+        let out = exec
+            .fs
+            .create_dir(
+                path,
+                ResolveOptions {
+                    cwd: base.as_deref(),
+                },
+                CreateDirOptions {
+                    parents: true,
+                    exist_ok: true,
+                },
+                stamp.policy.as_ref(),
+                &exec.signal,
+            )
+            .await
+            .map_err(|e| ToolError::fs(with_remedy(stamp.map_denial(exec, e))))?;
+        let display = resolve(exec, path, true)
+            .await
+            .map(|t| t.display_path)
+            .unwrap_or_else(|_| path.to_string());
+        let said = if out.created {
+            "Created directory"
+        } else {
+            "Directory already exists"
+        };
+        Ok(ToolOutput {
+            content: vec![ContentBlock::Text(format!(
+                "<path>{display}</path>\n<type>directory</type>\n<content>\n{said}\n</content>"
+            ))],
+            metadata: json!({"path": display, "created": out.created}),
+        })
+    }
+}
+
+/// `delete`.
+#[derive(Debug)]
+pub struct DeleteTool {
+    schema: Value,
+}
+
+impl Default for DeleteTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DeleteTool {
+    /// The tool.
+    pub fn new() -> Self {
+        Self {
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File, link or empty directory to delete (a link is deleted, not what it points to). Read a file first."},
+                    "dry_run": dry_run_field()
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for DeleteTool {
+    fn name(&self) -> &'static str {
+        "delete"
+    }
+
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&crate::output_schemas::DELETE)
+    }
+
+    fn description(&self) -> &str {
+        "Delete a file the session has read (at its current version), a link, or an empty directory. Never recursive."
+    }
+
+    fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+
+    fn effects(&self) -> ToolEffects {
+        ToolEffects {
+            read_only: false,
+            destructive: true,
+            // Deleting again finds nothing more to delete.
+            idempotent: true,
+        }
+    }
+
+    fn prompt_section(&self) -> Option<PromptSection> {
+        None
+    }
+
+    async fn execute(&self, args: &Value, exec: &Exec) -> ToolResult {
+        let args = Args::new(args);
+        let path = args.non_empty_string("path")?;
+        let dry_run = args.optional_bool(crate::dry_run::DRY_RUN)? == Some(true);
+        let stamp = sandbox::stamp(exec, None, None, "delete", path).await?;
+        let fail = |e: FsError| ToolError::fs(with_remedy(stamp.map_denial(exec, e)));
+        let target = resolve(exec, path, true).await.map_err(fail)?;
+        let kind = entry_kind(exec, path).await.map_err(fail)?;
+        let request = match kind {
+            None => return Err(fail(FsError::not_found(Verb::Remove, &target.display_path))),
+            Some(FsPathKind::Directory) => RemoveOptions {
+                if_version: None,
+                directory: true,
+            },
+            // A file (or a link: guarded by what the session saw through it) only at the
+            // version the gate allows.
+            Some(_) => RemoveOptions {
+                if_version: exec
+                    .gate
+                    .remove_intent(&target, Verb::Remove, exec.actor())
+                    .await
+                    .map_err(fail)?,
+                directory: false,
+            },
+        };
+        let kind = kind.unwrap_or(FsPathKind::Other);
+        if dry_run {
+            return Ok(ToolOutput::with_text(
+                format!(
+                    "Dry run: delete would remove the {} {} (nothing was changed; the sandbox and the file's version are checked when the call runs).",
+                    kind_name(kind),
+                    target.display_path
+                ),
+                json!({"path": target.display_path, "kind": kind_name(kind), "dry_run": true}),
+            ));
+        }
+        let base = base_of(exec, path, true).await;
+        let out = exec
+            .fs
+            .remove(
+                path,
+                ResolveOptions {
+                    cwd: base.as_deref(),
+                },
+                &request,
+                stamp.policy.as_ref(),
+                &exec.signal,
+            )
+            .await
+            .map_err(fail)?;
+        exec.gate
+            .observed(&target, &FsObservation::Absent, exec.actor());
+        let display = &target.display_path;
+        Ok(ToolOutput {
+            content: vec![ContentBlock::Text(format!(
+                "<path>{display}</path>\n<type>{}</type>\n<content>\nDeleted\n</content>",
+                kind_name(out.kind)
+            ))],
+            metadata: json!({"path": display, "kind": kind_name(out.kind)}),
+        })
+    }
+}
+
+/// `move`.
+#[derive(Debug)]
+pub struct MoveTool {
+    schema: Value,
+}
+
+impl Default for MoveTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MoveTool {
+    /// The tool.
+    pub fn new() -> Self {
+        Self {
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "source": {"type": "string", "description": "File, link or directory to move."},
+                    "destination": {"type": "string", "description": "Where it goes; its directory must exist. An existing file there is replaced only if the session has read it at its current version."},
+                    "dry_run": dry_run_field()
+                },
+                "required": ["source", "destination"],
+                "additionalProperties": false
+            }),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for MoveTool {
+    fn name(&self) -> &'static str {
+        "move"
+    }
+
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&crate::output_schemas::MOVE)
+    }
+
+    fn description(&self) -> &str {
+        "Move or rename a file, link or directory atomically. A file moved must have been read at its current version; an existing destination file is replaced only if it was read too."
+    }
+
+    fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+
+    fn effects(&self) -> ToolEffects {
+        ToolEffects {
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+        }
+    }
+
+    fn prompt_section(&self) -> Option<PromptSection> {
+        None
+    }
+
+    async fn execute(&self, args: &Value, exec: &Exec) -> ToolResult {
+        let args = Args::new(args);
+        let from = args.non_empty_string("source")?;
+        let to = args.non_empty_string("destination")?;
+        let dry_run = args.optional_bool(crate::dry_run::DRY_RUN)? == Some(true);
+        let stamp = sandbox::stamp(exec, None, None, "move", from).await?;
+        let fail = |e: FsError| ToolError::fs(with_remedy(stamp.map_denial(exec, e)));
+        let source = resolve(exec, from, true).await.map_err(fail)?;
+        let dest = resolve(exec, to, true).await.map_err(fail)?;
+        let kind = entry_kind(exec, from)
+            .await
+            .map_err(fail)?
+            .ok_or_else(|| fail(FsError::not_found(Verb::Rename, &source.display_path)))?;
+        let if_version = match kind {
+            FsPathKind::Directory => None,
+            _ => exec
+                .gate
+                .remove_intent(&source, Verb::Rename, exec.actor())
+                .await
+                .map_err(fail)?,
+        };
+        let replace = match entry_kind(exec, to).await.map_err(fail)? {
+            Some(FsPathKind::Directory) | None => None,
+            Some(_) => exec
+                .gate
+                .replace_intent(&dest, exec.actor())
+                .await
+                .map_err(fail)?,
+        };
+        if dry_run {
+            return Ok(ToolOutput::with_text(
+                format!(
+                    "Dry run: move would move the {} {} to {}{} (nothing was changed; the sandbox and the versions are checked when the call runs).",
+                    kind_name(kind),
+                    source.display_path,
+                    dest.display_path,
+                    if replace.is_some() {
+                        ", replacing the file there"
+                    } else {
+                        ""
+                    }
+                ),
+                json!({"source": source.display_path, "destination": dest.display_path, "kind": kind_name(kind), "dry_run": true}),
+            ));
+        }
+        let base = base_of(exec, from, true).await;
+        let out = exec
+            .fs
+            .rename(
+                from,
+                to,
+                ResolveOptions {
+                    cwd: base.as_deref(),
+                },
+                &RenameOptions {
+                    if_version,
+                    replace,
+                },
+                stamp.policy.as_ref(),
+                &exec.signal,
+            )
+            .await
+            .map_err(fail)?;
+        exec.gate
+            .observed(&source, &FsObservation::Absent, exec.actor());
+        if out.kind == FsPathKind::File
+            && let Ok(landed) = resolve(exec, to, true).await
+        {
+            exec.gate.observed(
+                &landed,
+                &FsObservation::Present {
+                    version: out.version.clone(),
+                },
+                exec.actor(),
+            );
+        }
+        Ok(ToolOutput {
+            content: vec![ContentBlock::Text(format!(
+                "<path>{}</path>\n<type>{}</type>\n<content>\nMoved from {}{}\n</content>",
+                dest.display_path,
+                kind_name(out.kind),
+                source.display_path,
+                if out.replaced {
+                    " (replaced the file there)"
+                } else {
+                    ""
+                }
+            ))],
+            metadata: json!({
+                "source": source.display_path,
+                "destination": dest.display_path,
+                "kind": kind_name(out.kind),
+                "replaced": out.replaced,
+            }),
+        })
+    }
+}
