@@ -618,9 +618,22 @@ async fn a_remote_backend_serves_the_same_tools_through_the_wire() {
             "tree",
             "info",
             "read_many",
-            "roots"
+            "roots",
+            "create_directory",
+            "move",
+            "delete"
         ]
     );
+    // The namespace tools go through the wire too: a move of a file the session edited (so it
+    // saw it at its version) lands, byte for byte.
+    ok(&call(
+        &client,
+        "move",
+        json!({"source": "a.txt", "destination": "b.txt"}),
+    )
+    .await);
+    assert_eq!(disk(&root, "b.txt"), b"one\r\n2\r\n");
+    assert!(!root.join("a.txt").exists());
     client.cancel().await.expect("close");
 }
 
