@@ -220,6 +220,8 @@ rules! {
     RenameIntoItself = "rename.into-itself", NAMES, "a directory moved to itself or beneath itself is refused";
     CrashRenameOneOf = "crash.rename-one-of", NAMES, "after a kill during renames, every file is at its source or its destination — never both, never neither — whole, with its mode, and nothing else is left";
     RaceNamespace = "race.namespace", NAMES, "concurrent guarded writes, removes and renames of one file at one version have exactly one winner, every loser FS_STALE_VERSION";
+    SandboxNamespaceDenied = "sandbox.namespace-denied", SANDBOX, "a create_dir, remove or rename that leads out at either end (a link out, `..`, a sibling prefix) is FS_SANDBOX_DENIED naming that end, and changes nothing";
+    SandboxNamespaceLinkInside = "sandbox.namespace-link-inside", SANDBOX, "removing or moving a link that points out touches the link alone, inside the workspace";
     NamespaceFenced = "namespace.fenced", SANDBOX, "a fencing backend decides each end of a namespace operation on its parent's real path";
 }
 
@@ -246,7 +248,9 @@ impl Rule {
             // The staged entry's modes are only checked for a backend that keeps modes.
             Rule::StagingPrivate => Some(Capability::Modes),
             Rule::RemoveLinkNotTarget | Rule::RenameLinkAsLink => Some(Capability::Symlinks),
-            Rule::NamespaceFenced => Some(Capability::Namespace),
+            Rule::NamespaceFenced
+            | Rule::SandboxNamespaceDenied
+            | Rule::SandboxNamespaceLinkInside => Some(Capability::Namespace),
             _ => None,
         }
     }

@@ -78,6 +78,13 @@ impl Faulty {
                 .await,
             ..request.clone()
         };
+        // A lock that lives in the instance covers every mutation of the instance: right within
+        // one instance (the writes take it too), nothing across two.
+        let _held = if self.fault == Fault::InstanceLocalLock {
+            Some(self.instance_lock.lock().await)
+        } else {
+            None
+        };
         match self.fault {
             Fault::RemoveIgnoresGuard => request.if_version = None,
             Fault::RemoveGuardCheckedApart if request.if_version.is_some() => {
@@ -136,6 +143,11 @@ impl Faulty {
             replace: self
                 .entry_guard(to, options, request.replace.as_ref())
                 .await,
+        };
+        let _held = if self.fault == Fault::InstanceLocalLock {
+            Some(self.instance_lock.lock().await)
+        } else {
+            None
         };
         match self.fault {
             Fault::RenameReplacesWithoutGuard if request.replace.is_none() => {

@@ -142,7 +142,7 @@ fn link(path: &str, target: &str) -> WorldEffect {
 
 /// The layout every attack starts from; absolute link texts are spelled with the case's root
 /// (never the host's: a broken fence must only ever reach the case's own directory).
-fn layout(root: &str) -> Vec<WorldEffect> {
+pub(super) fn layout(root: &str) -> Vec<WorldEffect> {
     let abs = |p: &str| format!("{root}{p}");
     vec![
         file("ws/in/file", "inside\n"),
@@ -309,6 +309,9 @@ impl Property for Containment {
                     });
                 }
             }
+        }
+        if cx.caps.namespace {
+            super::containment_ns::attack(cx, out)?;
         }
         super::read_fence::attack(cx, out)?;
         Ok(())

@@ -7,6 +7,7 @@
 pub mod bad_input;
 pub mod claims;
 pub mod containment;
+mod containment_ns;
 pub mod crash;
 pub mod crash_rename;
 pub mod differential;
