@@ -53,7 +53,7 @@ fn the_python_kits_dict_backend_passes_the_whole_gate() {
     assert!(out.contains("RESULT: pass"), "{out}");
     assert!(!out.contains("UNREACHED"), "{out}");
     assert!(
-        out.contains("claims: modes, read_bytes, cancel_points\n"),
+        out.contains("claims: modes, read_bytes, cancel_points, namespace\n"),
         "{out}"
     );
     for property in [

@@ -44,6 +44,17 @@ export class Store {
   makeDir(key: string): Maybe<void>;
   remove(key: string): Maybe<void>;
   chmod(key: string, mode: number): Maybe<void>;
+  /**
+   * Optional (with `move`, the backend claims `namespace`): remove the file or empty directory
+   * at `key` in one step if it is at version `expect` (ANY: any), else throw Conflict.
+   */
+  unlink?(key: string, expect: typeof ANY | string): Maybe<void>;
+  /**
+   * Optional: move what is at `src` to `dst` in one step if `src` is at `expectSrc` (ANY: any) and
+   * `dst` is ABSENT or a file at `expectDst`, else throw Conflict. Returns the moved entry's
+   * new version.
+   */
+  move?(src: string, dst: string, expectSrc: typeof ANY | string, expectDst: typeof ABSENT | string): Maybe<string>;
 }
 
 /** A failure the contract names. */

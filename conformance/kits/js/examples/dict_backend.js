@@ -6,7 +6,8 @@
 //
 // The kit (seam-kit) speaks the protocol and keeps the contract's rules; this file decides what a
 // version is and makes every change one step (JavaScript runs one thing at a time, and nothing
-// here awaits in the middle of a change). It claims read_bytes, cancel_points and modes; its
+// here awaits in the middle of a change). It claims read_bytes, cancel_points and modes, and —
+// because it can unlink and move — namespace; its
 // storage dies with its process (volatile), so the gate does not kill it, and says why.
 
 const path = require('node:path');
@@ -86,6 +87,40 @@ class MapStore extends kit.Store {
     const e = this.entries.get(key);
     e.mode = mode;
     e.version = this.nextVersion();
+  }
+
+  unlink(key, expect) {
+    const e = this.entries.get(key);
+    if (!e || (expect !== kit.ANY && e.version !== expect)) throw new kit.Conflict('changed');
+    if (e.data === null && [...this.entries.keys()].some((k) => k.startsWith(key + '/'))) {
+      throw new kit.Conflict('not empty');
+    }
+    this.entries.delete(key);
+    this.touchParent(key);
+  }
+
+  move(src, dst, expectSrc, expectDst) {
+    const e = this.entries.get(src);
+    const there = this.entries.get(dst);
+    if (!e || (expectSrc !== kit.ANY && e.version !== expectSrc)) throw new kit.Conflict('changed');
+    if (Boolean(there) !== (expectDst !== kit.ABSENT)
+      || (there && (there.data === null || there.version !== expectDst))) {
+      throw new kit.Conflict('the destination changed');
+    }
+    if (!this.entries.has(path.posix.dirname(dst))) throw new kit.Conflict('the parent went away');
+    // The entry and everything beneath it, under their new names (what is inside keeps its
+    // versions); the moved entry itself is a new state of itself.
+    for (const k of [...this.entries.keys()]) {
+      if (k === src || k.startsWith(src + '/')) {
+        const moved = this.entries.get(k);
+        this.entries.delete(k);
+        this.entries.set(dst + k.slice(src.length), moved);
+      }
+    }
+    this.entries.get(dst).version = this.nextVersion();
+    this.touchParent(src);
+    this.touchParent(dst);
+    return this.entries.get(dst).version;
   }
 }
 

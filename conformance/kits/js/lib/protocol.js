@@ -15,6 +15,7 @@ const CHUNK_CHARS = 16 * 1024;
 const VERBS = {
   resolve: 'resolve', stat: 'stat', lstat: 'lstat', read_text: 'read', stream_text: 'read',
   read_bytes: 'read', list_dir: 'list', write_text: 'write', edit_text: 'edit',
+  create_dir: 'mkdir', remove: 'remove', rename: 'rename',
 };
 
 /** A JSON-RPC error that is not the contract's (bad parameters, unknown method…). */
@@ -188,6 +189,9 @@ class Server {
         const display = (p.target || {}).display_path || '';
         const wants = Boolean(p.checkpoints);
         result = await this.backend[method](p, (point) => wants && this.ask(id, point, verb, display));
+      } else if (['create_dir', 'remove', 'rename'].includes(method)
+        && (this.backend.claims || []).includes('namespace')) {
+        result = await this.backend[method](p);
       } else if (['resolve', 'stat', 'lstat', 'list_dir'].includes(method)) {
         result = await this.backend[method](p);
       } else if (method === 'read_text') {

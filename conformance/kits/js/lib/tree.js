@@ -6,7 +6,7 @@
 // gate then checks — is that `publish` is atomic and compares-and-swaps, and that a version
 // changes on every change (a directory's too when its entries change) and is never reused.
 
-const { FsError, fail, decode, displayPath, fileUrl, lexical, lf, literalEdit } = require('./contract');
+const { CATALOGUE, FsError, fail, decode, displayPath, fileUrl, lexical, lf, literalEdit } = require('./contract');
 const { PROTOCOL, WINDOW, ProtocolError } = require('./protocol');
 
 /** An `expect` for `publish`: a file may or may not be there (replaced or created). */
@@ -48,6 +48,21 @@ class Store {
   remove(key) { throw new Error(`${this.constructor.name} must implement remove(${key})`); }
   /** Sets the permission bits at `key`. */
   chmod(key) { throw new Error(`${this.constructor.name} must implement chmod(${key})`); }
+  // The namespace operations (optional: a store that implements both claims `namespace`).
+  /**
+   * Removes the file, or the empty directory, at `key` in one step if it is at version `expect`
+   * (ANY: whatever version), else throws Conflict (also when nothing is there, or a directory
+   * has entries). The parent's version changes.
+   */
+  unlink(key) { throw new Error(`${this.constructor.name} must implement unlink(${key})`); }
+  /**
+   * Moves what is at `src` (a file, or a directory with everything in it) to `dst` in one step
+   * if `src` is at `expectSrc` (ANY: whatever version) and `dst` is ABSENT or a file at version
+   * `expectDst`, else throws Conflict. A moved file gets a version never issued before; what is
+   * inside a moved directory keeps its versions; both parents' versions change. Returns the
+   * moved entry's version.
+   */
+  move(src) { throw new Error(`${this.constructor.name} must implement move(${src})`); }
 }
 
 let cases = 0;
@@ -56,7 +71,10 @@ const byBytes = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 /** The contract over a Store, for one connection. */
 class TreeBackend {
   constructor(store, name, claims = ['read_bytes', 'cancel_points', 'modes']) {
-    Object.assign(this, { store, name, claims, cwd: '/', caseRoot: null, made: null });
+    Object.assign(this, { store, name, claims: [...claims], cwd: '/', caseRoot: null, made: null });
+    // A store that can unlink and move gets the namespace operations.
+    const own = (m) => typeof store[m] === 'function' && store[m] !== Store.prototype[m];
+    if (own('unlink') && own('move') && !this.claims.includes('namespace')) this.claims.push('namespace');
     this.diffLimit = store.diffLimit ?? 10 * 1024 * 1024;
   }
 
@@ -237,6 +255,110 @@ class TreeBackend {
       return { version: published.version, before: Buffer.from(edit.before), after: Buffer.from(edit.after) };
     }
     throw fail('changed_since_read', { verb: 'edit', path: display });
+  }
+
+  // --- the namespace operations (seam::FileSystem::{create_dir, remove, rename}) ---
+
+  /** The first thing wrong on the way to `display`'s parent: 'missing', 'file', or null. */
+  async walk(display) {
+    const parts = display.split('/').filter(Boolean);
+    for (let i = 1; i < parts.length; i++) {
+      const n = await this.store.node('/' + parts.slice(0, i).join('/'));
+      if (!n) return 'missing';
+      if (n.kind !== 'dir') return 'file';
+    }
+    return null;
+  }
+
+  static kind(n) { return n.kind === 'dir' ? 'directory' : n.kind; }
+
+  async create_dir(p) {
+    const d = displayPath(p.path, p.cwd || this.cwd, 'mkdir');
+    const request = p.request || {};
+    const parts = d.split('/').filter(Boolean);
+    const missing = [];
+    for (let i = 1; i < parts.length; i++) {
+      const key = '/' + parts.slice(0, i).join('/');
+      const n = await this.store.node(key);
+      if (!n) missing.push(key);
+      else if (n.kind !== 'dir' || missing.length) throw fail('parent_not_directory', { verb: 'mkdir', path: d });
+    }
+    if (missing.length && !request.parents) throw fail('parent_missing', { verb: 'mkdir', path: d });
+    const n = missing.length ? null : await this.store.node(d);
+    if (n) {
+      if (n.kind !== 'dir') throw fail('not_directory_in_the_way', { path: d });
+      if (!request.exist_ok) throw fail('directory_exists', { path: d });
+      return { created: false, version: n.version };
+    }
+    for (const key of [...missing, d]) await this.store.makeDir(key);
+    return { created: true, version: (await this.store.node(d)).version };
+  }
+
+  async remove(p) {
+    const d = displayPath(p.path, p.cwd || this.cwd, 'remove');
+    const request = p.request || {};
+    const guard = request.if_version ?? null;
+    const absent = () => (guard !== null
+      ? fail('changed_since_read', { verb: 'remove', path: d })
+      : fail('not_found', { verb: 'remove', path: d }));
+    const n = await this.nodeAt(d);
+    if (!n) throw absent();
+    if (guard !== null && n.version !== guard) throw fail('changed_since_read', { verb: 'remove', path: d });
+    if (n.kind === 'dir') {
+      if (!request.directory) throw fail('is_a_directory', { verb: 'remove', path: d });
+      if ((await this.store.names(d)).length) throw fail('directory_not_empty', { path: d });
+    }
+    try {
+      await this.store.unlink(d, guard !== null ? guard : ANY);
+    } catch (e) {
+      if (!(e instanceof Conflict)) throw e;
+      const now = await this.nodeAt(d);
+      if (!now) throw absent();
+      if (now.kind === 'dir' && (await this.store.names(d)).length) throw fail('directory_not_empty', { path: d });
+      throw fail('changed_since_read', { verb: 'remove', path: d });
+    }
+    return { kind: TreeBackend.kind(n) };
+  }
+
+  async rename(p) {
+    const cwd = p.cwd || this.cwd;
+    const f = displayPath(p.from, cwd, 'rename');
+    const t = displayPath(p.to, cwd, 'rename');
+    const request = p.request || {};
+    const guard = request.if_version ?? null;
+    const replace = request.replace ?? null;
+    const n = await this.nodeAt(f);
+    if (!n) {
+      throw guard !== null ? fail('changed_since_read', { verb: 'rename', path: f })
+        : fail('not_found', { verb: 'rename', path: f });
+    }
+    if (guard !== null && n.version !== guard) throw fail('changed_since_read', { verb: 'rename', path: f });
+    const wrong = await this.walk(t);
+    if (wrong === 'missing') throw fail('parent_missing', { verb: 'rename', path: t });
+    if (wrong === 'file') throw fail('parent_not_directory', { verb: 'rename', path: t });
+    if (t === f || t.startsWith(f.replace(/\/$/, '') + '/')) {
+      // One placeholder in the catalogue stands for both: the source, then the destination.
+      const entry = CATALOGUE.messages.rename_into_itself;
+      throw new FsError(entry.code, entry.template.replace('{path}', f).replace('{path}', t));
+    }
+    const there = await this.store.node(t);
+    if (there && replace === null) throw fail('destination_exists', { path: t });
+    if (there && there.kind === 'dir') throw fail('is_a_directory', { verb: 'rename', path: t });
+    if (there && n.kind === 'dir') throw fail('is_a_directory', { verb: 'rename', path: f });
+    if (replace !== null && (!there || there.version !== replace)) {
+      throw fail('changed_since_read', { verb: 'rename', path: t });
+    }
+    let version;
+    try {
+      version = await this.store.move(f, t, guard !== null ? guard : ANY, replace !== null ? replace : ABSENT);
+    } catch (e) {
+      if (!(e instanceof Conflict)) throw e;
+      const now = await this.nodeAt(f);
+      if (!now || (guard !== null && now.version !== guard)) throw fail('changed_since_read', { verb: 'rename', path: f });
+      if (replace === null && (await this.store.node(t))) throw fail('destination_exists', { path: t });
+      throw fail('changed_since_read', { verb: 'rename', path: t });
+    }
+    return { kind: TreeBackend.kind(n), replaced: Boolean(there), version };
   }
 
   async world(method, p) {

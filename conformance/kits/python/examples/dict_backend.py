@@ -5,7 +5,7 @@
 
 The kit (`seam_kit`) speaks the protocol and keeps the contract's rules; this file decides what a
 version is and makes every change one atomic step under a lock. It claims `read_bytes`,
-`cancel_points` and `modes`; its storage dies with its process (`volatile`), so the gate does not
+`cancel_points` and `modes`, and — because it can `unlink` and `move` — `namespace`; its storage dies with its process (`volatile`), so the gate does not
 kill it to look for torn files, and says so.
 """
 
@@ -96,6 +96,36 @@ class DictStore(seam_kit.Store):
         with self.lock:
             e = self.entries[key]
             e.mode, e.version = mode, self.next_version()
+
+    def unlink(self, key, expect):
+        with self.lock:
+            e = self.entries.get(key)
+            prefix = key + "/"
+            if e is None or (expect is not seam_kit.ANY and e.version != expect) or (
+                    e.data is None and any(k.startswith(prefix) for k in self.entries)):
+                raise seam_kit.Conflict()
+            del self.entries[key]
+            self.touch_parent(key)
+
+    def move(self, src, dst, expect_src, expect_dst):
+        with self.lock:
+            e, there = self.entries.get(src), self.entries.get(dst)
+            if e is None or (expect_src is not seam_kit.ANY and e.version != expect_src):
+                raise seam_kit.Conflict()
+            if (there is not None) != (expect_dst is not seam_kit.ABSENT) or (
+                    there is not None and (there.data is None or there.version != expect_dst)):
+                raise seam_kit.Conflict()
+            if os.path.dirname(dst) not in self.entries:
+                raise seam_kit.Conflict()
+            prefix = src + "/"
+            # The entry and everything beneath it, under their new names (what is inside
+            # keeps its versions); the moved entry itself is a new state of itself.
+            for k in [k for k in self.entries if k == src or k.startswith(prefix)]:
+                self.entries[dst + k[len(src):]] = self.entries.pop(k)
+            self.entries[dst].version = self.next_version()
+            self.touch_parent(src)
+            self.touch_parent(dst)
+            return self.entries[dst].version
 
 
 if __name__ == "__main__":

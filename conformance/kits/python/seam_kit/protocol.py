@@ -3,7 +3,8 @@ framing, the handshake, dispatch, coded error answers, streams with credit, chec
 `$/cancel` (also before its request), and the gate's offer to serve a whole run from one process.
 
 A backend here is any object with the methods `TreeBackend` has (`describe`, `resolve`, `stat`,
-`lstat`, `read_text`, `read_bytes`, `list_dir`, `write_text`, `edit_text`, `world`, `close`).
+`lstat`, `read_text`, `read_bytes`, `list_dir`, `write_text`, `edit_text`, `world`, `close`, and
+— when it claims `namespace` — `create_dir`, `remove`, `rename`).
 Payload references in requests arrive as `bytes`; any `bytes` in an answer is sent as a payload.
 """
 
@@ -24,7 +25,7 @@ CHUNK_CHARS = 16 * 1024
 # The contract's verb of each method (its messages name it: "write aborted").
 VERBS = {"resolve": "resolve", "stat": "stat", "lstat": "lstat", "read_text": "read",
          "stream_text": "read", "read_bytes": "read", "list_dir": "list", "write_text": "write",
-         "edit_text": "edit"}
+         "edit_text": "edit", "create_dir": "mkdir", "remove": "remove", "rename": "rename"}
 
 
 class ProtocolError(Exception):
@@ -182,6 +183,8 @@ class Server:
                 wants = bool(p.get("checkpoints"))
                 checkpoint = lambda point: wants and self.ask(rid, point, verb, display)  # noqa: E731
                 result = getattr(self.backend, method)(p, checkpoint)
+            elif method in ("create_dir", "remove", "rename") and "namespace" in self.backend.claims:
+                result = getattr(self.backend, method)(p)
             elif method in ("resolve", "stat", "lstat", "list_dir", "read_text", "read_bytes"):
                 result = getattr(self.backend, method)(p)
                 if method == "read_text":

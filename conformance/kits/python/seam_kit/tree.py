@@ -14,7 +14,8 @@ is never reused.
 import collections
 import itertools
 
-from .contract import FsError, decode, display_path, fail, file_url, lexical, lf, literal_edit
+from .contract import (CATALOGUE, FsError, decode, display_path, fail, file_url, lexical, lf,
+                       literal_edit)
 from .protocol import PROTOCOL, WINDOW, ProtocolError
 
 #: What `Store.node` answers: `kind` is "file", "dir" or "other"; `version` an opaque string;
@@ -77,6 +78,23 @@ class Store:
         """Sets the permission bits of what is at `key` (world)."""
         raise NotImplementedError
 
+    # The namespace operations (optional: a store that implements both claims `namespace`).
+
+    def unlink(self, key, expect):
+        """Removes the file, or the empty directory, at `key` in one step, if it is at version
+        `expect` (`ANY`: whatever version); else raises `Conflict` (also when nothing is there,
+        or a directory has entries). The parent's version changes."""
+        raise NotImplementedError
+
+    def move(self, src, dst, expect_src, expect_dst):
+        """Moves what is at `src` (a file, or a directory with everything in it) to `dst` in one
+        step, if `src` is at version `expect_src` (`ANY`: whatever version) and `dst` is
+        `ABSENT` or a file at version `expect_dst`; else raises `Conflict`. `dst`'s parent
+        exists. A moved file gets a version never issued before; what is inside a moved
+        directory keeps its versions; both parents' versions change. Returns the moved
+        entry's version."""
+        raise NotImplementedError
+
 
 _cases = itertools.count(1)
 
@@ -87,6 +105,10 @@ class TreeBackend:
 
     def __init__(self, store, name, claims=("read_bytes", "cancel_points", "modes")):
         self.store, self.name, self.claims = store, name, list(claims)
+        # A store that can unlink and move gets the namespace operations.
+        if (type(store).unlink is not Store.unlink and type(store).move is not Store.move
+                and "namespace" not in self.claims):
+            self.claims.append("namespace")
         self.cwd, self.case, self.made = "/", None, None
         self.diff_limit = store.diff_limit or 10 * 1024 * 1024
 
@@ -278,6 +300,124 @@ class TreeBackend:
             checkpoint("committed")
             return {"version": version, "before": before.encode(), "after": after.encode()}
         raise fail("changed_since_read", verb="edit", path=display)
+
+    # --- the namespace operations (`seam::FileSystem::{create_dir, remove, rename}`) ---
+
+    def _walk(self, display):
+        """The first thing wrong on the way to `display`'s parent, in walking order: "missing"
+        (a parent that does not exist), "file" (one that is not a directory), or None."""
+        parts = [c for c in display.split("/") if c]
+        for i in range(1, len(parts)):
+            n = self.store.node("/" + "/".join(parts[:i]))
+            if n is None:
+                return "missing"
+            if n.kind != "dir":
+                return "file"
+        return None
+
+    @staticmethod
+    def _kind(n):
+        return {"dir": "directory"}.get(n.kind, n.kind)
+
+    def create_dir(self, p):
+        d = display_path(p["path"], p.get("cwd") or self.cwd, "mkdir")
+        request = p.get("request") or {}
+        parts = [c for c in d.split("/") if c]
+        missing = []
+        for i in range(1, len(parts)):
+            key = "/" + "/".join(parts[:i])
+            n = self.store.node(key)
+            if n is None:
+                missing.append(key)
+            elif n.kind != "dir" or missing:
+                raise fail("parent_not_directory", verb="mkdir", path=d)
+        if missing and not request.get("parents"):
+            raise fail("parent_missing", verb="mkdir", path=d)
+        n = self.store.node(d) if not missing else None
+        if n is not None:
+            if n.kind != "dir":
+                raise fail("not_directory_in_the_way", path=d)
+            if not request.get("exist_ok"):
+                raise fail("directory_exists", path=d)
+            return {"created": False, "version": n.version}
+        for key in missing + [d]:
+            self.store.make_dir(key)
+        return {"created": True, "version": self.store.node(d).version}
+
+    def remove(self, p):
+        d = display_path(p["path"], p.get("cwd") or self.cwd, "remove")
+        request = p.get("request") or {}
+        guard = request.get("if_version")
+
+        def absent():
+            if guard is not None:
+                return fail("changed_since_read", verb="remove", path=d)
+            return fail("not_found", verb="remove", path=d)
+
+        n = self._node(d)
+        if n is None:
+            raise absent()
+        if guard is not None and n.version != guard:
+            raise fail("changed_since_read", verb="remove", path=d)
+        if n.kind == "dir":
+            if not request.get("directory"):
+                raise fail("is_a_directory", verb="remove", path=d)
+            if self.store.names(d):
+                raise fail("directory_not_empty", path=d)
+        try:
+            self.store.unlink(d, guard if guard is not None else ANY)
+        except Conflict:
+            now = self._node(d)
+            if now is None:
+                raise absent() from None
+            if now.kind == "dir" and self.store.names(d):
+                raise fail("directory_not_empty", path=d) from None
+            raise fail("changed_since_read", verb="remove", path=d) from None
+        return {"kind": self._kind(n)}
+
+    def rename(self, p):
+        cwd = p.get("cwd") or self.cwd
+        f = display_path(p["from"], cwd, "rename")
+        t = display_path(p["to"], cwd, "rename")
+        request = p.get("request") or {}
+        guard, replace = request.get("if_version"), request.get("replace")
+        n = self._node(f)
+        if n is None:
+            if guard is not None:
+                raise fail("changed_since_read", verb="rename", path=f)
+            raise fail("not_found", verb="rename", path=f)
+        if guard is not None and n.version != guard:
+            raise fail("changed_since_read", verb="rename", path=f)
+        wrong = self._walk(t)
+        if wrong == "missing":
+            raise fail("parent_missing", verb="rename", path=t)
+        if wrong == "file":
+            raise fail("parent_not_directory", verb="rename", path=t)
+        if t == f or t.startswith(f.rstrip("/") + "/"):
+            # One placeholder in the catalogue stands for both: the source, then the destination.
+            template = CATALOGUE["messages"]["rename_into_itself"]
+            raise FsError(template["code"],
+                          template["template"].replace("{path}", f, 1).replace("{path}", t, 1))
+        there = self.store.node(t)
+        if there is not None and replace is None:
+            raise fail("destination_exists", path=t)
+        if there is not None and there.kind == "dir":
+            raise fail("is_a_directory", verb="rename", path=t)
+        if there is not None and n.kind == "dir":
+            raise fail("is_a_directory", verb="rename", path=f)
+        if replace is not None and (there is None or there.version != replace):
+            raise fail("changed_since_read", verb="rename", path=t)
+        try:
+            version = self.store.move(f, t, guard if guard is not None else ANY,
+                                      replace if replace is not None else ABSENT)
+        except Conflict:
+            now = self._node(f)
+            if now is None or (guard is not None and now.version != guard):
+                raise fail("changed_since_read", verb="rename", path=f) from None
+            if replace is None and self.store.node(t) is not None:
+                raise fail("destination_exists", path=t) from None
+            raise fail("changed_since_read", verb="rename", path=t) from None
+        return {"kind": self._kind(n), "replaced": there is not None, "version": version}
 
     # --- the test-control world ---
 
