@@ -173,6 +173,7 @@ rules! {
     VisibilityWhole = "visibility.whole", CORE, "readers running during large writes and edits see the old or the new content, never an empty, partial or mixed file";
     PermissionDenied = "permission.denied", PERMS, "what the OS refuses is FS_PERMISSION_DENIED, naming the path, changing nothing";
     ClaimReadBytes = "claim.read-bytes", CORE, "read_bytes works when claimed and returns no content when not";
+    ClaimNamespace = "claim.namespace", CORE, "create_dir and remove work when namespace is claimed, and change nothing when not";
     ClaimCancelPoints = "claim.cancel-points", CORE, "checkpoints are shown in order when claimed and never when not";
     ClaimStagingProbe = "claim.staging-probe", CORE, "staging paths are reported and exist when claimed, and are empty when not";
     ClaimSandboxMode = "claim.sandbox-mode", CORE, "sandbox_mode() is set exactly when sandbox modes are claimed";

@@ -1,7 +1,9 @@
 //! Every capability claim, exercised in both directions. A claimed feature must be there (the
 //! sequences then check how it behaves); an unclaimed one must not be offered half-way: an
 //! unclaimed `read_bytes` fails with a code and returns no content, an unclaimed cancel point is
-//! never shown to a probe, unclaimed staging paths are never reported, and `sandbox_mode()` is
+//! never shown to a probe, unclaimed staging paths are never reported, an unclaimed
+//! `create_dir` fails and makes nothing (a claimed one makes the directory and `remove` takes
+//! it away), and `sandbox_mode()` is
 //! set exactly when sandbox modes are claimed. A backend that claims nothing it has, or has
 //! what it does not claim, fails here — with the claim named.
 
@@ -99,6 +101,66 @@ impl Property for Claims {
             (false, Err(_)) => {}
         }
         stats.rule(Rule::ClaimReadBytes);
+
+        // The namespace operations work when claimed, and change nothing when not: a directory
+        // made, then taken away.
+        let policy = super::let_through(fs.as_ref(), &root);
+        let made = rt.block_on(fs.create_dir(
+            "made",
+            opts,
+            seam::CreateDirOptions::default(),
+            policy.as_ref(),
+            &none,
+        ));
+        let there = world
+            .snapshot()
+            .map(|s| s.contains_key("made"))
+            .unwrap_or(false);
+        stats.check();
+        match (caps.namespace, &made, there) {
+            (true, Ok(o), true) if o.created => {
+                let removed = rt.block_on(fs.remove(
+                    "made",
+                    opts,
+                    &seam::RemoveOptions {
+                        if_version: None,
+                        directory: true,
+                    },
+                    policy.as_ref(),
+                    &none,
+                ));
+                let gone = world
+                    .snapshot()
+                    .map(|s| !s.contains_key("made"))
+                    .unwrap_or(false);
+                if removed.is_err() || !gone {
+                    return Err(fail(
+                        FailureKind::Claim,
+                        format!(
+                            "namespace is claimed but remove(\"made\") gave {removed:?} (gone: {gone})"
+                        ),
+                    ));
+                }
+            }
+            (true, other, there) => {
+                return Err(fail(
+                    FailureKind::Claim,
+                    format!(
+                        "namespace is claimed but create_dir(\"made\") gave {other:?} (a directory there: {there})"
+                    ),
+                ));
+            }
+            (false, _, true) | (false, Ok(_), _) => {
+                return Err(fail(
+                    FailureKind::Claim,
+                    format!(
+                        "namespace is not claimed but create_dir(\"made\") gave {made:?} (a directory there: {there})"
+                    ),
+                ));
+            }
+            (false, Err(_), false) => {}
+        }
+        stats.rule(Rule::ClaimNamespace);
 
         // Checkpoints: shown in order when claimed, never when not; staging paths likewise.
         let through = super::let_through(fs.as_ref(), &root);
