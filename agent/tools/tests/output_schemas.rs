@@ -140,10 +140,19 @@ async fn every_tools_metadata_fits_its_output_schema() {
             "str_replace_editor",
             json!({"command": "create", "path": h.display("c.txt"), "file_text": "c\n"}),
         ),
-        ("create_directory", json!({"path": "made/deep", "dry_run": true})),
+        (
+            "create_directory",
+            json!({"path": "made/deep", "dry_run": true}),
+        ),
         ("create_directory", json!({"path": "made/deep"})),
-        ("move", json!({"source": "b.txt", "destination": "made/b.txt", "dry_run": true})),
-        ("move", json!({"source": "b.txt", "destination": "made/b.txt"})),
+        (
+            "move",
+            json!({"source": "b.txt", "destination": "made/b.txt", "dry_run": true}),
+        ),
+        (
+            "move",
+            json!({"source": "b.txt", "destination": "made/b.txt"}),
+        ),
         ("delete", json!({"path": "made/b.txt", "dry_run": true})),
         ("delete", json!({"path": "made/b.txt"})),
         ("delete", json!({"path": "made/deep"})),

@@ -330,7 +330,7 @@ impl CrashRename {
     ) -> Result<(), Failure> {
         let crash = |m: String| fail(FailureKind::Crash, format!("{what}: {m}"));
         let mut expected = vec!["r".to_string(), "r/from".to_string(), "r/to".to_string()];
-        for i in 0..FILES {
+        for (i, answered_ok) in ok.iter().enumerate() {
             out.stats.check();
             let want = content(round, i);
             let (s, d) = (src(i), dst(i));
@@ -368,7 +368,7 @@ impl CrashRename {
                         "{s:?} is lost: neither at {s:?} nor at {d:?}"
                     )));
                 }
-                (true, false) if ok[i].load(Ordering::SeqCst) => {
+                (true, false) if answered_ok.load(Ordering::SeqCst) => {
                     return Err(crash(format!(
                         "the rename of {s:?} answered success, but the file is still at its source"
                     )));

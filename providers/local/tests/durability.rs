@@ -331,10 +331,12 @@ fn check_rename_order(calls: &[Call]) -> Result<usize, String> {
                     dir_syncs = 0;
                 }
             }
-            "fsync" | "fdatasync" if c.result == "0" => {
-                if renamed && dirs.get(first_arg(c)).copied().unwrap_or(false) {
-                    dir_syncs += 1;
-                }
+            "fsync" | "fdatasync"
+                if c.result == "0"
+                    && renamed
+                    && dirs.get(first_arg(c)).copied().unwrap_or(false) =>
+            {
+                dir_syncs += 1;
             }
             "renameat" | "renameat2" | "rename" if c.result == "0" && c.args.contains("\"t") => {
                 renamed = true;
