@@ -220,6 +220,7 @@ rules! {
     RenameDirectory = "rename.directory", NAMES, "a directory is moved with everything in it, keeping their versions";
     RenameIntoItself = "rename.into-itself", NAMES, "a directory moved to itself or beneath itself is refused";
     CrashRenameOneOf = "crash.rename-one-of", NAMES, "after a kill during renames, every file is at its source or its destination — never both, never neither — whole, with its mode, and nothing else is left";
+    LinearizableNamespace = "concurrency.linearizable-namespace", NAMES, "a batch with removes and renames run beside writes, edits and reads is explained by some sequential order of the model";
     RaceNamespace = "race.namespace", NAMES, "concurrent guarded writes, removes and renames of one file at one version have exactly one winner, every loser FS_STALE_VERSION";
     SandboxNamespaceDenied = "sandbox.namespace-denied", SANDBOX, "a create_dir, remove or rename that leads out at either end (a link out, `..`, a sibling prefix) is FS_SANDBOX_DENIED naming that end, and changes nothing";
     SandboxNamespaceLinkInside = "sandbox.namespace-link-inside", SANDBOX, "removing or moving a link that points out touches the link alone, inside the workspace";

@@ -555,6 +555,14 @@ impl Harness {
             self.some_order(&jobs, &done)?
         };
         rec.expected = format!("explained by {explained}");
+        if lanes.len() > 1
+            && jobs
+                .iter()
+                .flatten()
+                .any(|j| matches!(j.op, Op::Remove { .. } | Op::Rename { .. }))
+        {
+            self.hit(Rule::LinearizableNamespace);
+        }
         if lanes.len() > 1 && writers > 0 {
             self.hit(Rule::Linearizable);
             if lanes.iter().any(|l| l.instance != lanes[0].instance) {

@@ -4,7 +4,8 @@
 //! Sequential sequences cannot see a lost update: an edit that read the file before another
 //! writer published and then wrote its stale copy back, a guard checked in one critical section
 //! and published in another, a `before` computed from a file that was replaced meanwhile. Here a
-//! batch of two to four writes, edits, reads and stats on one or two files runs as one group of
+//! batch of two to four writes, edits, reads and stats (and guarded removes and renames, for a
+//! backend that claims the namespace operations) on one or two files runs as one group of
 //! steps ([`crate::step::Op::Together`]) on threads (or as tasks of a multi-threaded runtime),
 //! through one provider instance or — for a backend that claims
 //! [`seam::Capability::SharedStorage`] — alternately through two instances over one storage. The
@@ -42,7 +43,7 @@ impl Property for Linearizable {
     }
 
     fn summary(&self) -> &'static str {
-        "batches of 2-4 writes, edits, reads and stats run at the same time are explained by some sequential order of the model"
+        "batches of 2-4 writes, edits, reads and stats (and removes and renames, where claimed) run at the same time are explained by some sequential order of the model"
     }
 
     fn core(&self) -> bool {
@@ -55,7 +56,7 @@ impl Property for Linearizable {
         let modes: &[bool] = if shared { &[false, true] } else { &[false] };
         for &across in modes {
             for n in 0..BATCHES {
-                let steps = prepare(cx, batch(&mut rng, n, across));
+                let steps = prepare(cx, batch(&mut rng, n, across, cx.caps.namespace));
                 let found = match run(cx, &steps, out) {
                     Ok(()) => {
                         out.stats.rule(if across {
@@ -109,13 +110,15 @@ impl SplitMix {
 /// Batch `n`'s steps: the first file, both files' versions seen, every instance reading both,
 /// the batch as one group, and — across instances — the second instance reading and stating
 /// both again.
-fn batch(rng: &mut SplitMix, n: u64, across: bool) -> Vec<Step> {
+fn batch(rng: &mut SplitMix, n: u64, across: bool, namespace: bool) -> Vec<Step> {
     let len = 2 + (rng.next_u32() % 3) as usize;
     let instances: u8 = if across { 2 } else { 1 };
     let lanes: Vec<Lane> = (0..len)
         .map(|i| {
             let file = FILES[usize::from(rng.next_u32().is_multiple_of(4))].to_string();
-            let op = match rng.next_u32() % 10 {
+            // A backend with the namespace operations also removes and renames in its batches.
+            let kinds = if namespace { 12 } else { 10 };
+            let op = match rng.next_u32() % kinds {
                 0..=3 => Op::Write {
                     path: file,
                     content: format!("w{i}\nalpha\n"),
@@ -145,7 +148,31 @@ fn batch(rng: &mut SplitMix, n: u64, across: bool) -> Vec<Step> {
                     }
                 }
                 8 => Op::ReadText { path: file },
-                _ => Op::Stat { path: file },
+                9 => Op::Stat { path: file },
+                10 => Op::Remove {
+                    path: file,
+                    guard: rng
+                        .next_u32()
+                        .is_multiple_of(2)
+                        .then_some(VersionRef::Target),
+                    directory: false,
+                },
+                _ => {
+                    let other = FILES.iter().find(|f| **f != file).copied().unwrap_or("b");
+                    Op::Rename {
+                        from: file,
+                        to: other.to_string(),
+                        guard: rng
+                            .next_u32()
+                            .is_multiple_of(2)
+                            .then_some(VersionRef::Target),
+                        // Replace only the version the other file had when the batch started.
+                        replace: rng
+                            .next_u32()
+                            .is_multiple_of(2)
+                            .then_some(VersionRef::Target),
+                    }
+                }
             };
             let mut lane = Lane::of(vec![Step::plain(op)]);
             lane.instance = (i as u8) % instances;
