@@ -173,8 +173,10 @@ enum Command {
         )]
         start_timeout: f64,
     },
-    /// Serve the tools (read, write, edit, read_image, glob, grep, str_replace_editor) to an MCP
-    /// client on stdio, with read-before-write, compare-and-swap edits and containment in DIR.
+    /// Serve the tools (read, write, edit, read_image, glob, grep, str_replace_editor, list,
+    /// tree, info, read_many, roots, create_directory, move, delete) to an MCP client on stdio,
+    /// with read-before-write, compare-and-swap edits, guarded moves and deletes, and
+    /// containment in DIR.
     Mcp {
         /// The workspace: relative paths resolve against it; the only writable root under
         /// workspace-write.

@@ -149,3 +149,51 @@ async fn directories_are_made_moved_and_removed_when_empty_never_recursively() {
     assert!(root.join("z/c").is_dir());
     client.cancel().await.expect("close");
 }
+
+#[tokio::test]
+async fn links_go_without_a_read_and_a_dry_run_refuses_what_the_call_would() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    std::fs::write(root.join("target.txt"), b"kept\n").expect("seed");
+    std::fs::write(root.join("unread.txt"), b"not read\n").expect("seed");
+    std::os::unix::fs::symlink("target.txt", root.join("link")).expect("link");
+    std::os::unix::fs::symlink("nowhere", root.join("dangling")).expect("dangling");
+    std::fs::create_dir(root.join("dir")).expect("dir");
+    let client = serve(root, &[]).await;
+
+    // A link is deleted, never what it points to, and needs no read: it holds no content.
+    ok(&call(&client, "delete", json!({"path": "link"})).await);
+    assert!(std::fs::symlink_metadata(root.join("link")).is_err());
+    assert_eq!(disk(root, "target.txt"), b"kept\n");
+    ok(&call(&client, "delete", json!({"path": "dangling"})).await);
+    assert!(std::fs::symlink_metadata(root.join("dangling")).is_err());
+
+    // A dry run onto a file the session never read says what the call would say.
+    ok(&call(&client, "read", json!({"file_path": "target.txt"})).await);
+    refused(
+        &call(
+            &client,
+            "move",
+            json!({"source": "target.txt", "destination": "unread.txt", "dry_run": true}),
+        )
+        .await,
+        "FS_NOT_OBSERVED",
+    );
+    // Onto a directory: said plainly, not as a file to read.
+    let (error, said) = support::mcp::text(
+        &call(
+            &client,
+            "move",
+            json!({"source": "target.txt", "destination": "dir"}),
+        )
+        .await,
+    );
+    assert!(error, "{said}");
+    assert!(
+        said.contains("is a directory") && said.contains("dir/<name>"),
+        "{said}"
+    );
+    assert_eq!(disk(root, "unread.txt"), b"not read\n");
+    assert_eq!(disk(root, "target.txt"), b"kept\n");
+    client.cancel().await.expect("close");
+}

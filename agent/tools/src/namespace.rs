@@ -4,10 +4,12 @@
 //! The guards come from the gate, like `write`'s and `edit`'s: under the observation policy a
 //! file is deleted or moved only at the version the session last saw of it (never one it did
 //! not read), and `move` replaces a destination file only at the version the session saw of
-//! that one — otherwise the provider refuses and nothing changes. A directory carries no
-//! content that could be lost unseen, so an empty one is deleted, and a directory moved, without
-//! a guard (removal is never recursive, and a move never replaces a directory). Each tool has a
-//! `dry_run` that asks the gate and looks at what is there, and changes nothing.
+//! that one — otherwise the provider refuses and nothing changes. A directory or a link carries
+//! no content of its own that could be lost unseen, so an empty directory or a link is deleted,
+//! and either moved, without a guard (removal is never recursive, a link is removed and never
+//! what it points to, and a move never replaces a directory). Each tool has a `dry_run` that
+//! asks the gate and looks at what is there, refuses what the call would refuse, and changes
+//! nothing.
 
 use crate::args::Args;
 use crate::exec::Exec;
@@ -35,14 +37,16 @@ fn kind_name(kind: FsPathKind) -> &'static str {
 }
 
 fn dry_run_field() -> Value {
-    crate::dry_run::schema_field()
+    json!({
+        "type": "boolean",
+        "description": "Say what this call would do, refusing where it would be refused, and change nothing."
+    })
 }
 
 /// What the entry at `path` is now (not following a final link), as the tool's base sees it.
-async fn entry_kind(exec: &Exec, path: &str) -> Result<Option<FsPathKind>, FsError> {
+async fn entry_info(exec: &Exec, path: &str) -> Result<Option<seam::FsPathInfo>, FsError> {
     let base = base_of(exec, path, true).await;
-    let info = exec
-        .fs
+    exec.fs
         .lstat(
             path,
             ResolveOptions {
@@ -50,8 +54,12 @@ async fn entry_kind(exec: &Exec, path: &str) -> Result<Option<FsPathKind>, FsErr
             },
             &exec.signal,
         )
-        .await?;
-    Ok(info.map(|i| i.kind))
+        .await
+}
+
+/// [`entry_info`]'s kind.
+async fn entry_kind(exec: &Exec, path: &str) -> Result<Option<FsPathKind>, FsError> {
+    Ok(entry_info(exec, path).await?.map(|i| i.kind))
 }
 
 /// `create_directory`.
@@ -260,8 +268,9 @@ impl Tool for DeleteTool {
                 if_version: None,
                 directory: true,
             },
-            // A file (or a link: guarded by what the session saw through it) only at the
-            // version the gate allows.
+            // A link is removed, never what it points to: no content is lost.
+            Some(FsPathKind::Symlink) => RemoveOptions::default(),
+            // A file only at the version the gate allows.
             Some(_) => RemoveOptions {
                 if_version: exec
                     .gate
@@ -387,21 +396,36 @@ impl Tool for MoveTool {
             .map_err(fail)?
             .ok_or_else(|| fail(FsError::not_found(Verb::Rename, &source.display_path)))?;
         let if_version = match kind {
-            FsPathKind::Directory => None,
+            // A directory or a link carries no content of its own that could be lost unseen.
+            FsPathKind::Directory | FsPathKind::Symlink => None,
             _ => exec
                 .gate
                 .remove_intent(&source, Verb::Rename, exec.actor())
                 .await
                 .map_err(fail)?,
         };
-        let replace = match entry_kind(exec, to).await.map_err(fail)? {
-            Some(FsPathKind::Directory) | None => None,
-            Some(_) => exec
+        let there = entry_info(exec, to).await.map_err(fail)?;
+        let replace = match &there {
+            None => None,
+            Some(i) if i.kind == FsPathKind::Directory => {
+                return Err(ToolError::arguments(format!(
+                    "destination \"{}\" is a directory: move does not move into it; give the whole new path (\"{}/<name>\")",
+                    dest.display_path, dest.display_path
+                )));
+            }
+            // A file is replaced only at the version the session saw of it.
+            Some(i) if i.kind == FsPathKind::File => exec
                 .gate
                 .replace_intent(&dest, exec.actor())
                 .await
                 .map_err(fail)?,
+            // A link or another entry holds no content: replaced at the version it has now.
+            Some(i) => Some(i.version.clone()),
         };
+        if there.is_some() && replace.is_none() {
+            // Refused here as the provider would refuse it, dry run or not.
+            return Err(fail(FsError::destination_exists(&dest.display_path)));
+        }
         if dry_run {
             return Ok(ToolOutput::with_text(
                 format!(

@@ -107,13 +107,18 @@ impl Harness {
         verdict.denial
     }
 
-    /// The fence on both ends of a rename: decided only when both paths name entries (a refused
-    /// spelling or a loop on either side comes first), the source's end first.
+    /// The fence on both ends of a rename, the source's end first: each end is decided when its
+    /// path names a place (a refused spelling or a loop comes first; a bad destination spelling
+    /// is refused before anything is decided).
     fn rename_fence(&mut self, step: &Step, from: &str, to: &str) -> Option<ModelError> {
         self.model.fence_parent(Verb::Rename, from)?;
-        self.model.fence_parent(Verb::Rename, to)?;
-        self.ns_fence(step, Verb::Rename, from)
-            .or_else(|| self.ns_fence(step, Verb::Rename, to))
+        if self.model.refuses(Verb::Rename, to) {
+            return None;
+        }
+        if let Some(denied) = self.ns_fence(step, Verb::Rename, from) {
+            return Some(denied);
+        }
+        self.ns_fence(step, Verb::Rename, to)
     }
 
     pub(super) async fn create_dir_step(

@@ -1,8 +1,11 @@
-//! `crash-rename`: the backend killed with SIGKILL while renames are in flight, then its
-//! storage opened again by a fresh instance. Rename is where storage loses files (the classic
-//! crash-consistency studies found most of their bugs around it and its durability): a backend
-//! that moves by copy-and-delete leaves both or a torn copy, one that deletes first and links
-//! later loses the file. No sequence of calls can show it.
+//! `crash-rename`: the backend's process killed with SIGKILL while renames are in flight, then
+//! its storage opened again by a fresh instance. Rename is where storage loses files (the
+//! classic crash-consistency studies found most of their bugs around it): a backend that moves
+//! by copy-and-delete leaves both or a torn copy, one that deletes first and links later loses
+//! the file. No sequence of calls can show it. A killed process is not a lost machine: the page
+//! cache survives it, so this checks what a dying process leaves (one rename syscall always
+//! passes), not what a power cut leaves — the order of the directory fsyncs that durability
+//! needs is traced in the local provider's own tests (`providers/local/tests/durability.rs`).
 //!
 //! For a backend that claims the namespace operations and that the factory can run in a process
 //! it kills ([`crate::Factory::killable`]): [`ROUNDS`] rounds, each on a fresh subject with
@@ -16,8 +19,8 @@
 //!   destination;
 //! * nothing else is there (no staging, no half copy), in the world and in a listing.
 //!
-//! The rounds count the renames that were still in flight when the kill landed; a run where no
-//! kill landed mid-burst checked nothing of a crash and says so. An in-memory backend loses its
+//! The rounds count the renames not yet answered when the kill landed (sent or about to be); a
+//! run where no kill landed mid-burst checked nothing of a crash and says so. An in-memory backend loses its
 //! storage whole in a crash, as the contract allows: the property does not apply to it.
 
 use super::{Applicability, Context, NotChecked, Property, Run};

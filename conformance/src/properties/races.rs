@@ -41,7 +41,7 @@ impl Property for CasRaces {
         out.stats.rule(Rule::RaceOneWinner);
         if cx.caps.namespace {
             for r in 0..ROUNDS {
-                scenario(cx, self.name(), namespace_round(r), &[], out).map_err(|f| {
+                scenario(cx, self.name(), namespace_round(r, false), &[], out).map_err(|f| {
                     Failure::new(
                         f.kind,
                         format!("round {r} of removes and renames: {}", f.message),
@@ -49,6 +49,27 @@ impl Property for CasRaces {
                 })?;
             }
             out.stats.rule(Rule::RaceNamespace);
+            if cx.caps.shared_storage {
+                // The same rounds with the racers over two instances (file locks, not an
+                // instance's own, must order them), and two files moved onto each other from
+                // two instances at once (locks taken in opposite orders wait for each other).
+                for r in 0..ROUNDS_ACROSS {
+                    let steps = if r % 2 == 0 {
+                        namespace_round(r, true)
+                    } else {
+                        swap_round()
+                    };
+                    scenario(cx, self.name(), steps, &[], out).map_err(|f| {
+                        Failure::new(
+                            f.kind,
+                            format!(
+                                "round {r} of removes and renames across two instances: {}",
+                                f.message
+                            ),
+                        )
+                    })?;
+                }
+            }
         }
         if cx.caps.shared_storage {
             for r in 0..ROUNDS_ACROSS {
@@ -123,7 +144,7 @@ fn round(create: bool, across: bool) -> Vec<Step> {
 /// that version, all at once. Exactly one may win — a remove that takes the file away after a
 /// write replaced it, or a rename that moves it twice, is a lost update — and every loser is
 /// `FS_STALE_VERSION`.
-fn namespace_round(r: usize) -> Vec<Step> {
+fn namespace_round(r: usize, across: bool) -> Vec<Step> {
     let mut steps = vec![
         Step::plain(Op::World(WorldOp::Write {
             path: "a".into(),
@@ -152,7 +173,41 @@ fn namespace_round(r: usize) -> Vec<Step> {
                     replace: None,
                 },
             };
-            Lane::of(vec![Step::plain(op)])
+            let mut lane = Lane::of(vec![Step::plain(op)]);
+            lane.instance = u8::from(across && i % 2 == 1);
+            lane
+        })
+        .collect();
+    steps.push(Step::plain(Op::Together {
+        lanes,
+        on: crate::step::Spawn::Threads,
+    }));
+    steps
+}
+
+/// Two files, each moved onto the other at the version seen of it, from two instances at once:
+/// one move wins, the other finds its destination gone (stale), and neither waits for the other.
+fn swap_round() -> Vec<Step> {
+    let mut steps = Vec::new();
+    for f in ["a", "b"] {
+        steps.push(Step::plain(Op::World(WorldOp::Write {
+            path: f.into(),
+            bytes: format!("{f}\n").into_bytes(),
+            mode: 0o644,
+        })));
+        steps.push(Step::plain(Op::Stat { path: f.into() }));
+    }
+    let lanes = [("a", "b", 0), ("b", "a", 1)]
+        .into_iter()
+        .map(|(from, to, instance)| {
+            let mut lane = Lane::of(vec![Step::plain(Op::Rename {
+                from: from.into(),
+                to: to.into(),
+                guard: None,
+                replace: Some(VersionRef::Target),
+            })]);
+            lane.instance = instance;
+            lane
         })
         .collect();
     steps.push(Step::plain(Op::Together {

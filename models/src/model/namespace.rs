@@ -74,6 +74,12 @@ impl Model {
         Ok((comps, display))
     }
 
+    /// Whether the contract refuses the spelling `path` itself (blank, a NUL, an over-long name):
+    /// that refusal comes before anything is decided.
+    pub fn refuses(&self, verb: Verb, path: &str) -> bool {
+        self.lexical(verb, path).is_err()
+    }
+
     /// What a fencing backend decides a namespace operation on `path` by: the key of the
     /// entry's parent (its real path, the missing rest appended; the parent as spelled when a
     /// file is on the way), shown as the entry's display path. `None` when the path is refused

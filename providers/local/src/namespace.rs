@@ -244,10 +244,18 @@ impl Core {
         };
         let look_src =
             || probe_at(&src_dir, from.name.as_str(), false).map_err(|err| os(err, verb, f));
-        let mut held = match look_src()? {
-            Some(p) if p.is_file() => crate::xlock::lock_target(root, &from.key()),
-            _ => crate::xlock::Held::default(),
-        };
+        // The files this call may take away — the source, and a destination it may replace —
+        // locked across processes before anything is checked, together, in one order
+        // (`crate::xlock::lock_targets`).
+        let mut keys = Vec::new();
+        if look_src()?.is_some_and(|p| p.is_file()) {
+            keys.push(from.key());
+        }
+        if let (Ok(t), Some(_)) = (to, &request.replace) {
+            keys.push(t.key());
+        }
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let held = crate::xlock::lock_targets(root, &keys);
         let Some(source) = look_src()? else {
             return Err(absent());
         };
@@ -269,14 +277,6 @@ impl Core {
         }
         let look_dst =
             || probe_at(&dst_dir, to.name.as_str(), false).map_err(|err| os(err, verb, t));
-        if let Some(p) = look_dst()?
-            && p.is_file()
-            && request.replace.is_some()
-        {
-            for fd in crate::xlock::lock_target(root, &to.key()).into_fds() {
-                held.keep(fd);
-            }
-        }
         let existing = look_dst()?;
         let replaced = existing.is_some();
         let source_is_dir = source.kind == FileType::Directory;
@@ -291,6 +291,22 @@ impl Core {
             }
             (None, Some(_)) => return Err(FsError::changed_since_read(verb, t)),
             _ => {}
+        }
+        if let Some(p) = &existing
+            && p.version == source.version
+        {
+            // Two names of one file (hard links): rename(2) would leave both. The destination
+            // already is the file, so the move is the source's name taken away.
+            match rustix::fs::unlinkat(&src_dir, from.name.as_str(), AtFlags::empty()) {
+                Ok(()) => {}
+                Err(err) => return Err(os(err, verb, f)),
+            }
+            sync_dir(&src_dir, self.config.durability).map_err(|err| os(err, verb, f))?;
+            let version = look_dst()?
+                .map(|p| p.version)
+                .unwrap_or_else(|| FsVersion::new(format!("missing:{}", to.key())));
+            drop(held);
+            return Ok((path_kind(&source), true, version));
         }
         let flags = if replaced {
             RenameFlags::empty()

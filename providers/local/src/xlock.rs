@@ -37,11 +37,6 @@ pub(crate) struct Held {
 }
 
 impl Held {
-    /// The descriptors whose locks are held (to be kept by another `Held`).
-    pub fn into_fds(self) -> Vec<OwnedFd> {
-        self.fds
-    }
-
     /// Also holds `fd`'s lock until the mutation returns.
     pub fn keep(&mut self, fd: OwnedFd) {
         self.fds.push(fd);
@@ -73,6 +68,40 @@ fn open_file(root: &Root, key: &str) -> Option<OwnedFd> {
 /// Takes the cross-process lock for a mutation of `key` (see the module docs): on the regular
 /// file there, or nothing. Blocks until it is granted: call it on a blocking thread.
 pub(crate) fn lock_target(root: &Root, key: &str) -> Held {
+    lock_target_beside(root, key, &[])
+}
+
+/// Takes the cross-process locks of several files at once (a rename's source and the
+/// destination it replaces): one lock per file, in the order of the files' identities, so two
+/// mutations that lock the same two files in opposite roles (a swap, in two processes) never
+/// wait for each other; a file reached twice (a hard link of the other) is locked once — a
+/// second `flock` on it through another descriptor would wait for this very mutation.
+pub(crate) fn lock_targets(root: &Root, keys: &[&str]) -> Held {
+    let mut found: Vec<((u64, u64), &str)> = keys
+        .iter()
+        .filter_map(|k| {
+            let fd = open_file(root, k)?;
+            Some((identity(&fd).ok()?, *k))
+        })
+        .collect();
+    found.sort();
+    found.dedup_by_key(|(id, _)| *id);
+    let mut held = Held::default();
+    let mut ids: Vec<(u64, u64)> = Vec::new();
+    for (_, key) in found {
+        for fd in lock_target_beside(root, key, &ids).fds {
+            if let Ok(id) = identity(&fd) {
+                ids.push(id);
+            }
+            held.keep(fd);
+        }
+    }
+    held
+}
+
+/// [`lock_target`], taking nothing on a file whose identity is among `held` (already locked by
+/// this mutation).
+fn lock_target_beside(root: &Root, key: &str, held: &[(u64, u64)]) -> Held {
     let mut last = None;
     for _ in 0..TRIES {
         // Release the lock a failed check left us holding before taking the next one: the next
@@ -81,6 +110,9 @@ pub(crate) fn lock_target(root: &Root, key: &str) -> Held {
         let Some(fd) = open_file(root, key) else {
             return Held::default();
         };
+        if identity(&fd).is_ok_and(|id| held.contains(&id)) {
+            return Held::default();
+        }
         if flock(&fd, FlockOperation::LockExclusive).is_err() {
             return Held::default();
         }

@@ -310,7 +310,9 @@ fn traced_renamer() {
 fn check_rename_order(calls: &[Call]) -> Result<usize, String> {
     let mut dirs: HashMap<String, bool> = HashMap::new();
     let mut renamed = false;
-    let mut dir_syncs = 0;
+    // The descriptors of the directories fsynced since the rename: both must be there (both
+    // directories stay open across the call, so their descriptors differ).
+    let mut synced: Vec<String> = Vec::new();
     let mut checked = 0;
     for c in calls {
         match c.name.as_str() {
@@ -321,14 +323,15 @@ fn check_rename_order(calls: &[Call]) -> Result<usize, String> {
                     if !renamed {
                         return Err(format!("rename {checked} returned without renaming"));
                     }
-                    if dir_syncs < 2 {
+                    if synced.len() < 2 {
                         return Err(format!(
-                            "rename {checked} returned after {dir_syncs} directory fsync(s): both directories must be fsynced after the rename"
+                            "rename {checked} returned after {} directory fsync(s) of distinct directories: both directories must be fsynced after the rename",
+                            synced.len()
                         ));
                     }
                     checked += 1;
                     renamed = false;
-                    dir_syncs = 0;
+                    synced.clear();
                 }
             }
             "fsync" | "fdatasync"
@@ -336,11 +339,14 @@ fn check_rename_order(calls: &[Call]) -> Result<usize, String> {
                     && renamed
                     && dirs.get(first_arg(c)).copied().unwrap_or(false) =>
             {
-                dir_syncs += 1;
+                let fd = first_arg(c).to_string();
+                if !synced.contains(&fd) {
+                    synced.push(fd);
+                }
             }
             "renameat" | "renameat2" | "rename" if c.result == "0" && c.args.contains("\"t") => {
                 renamed = true;
-                dir_syncs = 0;
+                synced.clear();
             }
             _ => {}
         }
@@ -349,6 +355,38 @@ fn check_rename_order(calls: &[Call]) -> Result<usize, String> {
         return Err("no rename returned in the trace".into());
     }
     Ok(checked)
+}
+
+/// The trace with the second directory fsync after each rename turned into a repeat of the
+/// first (the same descriptor fsynced twice).
+fn same_dir_twice(calls: &[Call]) -> Vec<Call> {
+    let mut dirs: HashMap<String, bool> = HashMap::new();
+    let mut first: Option<String> = None;
+    let mut out = Vec::new();
+    for c in calls {
+        let mut c = c.clone();
+        match c.name.as_str() {
+            "openat" | "open" => {
+                dirs.insert(
+                    c.result.clone(),
+                    c.args.contains("O_DIRECTORY") || c.args.contains("O_PATH"),
+                );
+            }
+            "renameat" | "renameat2" | "rename" => first = None,
+            "fsync" | "fdatasync" if dirs.get(first_arg(&c)).copied().unwrap_or(false) => {
+                match &first {
+                    None => first = Some(first_arg(&c).to_string()),
+                    Some(fd) => {
+                        let own = first_arg(&c).to_string();
+                        c.args = c.args.replacen(&own, fd, 1);
+                    }
+                }
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Traces the child renamer; `None` when the machine cannot.
@@ -402,6 +440,11 @@ fn durable_renames_sync_both_directories_after_the_rename_and_before_returning()
     // The same real trace without its directory fsyncs is caught, and so is the relaxed mode.
     let caught = check_rename_order(&strip_dir_fsyncs(&calls)).expect_err("no directory fsync");
     assert!(caught.contains("directory fsync"), "{caught}");
+    // Fsyncing one of the two directories twice is caught too: the trace with every fsync of
+    // the source's directory made an fsync of the destination's.
+    let one_dir = same_dir_twice(&calls);
+    let caught_one = check_rename_order(&one_dir).expect_err("one directory fsynced twice");
+    assert!(caught_one.contains("distinct directories"), "{caught_one}");
     let Some(relaxed) = traced_renames("none") else {
         return;
     };

@@ -391,17 +391,21 @@ impl FileSystem for SandboxFileSystem {
         let (from, mode, source) = self.entry_fence(from, &options, Verb::Rename, sandbox)?;
         let cwd = options.cwd.unwrap_or(&self.config.local.cwd);
         let to_display = seam::paths::display_path(to, cwd, Verb::Rename)?;
+        // The source's end is decided first; the move never runs unconfined unless it allows
+        // everything.
+        let source = Self::within(source, &from, mode)?;
         let Ok((to, _, dest)) = self.entry_fence(to, &options, Verb::Rename, sandbox) else {
-            // The destination names no place (a loop on the way): nothing can move, and the
-            // provider says so after looking at the source, in the contract's order.
+            // The destination names no place now (a loop on the way). The call still runs
+            // beneath the source's root, so that whatever the destination leads to by the time
+            // it runs — a link flipped to outside meanwhile — it cannot leave that root: the
+            // provider then says what is wrong, in the contract's order, or refuses the way out.
             return self
                 .local
-                .rename_in(&Within::Host, &from, &to_display, request)
-                .await;
+                .rename_in(&source, &from, &to_display, request)
+                .await
+                .map_err(|e| entry_denied_if_escape(e, &to_display, mode));
         };
-        // Both ends must be allowed (the source's decided first), and beneath one root: the
-        // move runs confined to it.
-        let source = Self::within(source, &from, mode)?;
+        // Both ends must be allowed, and beneath one root: the move runs confined to it.
         let dest = Self::within(dest, &to, mode)?;
         let within = match (source, dest) {
             (Within::Host, Within::Host) => Within::Host,
