@@ -248,7 +248,7 @@ impl Faulty {
     }
 
     /// Drops this instance's copy of `target`.
-    fn forget(&self, target: &FsTarget) {
+    pub(crate) fn forget(&self, target: &FsTarget) {
         self.cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -343,7 +343,11 @@ impl Fault {
             Fault::InstanceLocalLock => &["across two instances"],
             // A read through the second instance after the batch returned what the storage no
             // longer holds.
-            Fault::StaleInstanceCache => &["on instance 1): text differs"],
+            // (Or it still served the file after the other instance removed or moved it.)
+            Fault::StaleInstanceCache => &[
+                "on instance 1): text differs",
+                "on instance 1): expected FS_NOT_FOUND",
+            ],
             // A reader through the second instance saw the file torn.
             Fault::TornAcrossInstances => &["(on instance 1) returned"],
             Fault::IgnoresCwd => &["in {root}/"],

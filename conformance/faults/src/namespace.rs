@@ -20,6 +20,19 @@ use seam::{
 };
 
 impl Faulty {
+    /// [`Fault::StaleInstanceCache`]: this instance's own changes drop its copies (right within
+    /// one instance).
+    async fn forget_paths(&self, paths: &[&str], options: ResolveOptions<'_>) {
+        if self.fault != Fault::StaleInstanceCache {
+            return;
+        }
+        for p in paths {
+            if let Ok(t) = self.inner.resolve(p, options, &Signal::none()).await {
+                self.forget(&t);
+            }
+        }
+    }
+
     /// The key a path's version is shown under (as `lstat` shows it).
     async fn key_for(&self, path: &str, options: ResolveOptions<'_>) -> String {
         match self.inner.resolve(path, options, &Signal::none()).await {
@@ -72,6 +85,7 @@ impl Faulty {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<RemoveOutcome, FsError> {
+        self.forget_paths(&[path], options).await;
         let mut request = RemoveOptions {
             if_version: self
                 .entry_guard(path, options, request.if_version.as_ref())
@@ -136,6 +150,7 @@ impl Faulty {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<RenameOutcome, FsError> {
+        self.forget_paths(&[from, to], options).await;
         let mut request = RenameOptions {
             if_version: self
                 .entry_guard(from, options, request.if_version.as_ref())
