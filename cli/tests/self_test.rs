@@ -243,6 +243,7 @@ caught! {
     catches_a_remove_that_ignores_its_guard => RemoveIgnoresGuard,
     catches_a_rename_that_replaces_without_a_guard => RenameReplacesWithoutGuard,
     catches_a_remove_whose_guard_is_checked_apart => RemoveGuardCheckedApart,
+    catches_a_rename_that_ignores_its_signal => RenameIgnoresCancel,
 }
 
 #[test]

@@ -224,6 +224,7 @@ rules! {
     RaceNamespace = "race.namespace", NAMES, "concurrent guarded writes, removes and renames of one file at one version have exactly one winner, every loser FS_STALE_VERSION";
     SandboxNamespaceDenied = "sandbox.namespace-denied", SANDBOX, "a create_dir, remove or rename that leads out at either end (a link out, `..`, a sibling prefix) is FS_SANDBOX_DENIED naming that end, and changes nothing";
     SandboxNamespaceLinkInside = "sandbox.namespace-link-inside", SANDBOX, "removing or moving a link that points out touches the link alone, inside the workspace";
+    CancelNamespace = "cancel.namespace", CANCEL, "a create_dir, remove or rename cancelled at its before_stage checkpoint fails FS_ABORTED and changes nothing; at committed it has happened";
     NamespaceFenced = "namespace.fenced", SANDBOX, "a fencing backend decides each end of a namespace operation on its parent's real path";
 }
 
@@ -250,7 +251,8 @@ impl Rule {
             // The staged entry's modes are only checked for a backend that keeps modes.
             Rule::StagingPrivate => Some(Capability::Modes),
             Rule::RemoveLinkNotTarget | Rule::RenameLinkAsLink => Some(Capability::Symlinks),
-            Rule::NamespaceFenced
+            Rule::CancelNamespace
+            | Rule::NamespaceFenced
             | Rule::SandboxNamespaceDenied
             | Rule::SandboxNamespaceLinkInside => Some(Capability::Namespace),
             _ => None,

@@ -159,11 +159,14 @@ pub enum Fault {
     /// A guarded `remove` checks the version, lets go, and removes: a write at the same version
     /// in between, and both the write and the remove win (the write's content is lost).
     RemoveGuardCheckedApart,
+    /// `rename` goes to the end whatever its signal says: cancelled before its commit point,
+    /// it moves the entry all the same.
+    RenameIgnoresCancel,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 48] = [
+    pub const ALL: [Fault; 49] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -212,6 +215,7 @@ impl Fault {
         Fault::RemoveIgnoresGuard,
         Fault::RenameReplacesWithoutGuard,
         Fault::RemoveGuardCheckedApart,
+        Fault::RenameIgnoresCancel,
     ];
 
     /// A stable kebab-case name.
@@ -265,6 +269,7 @@ impl Fault {
             Fault::RemoveIgnoresGuard => "remove-ignores-guard",
             Fault::RenameReplacesWithoutGuard => "rename-replaces-without-guard",
             Fault::RemoveGuardCheckedApart => "remove-guard-checked-apart",
+            Fault::RenameIgnoresCancel => "rename-ignores-cancel",
         }
     }
 
@@ -299,6 +304,9 @@ impl Fault {
             Fault::FenceIgnoresItsDefault => {
                 (property, &[FailureKind::Sandbox, FailureKind::Outcome])
             }
+            // A key resolved in the wrong directory, or — for an operation that takes a path and
+            // names it in its failure (remove, rename) — a message naming the wrong path.
+            Fault::IgnoresCwd => (property, &[FailureKind::KeyIdentity, FailureKind::Message]),
             _ => (property, std::slice::from_ref(kind)),
         }
     }
@@ -365,6 +373,7 @@ impl Fault {
             Fault::RemoveIgnoresGuard => &["expected FS_STALE_VERSION"],
             Fault::RenameReplacesWithoutGuard => &["expected FS_NOT_OBSERVED"],
             Fault::RemoveGuardCheckedApart => &["of removes and renames", "winners"],
+            Fault::RenameIgnoresCancel => &["expected FS_ABORTED \"rename aborted\""],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -423,6 +432,7 @@ impl Fault {
                 ("sequences", &K::Outcome)
             }
             Fault::RemoveGuardCheckedApart => ("cas-races", &K::Race),
+            Fault::RenameIgnoresCancel => ("sequences", &K::Outcome),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! * [`Fault::RemoveIgnoresGuard`] removes whatever is there, whatever version the caller saw;
 //! * [`Fault::RemoveGuardCheckedApart`] checks the version in one critical section and removes
 //!   in another: a write at the same version in between, and both win;
+//! * [`Fault::RenameIgnoresCancel`] moves the entry whatever its signal says;
 //! * [`Fault::RenameReplacesWithoutGuard`] moves onto an existing destination it was never
 //!   allowed to replace.
 
@@ -178,6 +179,13 @@ impl Faulty {
             }
             _ => {}
         }
+        // The signal the inner rename is given: none at all, for the variant that ignores it.
+        let none = Signal::none();
+        let signal = if self.fault == Fault::RenameIgnoresCancel {
+            &none
+        } else {
+            signal
+        };
         let out = self
             .inner
             .rename(from, to, options, &request, sandbox, signal)

@@ -572,8 +572,23 @@ fn namespace_steps(config: &GenConfig, hints: &Hints) -> Vec<(u32, BoxedStrategy
         })
     };
     let fresh = || rel_path().boxed();
-    let cancelled =
-        || prop_oneof![19 => Just(Interfere::None), 1 => Just(Interfere::CancelledBeforeStart)];
+    // Cancelled before the call starts, and — for a backend that shows checkpoints — at the
+    // last moment nothing is changed yet (before_stage) or once the change is made (committed).
+    let points = config.caps.cancel_points;
+    let cancelled = move || {
+        let mut options: Vec<(u32, BoxedStrategy<Interfere>)> = vec![
+            (17, Just(Interfere::None).boxed()),
+            (1, Just(Interfere::CancelledBeforeStart).boxed()),
+        ];
+        if points {
+            options.push((
+                1,
+                Just(Interfere::CancelAt(CancelPoint::BeforeStage)).boxed(),
+            ));
+            options.push((1, Just(Interfere::CancelAt(CancelPoint::Committed)).boxed()));
+        }
+        proptest::strategy::Union::new_weighted(options)
+    };
     let policies = config.policies;
     let wrap = move |op: BoxedStrategy<Op>| {
         (op, cancelled(), fence::call_sandbox(policies), cwd())

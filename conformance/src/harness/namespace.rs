@@ -5,14 +5,17 @@
 //! any other, so a rename that copied, a remove that followed a link or a no-replace rename
 //! that replaced shows on the raw bytes, kinds and modes.
 
+use super::probe::ProbeLog;
 use super::{Harness, StepRecord};
 use crate::failure::{Check, Failure, FailureKind, fail};
 use crate::rules::Rule;
 use crate::step::{Interfere, Step, VersionRef};
 use seam::{
-    CreateDirOptions, FsError, FsPathKind, FsVersion, RemoveOptions, RenameOptions, Signal, Verb,
+    CancelPoint, CreateDirOptions, FsError, FsPathKind, FsVersion, RemoveOptions, RenameOptions,
+    Signal, Verb,
 };
 use seam_model::{ModelError, SnapEntry, Version};
+use std::sync::{Arc, Mutex};
 
 /// What a namespace step expects and got, shown for the record.
 fn shown<T: std::fmt::Debug>(r: &Result<T, ModelError>) -> String {
@@ -30,13 +33,36 @@ fn shown_actual<T: std::fmt::Debug>(r: &Result<T, FsError>) -> String {
 }
 
 impl Harness {
-    /// The signal of a namespace step: cancelled before it starts, or none.
-    fn ns_signal(step: &Step) -> Signal {
-        let signal = Signal::new();
+    /// The signal of a namespace step: cancelled before it starts, or a probe that sees the
+    /// checkpoints and cancels where the step says (with its log, to check after the call).
+    fn ns_signal(&self, step: &Step) -> (Signal, Option<Arc<Mutex<ProbeLog>>>) {
         if step.interfere == Interfere::CancelledBeforeStart {
+            let signal = Signal::new();
             signal.cancel();
+            return (signal, None);
         }
-        signal
+        let (signal, log) = self.probe(&step.interfere, None, None);
+        (signal, Some(log))
+    }
+
+    /// Where the step cancels the operation, for the model.
+    fn ns_cancel(step: &Step) -> Option<CancelPoint> {
+        match step.interfere {
+            Interfere::CancelAt(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// After the call: what the probe saw (checkpoints of a backend that does not claim them,
+    /// problems placing anything), and the rule a cancel at a checkpoint exercised.
+    fn ns_probed(&mut self, step: &Step, log: Option<Arc<Mutex<ProbeLog>>>) -> Check {
+        if let Some(log) = &log {
+            self.probe_problems(log)?;
+        }
+        if Self::ns_cancel(step).is_some() {
+            self.hit(Rule::CancelNamespace);
+        }
+        Ok(())
     }
 
     /// A guard for an entry: a version seen earlier, or (`target`) the entry's version as
@@ -129,7 +155,7 @@ impl Harness {
         rec: &mut StepRecord,
     ) -> Check {
         let spelled = self.spelled(path);
-        let signal = Self::ns_signal(step);
+        let (signal, log) = self.ns_signal(step);
         let policy = self.policy_of(step);
         let expected = if signal.is_cancelled() {
             Err(ModelError::from(FsError::aborted(Verb::Mkdir)))
@@ -142,9 +168,12 @@ impl Harness {
                 .map(|(_, m)| !m.is_empty())
                 .unwrap_or(false);
             let before = self.model.lstat(&spelled).ok().flatten().map(|i| i.kind);
-            let out = self
-                .model
-                .create_dir(&spelled, request.parents, request.exist_ok);
+            let out = self.model.create_dir_cut(
+                &spelled,
+                request.parents,
+                request.exist_ok,
+                Self::ns_cancel(step),
+            );
             match (&out, before) {
                 (Ok(o), _) if o.created && missing => self.hit(Rule::MkdirParents),
                 (Ok(o), _) if o.created => self.hit(Rule::MkdirCreated),
@@ -166,6 +195,7 @@ impl Harness {
         self.stats.op_committed(actual.is_ok());
         rec.expected = shown(&expected);
         rec.actual = shown_actual(&actual);
+        self.ns_probed(step, log)?;
         if let Ok(o) = &actual {
             self.fresh_lstat(path, &o.version).await?;
         }
@@ -189,7 +219,7 @@ impl Harness {
         rec: &mut StepRecord,
     ) -> Check {
         let spelled = self.spelled(path);
-        let signal = Self::ns_signal(step);
+        let (signal, log) = self.ns_signal(step);
         let policy = self.policy_of(step);
         let guard = match guard {
             Some(g) => Some(self.entry_guard(g, path, &spelled).await?),
@@ -214,9 +244,12 @@ impl Harness {
                     Some(SnapEntry::Symlink { .. }) => self.model.followed_entry(&e.key),
                     _ => None,
                 });
-            let out = self
-                .model
-                .remove(&spelled, guard.as_ref().map(|(v, _)| *v), directory);
+            let out = self.model.remove_cut(
+                &spelled,
+                guard.as_ref().map(|(v, _)| *v),
+                directory,
+                Self::ns_cancel(step),
+            );
             match (&out, before.map(|b| b.kind)) {
                 (Err(e), Some(_)) if e.code == seam::FsErrorCode::StaleVersion => {
                     self.hit(Rule::RemoveStale)
@@ -238,6 +271,7 @@ impl Harness {
         self.stats.op_committed(actual.is_ok());
         rec.expected = shown(&expected);
         rec.actual = shown_actual(&actual);
+        self.ns_probed(step, log)?;
         self.outcome(&expected, &actual, |_, m, a| {
             super::same(FailureKind::Outcome, "kind removed", m, &a.kind)
         })
@@ -252,7 +286,7 @@ impl Harness {
         rec: &mut StepRecord,
     ) -> Check {
         let (sfrom, sto) = (self.spelled(from), self.spelled(to));
-        let signal = Self::ns_signal(step);
+        let (signal, log) = self.ns_signal(step);
         let policy = self.policy_of(step);
         let guard = match guard {
             Some(g) => Some(self.entry_guard(g, from, &sfrom).await?),
@@ -285,11 +319,12 @@ impl Harness {
                 (Some(_), None) => true,
                 (None, _) => false,
             };
-            let out = self.model.rename(
+            let out = self.model.rename_cut(
                 &sfrom,
                 &sto,
                 guard.as_ref().map(|(v, _)| *v),
                 replace.as_ref().map(|(v, _)| *v),
+                Self::ns_cancel(step),
             );
             match &out {
                 Ok(o) => {
@@ -325,6 +360,7 @@ impl Harness {
         self.stats.op_committed(actual.is_ok());
         rec.expected = shown(&expected);
         rec.actual = shown_actual(&actual);
+        self.ns_probed(step, log)?;
         if let Ok(o) = &actual {
             let landed = dest_real.unwrap_or_else(|| to.to_string());
             self.fresh_lstat(&landed, &o.version).await?;

@@ -7,7 +7,7 @@ use super::{Model, ModelError, Resolved, Version, err, version_of};
 use crate::path::Key;
 use crate::tree::Node;
 use crate::walk::{WalkError, key_of, realpath};
-use seam::{FsError, FsPathKind, Verb};
+use seam::{CancelPoint, FsError, FsPathKind, Verb};
 
 /// An expected successful `create_dir`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -186,6 +186,19 @@ impl Model {
         parents: bool,
         exist_ok: bool,
     ) -> Result<CreateDirResult, ModelError> {
+        self.create_dir_cut(path, parents, exist_ok, None)
+    }
+
+    /// [`Model::create_dir`], cancelled at `cancel` (a backend with cancel points shows
+    /// `before_stage` once everything is checked and before anything is made, `committed`
+    /// after): cancelled before, it fails `FS_ABORTED` and makes nothing.
+    pub fn create_dir_cut(
+        &mut self,
+        path: &str,
+        parents: bool,
+        exist_ok: bool,
+        cancel: Option<CancelPoint>,
+    ) -> Result<CreateDirResult, ModelError> {
         let (at, missing) = self.mkdir_place(path, parents)?;
         match self.tree.get(&at.key.0) {
             Some(n @ Node::Dir { .. }) if exist_ok => {
@@ -197,6 +210,9 @@ impl Model {
             Some(Node::Dir { .. }) => return Err(err(FsError::directory_exists(&at.display))),
             Some(_) => return Err(err(FsError::not_directory_in_the_way(&at.display))),
             None => {}
+        }
+        if cancel == Some(CancelPoint::BeforeStage) {
+            return Err(err(FsError::aborted(Verb::Mkdir)));
         }
         for dir in missing {
             let node = self.tree.new_dir(None);
@@ -223,6 +239,17 @@ impl Model {
         path: &str,
         if_version: Option<Version>,
         directory: bool,
+    ) -> Result<FsPathKind, ModelError> {
+        self.remove_cut(path, if_version, directory, None)
+    }
+
+    /// [`Model::remove`], cancelled at `cancel` (see [`Model::create_dir_cut`]).
+    pub fn remove_cut(
+        &mut self,
+        path: &str,
+        if_version: Option<Version>,
+        directory: bool,
+        cancel: Option<CancelPoint>,
     ) -> Result<FsPathKind, ModelError> {
         let verb = Verb::Remove;
         let at = self.entry(verb, path)?;
@@ -255,6 +282,9 @@ impl Model {
             }
         }
         let kind = path_kind(node);
+        if cancel == Some(CancelPoint::BeforeStage) {
+            return Err(err(FsError::aborted(verb)));
+        }
         self.tree.remove(&at.key.0);
         Ok(kind)
     }
@@ -266,6 +296,18 @@ impl Model {
         to: &str,
         if_version: Option<Version>,
         replace: Option<Version>,
+    ) -> Result<RenameResult, ModelError> {
+        self.rename_cut(from, to, if_version, replace, None)
+    }
+
+    /// [`Model::rename`], cancelled at `cancel` (see [`Model::create_dir_cut`]).
+    pub fn rename_cut(
+        &mut self,
+        from: &str,
+        to: &str,
+        if_version: Option<Version>,
+        replace: Option<Version>,
+        cancel: Option<CancelPoint>,
     ) -> Result<RenameResult, ModelError> {
         let (source, dest) = self.rename_ends(from, to, if_version.is_some())?;
         let verb = Verb::Rename;
@@ -304,6 +346,9 @@ impl Model {
             _ => {}
         }
         let kind = path_kind(node);
+        if cancel == Some(CancelPoint::BeforeStage) {
+            return Err(err(FsError::aborted(verb)));
+        }
         let mut moved = node.clone();
         let fresh = self.tree.mint();
         match &mut moved {

@@ -280,6 +280,14 @@ pub trait FileSystem: Send + Sync {
     /// A backend that does not claim the namespace operations keeps this default, which fails
     /// `FS_IO_ERROR` ([`FsError::not_supported`]) and changes nothing.
     ///
+    /// With [`crate::Capability::CancelPoints`], the three namespace operations show two
+    /// checkpoints: `before_stage` once everything is checked and before anything changes (a
+    /// cancel there fails `FS_ABORTED` — `mkdir aborted`, `remove aborted`, `rename aborted` —
+    /// and changes nothing, not even a parent `create_dir` would have made), and `committed`
+    /// once the change is made (a cancel there is too late: the call reports success). A
+    /// `create_dir` that finds the directory there with `exist_ok` changes nothing and shows
+    /// neither.
+    ///
     /// # Errors
     ///
     /// Those above, the path failures of [`FileSystem::resolve`] (verb `mkdir`), a loop on the

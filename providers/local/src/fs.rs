@@ -198,7 +198,7 @@ impl FileSystem for LocalFileSystem {
     ) -> Result<CreateDirOutcome, FsError> {
         signal.check(Verb::Mkdir)?;
         let display = seam::paths::display_path(path, self.cwd(&options), Verb::Mkdir)?;
-        self.create_dir_in(&crate::namespace::Within::Host, &display, request)
+        self.create_dir_in(&crate::namespace::Within::Host, &display, request, signal)
             .await
     }
 
@@ -212,7 +212,7 @@ impl FileSystem for LocalFileSystem {
     ) -> Result<RemoveOutcome, FsError> {
         signal.check(Verb::Remove)?;
         let display = seam::paths::display_path(path, self.cwd(&options), Verb::Remove)?;
-        self.remove_in(&crate::namespace::Within::Host, &display, request)
+        self.remove_in(&crate::namespace::Within::Host, &display, request, signal)
             .await
     }
 
@@ -229,7 +229,7 @@ impl FileSystem for LocalFileSystem {
         let cwd = self.cwd(&options);
         let from = seam::paths::display_path(from, cwd, Verb::Rename)?;
         let to = seam::paths::display_path(to, cwd, Verb::Rename)?;
-        self.rename_in(&crate::namespace::Within::Host, &from, &to, request)
+        self.rename_in(&crate::namespace::Within::Host, &from, &to, request, signal)
             .await
     }
 }

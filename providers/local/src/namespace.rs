@@ -18,15 +18,15 @@ use crate::errors::os;
 use crate::fs::LocalFileSystem;
 use crate::offload::offload;
 use crate::paths::{key_of, split_key};
-use crate::publish::sync_dir;
+use crate::publish::{checkpoint, sync_dir};
 use crate::root::Root;
 use crate::version::{Probe, probe_at};
 use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, FileType, Mode, RenameFlags};
 use rustix::io::Errno;
 use seam::{
-    CreateDirOptions, CreateDirOutcome, FsError, FsErrorCode, FsPathKind, FsVersion, RemoveOptions,
-    RemoveOutcome, RenameOptions, RenameOutcome, Verb,
+    CancelPoint, CreateDirOptions, CreateDirOutcome, FsError, FsErrorCode, FsPathKind, FsVersion,
+    RemoveOptions, RemoveOutcome, RenameOptions, RenameOutcome, Signal, Verb,
 };
 use std::sync::Arc;
 
@@ -108,6 +108,7 @@ impl Core {
         root: &Root,
         e: &Entry,
         request: CreateDirOptions,
+        signal: &Signal,
     ) -> Result<(bool, FsVersion), FsError> {
         let verb = Verb::Mkdir;
         let d = e.display.as_str();
@@ -133,6 +134,11 @@ impl Core {
         if !missing.is_empty() && !request.parents {
             return Err(FsError::parent_missing(verb, d));
         }
+        // Everything checked: the last moment a cancel leaves nothing made.
+        let before = || signal.checkpoint(&checkpoint(CancelPoint::BeforeStage, verb, d, &[]));
+        if !missing.is_empty() {
+            before()?;
+        }
         for dir in missing.iter().rev() {
             let (up, name) = split_key(dir);
             let holder = root.open_dir(up).map_err(|err| os(err, verb, d))?;
@@ -153,6 +159,9 @@ impl Core {
                 _ => Err(FsError::not_directory_in_the_way(d)),
             };
         }
+        if missing.is_empty() {
+            before()?;
+        }
         match rustix::fs::mkdirat(&parent, e.name.as_str(), Mode::from_raw_mode(0o777)) {
             Ok(()) => {}
             // Someone made it between the look and the call: say what is there now.
@@ -172,6 +181,7 @@ impl Core {
         let version = existing()?
             .map(|p| p.version)
             .unwrap_or_else(|| FsVersion::new(format!("missing:{}", e.key())));
+        signal.committed(&checkpoint(CancelPoint::Committed, verb, d, &[]));
         Ok((true, version))
     }
 
@@ -181,6 +191,7 @@ impl Core {
         root: &Root,
         e: &Entry,
         request: &RemoveOptions,
+        signal: &Signal,
     ) -> Result<FsPathKind, FsError> {
         let verb = Verb::Remove;
         let d = e.display.as_str();
@@ -214,6 +225,7 @@ impl Core {
         } else {
             AtFlags::empty()
         };
+        signal.checkpoint(&checkpoint(CancelPoint::BeforeStage, verb, d, &[]))?;
         match rustix::fs::unlinkat(&parent, e.name.as_str(), flags) {
             Ok(()) => {}
             Err(Errno::NOTEMPTY | Errno::EXIST) => return Err(FsError::directory_not_empty(d)),
@@ -222,6 +234,7 @@ impl Core {
             Err(err) => return Err(os(err, verb, d)),
         }
         sync_dir(&parent, self.config.durability).map_err(|err| os(err, verb, d))?;
+        signal.committed(&checkpoint(CancelPoint::Committed, verb, d, &[]));
         Ok(path_kind(&now))
     }
 
@@ -232,6 +245,7 @@ impl Core {
         from: &Entry,
         to: &Result<Entry, FsError>,
         request: &RenameOptions,
+        signal: &Signal,
     ) -> Result<(FsPathKind, bool, FsVersion), FsError> {
         let verb = Verb::Rename;
         let f = from.display.as_str();
@@ -292,6 +306,7 @@ impl Core {
             (None, Some(_)) => return Err(FsError::changed_since_read(verb, t)),
             _ => {}
         }
+        signal.checkpoint(&checkpoint(CancelPoint::BeforeStage, verb, f, &[]))?;
         if let Some(p) = &existing
             && p.version == source.version
         {
@@ -306,6 +321,7 @@ impl Core {
                 .map(|p| p.version)
                 .unwrap_or_else(|| FsVersion::new(format!("missing:{}", to.key())));
             drop(held);
+            signal.committed(&checkpoint(CancelPoint::Committed, verb, f, &[]));
             return Ok((path_kind(&source), true, version));
         }
         let flags = if replaced {
@@ -335,6 +351,7 @@ impl Core {
             .map(|p| p.version)
             .unwrap_or_else(|| FsVersion::new(format!("missing:{}", to.key())));
         drop(held);
+        signal.committed(&checkpoint(CancelPoint::Committed, verb, f, &[]));
         Ok((path_kind(&source), replaced, version))
     }
 }
@@ -364,18 +381,19 @@ impl LocalFileSystem {
         within: &Within,
         display: &str,
         request: CreateDirOptions,
+        signal: &Signal,
     ) -> Result<CreateDirOutcome, FsError> {
         let e = entry_of(display, Verb::Mkdir)?;
         let core = self.core().clone();
         let guard = core.locks.lock(&e.key()).await;
-        let confined = within.owned();
+        let (confined, signal) = (within.owned(), signal.clone());
         offload(Verb::Mkdir, display, move || {
             let _guard = guard;
             let root = match &confined {
                 Some(c) => c.root(),
                 None => &core.root,
             };
-            let (created, version) = core.create_dir(root, &e, request)?;
+            let (created, version) = core.create_dir(root, &e, request, &signal)?;
             Ok(CreateDirOutcome { created, version })
         })
         .await
@@ -387,18 +405,19 @@ impl LocalFileSystem {
         within: &Within,
         display: &str,
         request: &RemoveOptions,
+        signal: &Signal,
     ) -> Result<RemoveOutcome, FsError> {
         let e = entry_of(display, Verb::Remove)?;
         let core = self.core().clone();
         let guard = core.locks.lock(&e.key()).await;
-        let (confined, request) = (within.owned(), request.clone());
+        let (confined, request, signal) = (within.owned(), request.clone(), signal.clone());
         offload(Verb::Remove, display, move || {
             let _guard = guard;
             let root = match &confined {
                 Some(c) => c.root(),
                 None => &core.root,
             };
-            let kind = core.remove(root, &e, &request)?;
+            let kind = core.remove(root, &e, &request, &signal)?;
             Ok(RemoveOutcome { kind })
         })
         .await
@@ -411,6 +430,7 @@ impl LocalFileSystem {
         from: &str,
         to: &str,
         request: &RenameOptions,
+        signal: &Signal,
     ) -> Result<RenameOutcome, FsError> {
         let source = entry_of(from, Verb::Rename)?;
         // What is wrong with the destination's path (a loop on the way) is said after the
@@ -429,14 +449,14 @@ impl LocalFileSystem {
         } else {
             Some(core.locks.lock(&high).await)
         };
-        let (confined, request) = (within.owned(), request.clone());
+        let (confined, request, signal) = (within.owned(), request.clone(), signal.clone());
         offload(Verb::Rename, from, move || {
             let _guards = (first, second);
             let root = match &confined {
                 Some(c) => c.root(),
                 None => &core.root,
             };
-            let (kind, replaced, version) = core.rename(root, &source, &dest, &request)?;
+            let (kind, replaced, version) = core.rename(root, &source, &dest, &request, &signal)?;
             Ok(RenameOutcome {
                 kind,
                 replaced,

@@ -611,8 +611,16 @@ impl FileSystem for MemoryFileSystem {
     ) -> Result<CreateDirOutcome, FsError> {
         signal.check(Verb::Mkdir)?;
         let display = display_path(path, self.cwd(&options), Verb::Mkdir)?;
+        let (creates, _) =
+            crate::namespace::create_dir(&mut self.store.lock(), &display, request, true)?;
+        if creates {
+            signal.checkpoint(&checkpoint(CancelPoint::BeforeStage, Verb::Mkdir, &display))?;
+        }
         let (created, version) =
-            crate::namespace::create_dir(&mut self.store.lock(), &display, request)?;
+            crate::namespace::create_dir(&mut self.store.lock(), &display, request, false)?;
+        if created {
+            signal.committed(&checkpoint(CancelPoint::Committed, Verb::Mkdir, &display));
+        }
         Ok(CreateDirOutcome { created, version })
     }
 
@@ -626,7 +634,14 @@ impl FileSystem for MemoryFileSystem {
     ) -> Result<RemoveOutcome, FsError> {
         signal.check(Verb::Remove)?;
         let display = display_path(path, self.cwd(&options), Verb::Remove)?;
-        let kind = crate::namespace::remove(&mut self.store.lock(), &display, request)?;
+        crate::namespace::remove(&mut self.store.lock(), &display, request, true)?;
+        signal.checkpoint(&checkpoint(
+            CancelPoint::BeforeStage,
+            Verb::Remove,
+            &display,
+        ))?;
+        let kind = crate::namespace::remove(&mut self.store.lock(), &display, request, false)?;
+        signal.committed(&checkpoint(CancelPoint::Committed, Verb::Remove, &display));
         Ok(RemoveOutcome { kind })
     }
 
@@ -643,8 +658,11 @@ impl FileSystem for MemoryFileSystem {
         let cwd = self.cwd(&options);
         let from = display_path(from, cwd, Verb::Rename)?;
         let to = display_path(to, cwd, Verb::Rename)?;
+        crate::namespace::rename(&mut self.store.lock(), &from, &to, request, true)?;
+        signal.checkpoint(&checkpoint(CancelPoint::BeforeStage, Verb::Rename, &from))?;
         let (kind, replaced, version) =
-            crate::namespace::rename(&mut self.store.lock(), &from, &to, request)?;
+            crate::namespace::rename(&mut self.store.lock(), &from, &to, request, false)?;
+        signal.committed(&checkpoint(CancelPoint::Committed, Verb::Rename, &from));
         Ok(RenameOutcome {
             kind,
             replaced,

@@ -1,7 +1,8 @@
 //! The namespace operations on the tree: `create_dir`, guarded `remove`, atomic guarded
-//! `rename`. Each runs whole under the tree lock — one look, one change — so its guard, its
-//! checks and its change are one critical section against every other call and instance; none
-//! of them has a checkpoint to hold the lock across.
+//! `rename`. Each is called twice: `dry`, to give the early failures and reach the checkpoint
+//! with the lock let go (the world acts inside a checkpoint), and then for real, whole under the
+//! tree lock — the guard, every check again and the change one critical section against every
+//! other call and instance.
 
 use crate::tree::{DIR_MODE, Node, Tree, WalkError, components, join};
 use seam::{CreateDirOptions, FsError, FsPathKind, FsVersion, RemoveOptions, RenameOptions, Verb};
@@ -66,6 +67,7 @@ pub(crate) fn create_dir(
     tree: &mut Tree,
     display: &str,
     request: CreateDirOptions,
+    dry: bool,
 ) -> Result<(bool, FsVersion), FsError> {
     let verb = Verb::Mkdir;
     let comps = named(verb, display)?;
@@ -98,6 +100,9 @@ pub(crate) fn create_dir(
         Some(_) => return Err(FsError::not_directory_in_the_way(display)),
         None => {}
     }
+    if dry {
+        return Ok((true, FsVersion::new("")));
+    }
     for dir in missing {
         let node = tree.new_dir(DIR_MODE);
         tree.put(&dir, node).map_err(|()| not_dir())?;
@@ -113,6 +118,7 @@ pub(crate) fn remove(
     tree: &mut Tree,
     display: &str,
     request: &RemoveOptions,
+    dry: bool,
 ) -> Result<FsPathKind, FsError> {
     let verb = Verb::Remove;
     // Nothing there: not found — or stale, for a caller who saw something at a version.
@@ -140,7 +146,9 @@ pub(crate) fn remove(
         }
     }
     let kind = path_kind(node);
-    tree.remove(&at);
+    if !dry {
+        tree.remove(&at);
+    }
     Ok(kind)
 }
 
@@ -150,6 +158,7 @@ pub(crate) fn rename(
     from: &str,
     to: &str,
     request: &RenameOptions,
+    dry: bool,
 ) -> Result<(FsPathKind, bool, FsVersion), FsError> {
     let verb = Verb::Rename;
     named(verb, to)?;
@@ -184,6 +193,9 @@ pub(crate) fn rename(
         }
         (None, Some(_)) => return Err(FsError::changed_since_read(verb, to)),
         _ => {}
+    }
+    if dry {
+        return Ok((path_kind(node), replaced, FsVersion::new("")));
     }
     let Some(mut moved) = tree.remove(&source) else {
         return Err(FsError::not_found(verb, from));

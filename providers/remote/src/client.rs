@@ -696,8 +696,11 @@ impl RemoteFileSystem {
         signal: &Signal,
     ) -> Result<(Value, Frame), FsError> {
         // Checkpoints travel only for a mutation of a server that claims them.
-        let checkpoints =
-            self.caps.has(Capability::CancelPoints) && matches!(verb, Verb::Write | Verb::Edit);
+        let checkpoints = self.caps.has(Capability::CancelPoints)
+            && matches!(
+                verb,
+                Verb::Write | Verb::Edit | Verb::Mkdir | Verb::Remove | Verb::Rename
+            );
         let mut frame = self
             .conn
             .inner

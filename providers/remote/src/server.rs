@@ -580,8 +580,10 @@ impl Conn {
         lock(&self.inflight).insert(key.clone(), signal.clone());
         let fs = lock(&self.state).provider.clone();
         let signal = if params.get("checkpoints").and_then(Value::as_bool) == Some(true)
-            && matches!(method.as_str(), "write_text" | "edit_text")
-        {
+            && matches!(
+                method.as_str(),
+                "write_text" | "edit_text" | "create_dir" | "remove" | "rename"
+            ) {
             self.probing(&signal, &id)
         } else {
             signal

@@ -356,7 +356,7 @@ impl FileSystem for SandboxFileSystem {
         let (display, mode, decision) = self.entry_fence(path, &options, Verb::Mkdir, sandbox)?;
         let within = Self::within(decision, &display, mode)?;
         self.local
-            .create_dir_in(&within, &display, request)
+            .create_dir_in(&within, &display, request, signal)
             .await
             .map_err(|e| entry_denied_if_escape(e, &display, mode))
     }
@@ -373,7 +373,7 @@ impl FileSystem for SandboxFileSystem {
         let (display, mode, decision) = self.entry_fence(path, &options, Verb::Remove, sandbox)?;
         let within = Self::within(decision, &display, mode)?;
         self.local
-            .remove_in(&within, &display, request)
+            .remove_in(&within, &display, request, signal)
             .await
             .map_err(|e| entry_denied_if_escape(e, &display, mode))
     }
@@ -401,7 +401,7 @@ impl FileSystem for SandboxFileSystem {
             // provider then says what is wrong, in the contract's order, or refuses the way out.
             return self
                 .local
-                .rename_in(&source, &from, &to_display, request)
+                .rename_in(&source, &from, &to_display, request, signal)
                 .await
                 .map_err(|e| entry_denied_if_escape(e, &to_display, mode));
         };
@@ -415,9 +415,17 @@ impl FileSystem for SandboxFileSystem {
             _ => return Err(FsError::sandbox_denied(&to, mode)),
         };
         self.local
-            .rename_in(&within, &from, &to, request)
+            .rename_in(&within, &from, &to, request, signal)
             .await
-            .map_err(|e| entry_denied_if_escape(e, &from, mode))
+            .map_err(|e| {
+                // The end whose walk left the root is the one the provider's error names.
+                let end = if e.message().contains(&format!("\"{to}\"")) {
+                    &to
+                } else {
+                    &from
+                };
+                entry_denied_if_escape(e, end, mode)
+            })
     }
 }
 

@@ -191,7 +191,10 @@ class Server {
         result = await this.backend[method](p, (point) => wants && this.ask(id, point, verb, display));
       } else if (['create_dir', 'remove', 'rename'].includes(method)
         && (this.backend.claims || []).includes('namespace')) {
-        result = await this.backend[method](p);
+        const verb = VERBS[method];
+        const display = p.path || p.from || '';
+        const wants = Boolean(p.checkpoints);
+        result = await this.backend[method](p, (point) => wants && this.ask(id, point, verb, display));
       } else if (['resolve', 'stat', 'lstat', 'list_dir'].includes(method)) {
         result = await this.backend[method](p);
       } else if (method === 'read_text') {

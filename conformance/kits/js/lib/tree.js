@@ -272,7 +272,7 @@ class TreeBackend {
 
   static kind(n) { return n.kind === 'dir' ? 'directory' : n.kind; }
 
-  async create_dir(p) {
+  async create_dir(p, checkpoint = async () => false) {
     const d = displayPath(p.path, p.cwd || this.cwd, 'mkdir');
     const request = p.request || {};
     const parts = d.split('/').filter(Boolean);
@@ -290,11 +290,13 @@ class TreeBackend {
       if (!request.exist_ok) throw fail('directory_exists', { path: d });
       return { created: false, version: n.version };
     }
+    if (await checkpoint('before_stage')) throw fail('aborted', { verb: 'mkdir' });
     for (const key of [...missing, d]) await this.store.makeDir(key);
+    await checkpoint('committed');
     return { created: true, version: (await this.store.node(d)).version };
   }
 
-  async remove(p) {
+  async remove(p, checkpoint = async () => false) {
     const d = displayPath(p.path, p.cwd || this.cwd, 'remove');
     const request = p.request || {};
     const guard = request.if_version ?? null;
@@ -308,6 +310,7 @@ class TreeBackend {
       if (!request.directory) throw fail('is_a_directory', { verb: 'remove', path: d });
       if ((await this.store.names(d)).length) throw fail('directory_not_empty', { path: d });
     }
+    if (await checkpoint('before_stage')) throw fail('aborted', { verb: 'remove' });
     try {
       await this.store.unlink(d, guard !== null ? guard : ANY);
     } catch (e) {
@@ -317,10 +320,11 @@ class TreeBackend {
       if (now.kind === 'dir' && (await this.store.names(d)).length) throw fail('directory_not_empty', { path: d });
       throw fail('changed_since_read', { verb: 'remove', path: d });
     }
+    await checkpoint('committed');
     return { kind: TreeBackend.kind(n) };
   }
 
-  async rename(p) {
+  async rename(p, checkpoint = async () => false) {
     const cwd = p.cwd || this.cwd;
     const f = displayPath(p.from, cwd, 'rename');
     const t = displayPath(p.to, cwd, 'rename');
@@ -348,6 +352,7 @@ class TreeBackend {
     if (replace !== null && (!there || there.version !== replace)) {
       throw fail('changed_since_read', { verb: 'rename', path: t });
     }
+    if (await checkpoint('before_stage')) throw fail('aborted', { verb: 'rename' });
     let version;
     try {
       version = await this.store.move(f, t, guard !== null ? guard : ANY, replace !== null ? replace : ABSENT);
@@ -358,6 +363,7 @@ class TreeBackend {
       if (replace === null && (await this.store.node(t))) throw fail('destination_exists', { path: t });
       throw fail('changed_since_read', { verb: 'rename', path: t });
     }
+    await checkpoint('committed');
     return { kind: TreeBackend.kind(n), replaced: Boolean(there), version };
   }
 

@@ -184,7 +184,11 @@ class Server:
                 checkpoint = lambda point: wants and self.ask(rid, point, verb, display)  # noqa: E731
                 result = getattr(self.backend, method)(p, checkpoint)
             elif method in ("create_dir", "remove", "rename") and "namespace" in self.backend.claims:
-                result = getattr(self.backend, method)(p)
+                verb = VERBS[method]
+                display = p.get("path") or p.get("from") or ""
+                wants = bool(p.get("checkpoints"))
+                checkpoint = lambda point: wants and self.ask(rid, point, verb, display)  # noqa: E731
+                result = getattr(self.backend, method)(p, checkpoint)
             elif method in ("resolve", "stat", "lstat", "list_dir", "read_text", "read_bytes"):
                 result = getattr(self.backend, method)(p)
                 if method == "read_text":

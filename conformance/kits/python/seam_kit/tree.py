@@ -319,7 +319,7 @@ class TreeBackend:
     def _kind(n):
         return {"dir": "directory"}.get(n.kind, n.kind)
 
-    def create_dir(self, p):
+    def create_dir(self, p, checkpoint=lambda point: False):
         d = display_path(p["path"], p.get("cwd") or self.cwd, "mkdir")
         request = p.get("request") or {}
         parts = [c for c in d.split("/") if c]
@@ -340,11 +340,14 @@ class TreeBackend:
             if not request.get("exist_ok"):
                 raise fail("directory_exists", path=d)
             return {"created": False, "version": n.version}
+        if checkpoint("before_stage"):
+            raise fail("aborted", verb="mkdir")
         for key in missing + [d]:
             self.store.make_dir(key)
+        checkpoint("committed")
         return {"created": True, "version": self.store.node(d).version}
 
-    def remove(self, p):
+    def remove(self, p, checkpoint=lambda point: False):
         d = display_path(p["path"], p.get("cwd") or self.cwd, "remove")
         request = p.get("request") or {}
         guard = request.get("if_version")
@@ -364,6 +367,8 @@ class TreeBackend:
                 raise fail("is_a_directory", verb="remove", path=d)
             if self.store.names(d):
                 raise fail("directory_not_empty", path=d)
+        if checkpoint("before_stage"):
+            raise fail("aborted", verb="remove")
         try:
             self.store.unlink(d, guard if guard is not None else ANY)
         except Conflict:
@@ -373,9 +378,10 @@ class TreeBackend:
             if now.kind == "dir" and self.store.names(d):
                 raise fail("directory_not_empty", path=d) from None
             raise fail("changed_since_read", verb="remove", path=d) from None
+        checkpoint("committed")
         return {"kind": self._kind(n)}
 
-    def rename(self, p):
+    def rename(self, p, checkpoint=lambda point: False):
         cwd = p.get("cwd") or self.cwd
         f = display_path(p["from"], cwd, "rename")
         t = display_path(p["to"], cwd, "rename")
@@ -407,6 +413,8 @@ class TreeBackend:
             raise fail("is_a_directory", verb="rename", path=f)
         if replace is not None and (there is None or there.version != replace):
             raise fail("changed_since_read", verb="rename", path=t)
+        if checkpoint("before_stage"):
+            raise fail("aborted", verb="rename")
         try:
             version = self.store.move(f, t, guard if guard is not None else ANY,
                                       replace if replace is not None else ABSENT)
@@ -417,6 +425,7 @@ class TreeBackend:
             if replace is None and self.store.node(t) is not None:
                 raise fail("destination_exists", path=t) from None
             raise fail("changed_since_read", verb="rename", path=t) from None
+        checkpoint("committed")
         return {"kind": self._kind(n), "replaced": there is not None, "version": version}
 
     # --- the test-control world ---
