@@ -167,6 +167,30 @@ async fn links_go_without_a_read_and_a_dry_run_refuses_what_the_call_would() {
     assert_eq!(disk(root, "target.txt"), b"kept\n");
     ok(&call(&client, "delete", json!({"path": "dangling"})).await);
     assert!(std::fs::symlink_metadata(root.join("dangling")).is_err());
+    // One that loops is an entry too: it cannot be resolved, and need not be.
+    std::os::unix::fs::symlink("loop", root.join("loop")).expect("loop");
+    ok(&call(&client, "delete", json!({"path": "loop"})).await);
+    assert!(std::fs::symlink_metadata(root.join("loop")).is_err());
+
+    // Moving a link leaves what the session saw of its target as it was: the file read through
+    // its own name can still be edited.
+    ok(&call(&client, "read", json!({"file_path": "target.txt"})).await);
+    std::os::unix::fs::symlink("target.txt", root.join("alias")).expect("alias");
+    ok(&call(
+        &client,
+        "move",
+        json!({"source": "alias", "destination": "alias2"}),
+    )
+    .await);
+    ok(&call(
+        &client,
+        "edit",
+        json!({"file_path": "target.txt", "old_string": "kept", "new_string": "still kept"}),
+    )
+    .await);
+    assert_eq!(disk(root, "target.txt"), b"still kept\n");
+    ok(&call(&client, "delete", json!({"path": "alias2"})).await);
+    assert_eq!(disk(root, "target.txt"), b"still kept\n");
 
     // A dry run onto a file the session never read says what the call would say.
     ok(&call(&client, "read", json!({"file_path": "target.txt"})).await);
@@ -194,6 +218,6 @@ async fn links_go_without_a_read_and_a_dry_run_refuses_what_the_call_would() {
         "{said}"
     );
     assert_eq!(disk(root, "unread.txt"), b"not read\n");
-    assert_eq!(disk(root, "target.txt"), b"kept\n");
+    assert_eq!(disk(root, "target.txt"), b"still kept\n");
     client.cancel().await.expect("close");
 }

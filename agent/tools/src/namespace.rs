@@ -57,6 +57,16 @@ async fn entry_info(exec: &Exec, path: &str) -> Result<Option<seam::FsPathInfo>,
         .await
 }
 
+/// The display path of `path` as the tool's base spells it, without looking at the storage (a
+/// link that loops cannot be resolved, and need not be: it is the entry).
+async fn lexical_display(exec: &Exec, path: &str, verb: Verb) -> String {
+    let base = base_of(exec, path, true).await;
+    let cwd = base
+        .or_else(|| exec.cwd.clone())
+        .unwrap_or_else(|| "/".into());
+    seam::paths::display_path(path, &cwd, verb).unwrap_or_else(|_| path.to_string())
+}
+
 /// [`entry_info`]'s kind.
 async fn entry_kind(exec: &Exec, path: &str) -> Result<Option<FsPathKind>, FsError> {
     Ok(entry_info(exec, path).await?.map(|i| i.kind))
@@ -260,35 +270,42 @@ impl Tool for DeleteTool {
         let dry_run = args.optional_bool(crate::dry_run::DRY_RUN)? == Some(true);
         let stamp = sandbox::stamp(exec, None, None, "delete", path).await?;
         let fail = |e: FsError| ToolError::fs(with_remedy(stamp.map_denial(exec, e)));
-        let target = resolve(exec, path, true).await.map_err(fail)?;
+        // Only a regular file is guarded (by what the session saw of it) and resolved: a link
+        // is the entry itself — also one that loops — and a directory or another entry holds no
+        // content of its own that could be lost unseen.
         let kind = entry_kind(exec, path).await.map_err(fail)?;
-        let request = match kind {
-            None => return Err(fail(FsError::not_found(Verb::Remove, &target.display_path))),
-            Some(FsPathKind::Directory) => RemoveOptions {
+        let target = match kind {
+            Some(FsPathKind::File) => Some(resolve(exec, path, true).await.map_err(fail)?),
+            _ => None,
+        };
+        let display = match &target {
+            Some(t) => t.display_path.clone(),
+            None => lexical_display(exec, path, Verb::Remove).await,
+        };
+        let request = match (kind, &target) {
+            (None, _) => return Err(fail(FsError::not_found(Verb::Remove, &display))),
+            (Some(FsPathKind::Directory), _) => RemoveOptions {
                 if_version: None,
                 directory: true,
             },
-            // A link is removed, never what it points to: no content is lost.
-            Some(FsPathKind::Symlink) => RemoveOptions::default(),
-            // A file only at the version the gate allows.
-            Some(_) => RemoveOptions {
+            (Some(_), Some(t)) => RemoveOptions {
                 if_version: exec
                     .gate
-                    .remove_intent(&target, Verb::Remove, exec.actor())
+                    .remove_intent(t, Verb::Remove, exec.actor())
                     .await
                     .map_err(fail)?,
                 directory: false,
             },
+            (Some(_), None) => RemoveOptions::default(),
         };
         let kind = kind.unwrap_or(FsPathKind::Other);
         if dry_run {
             return Ok(ToolOutput::with_text(
                 format!(
-                    "Dry run: delete would remove the {} {} (nothing was changed; the sandbox and the file's version are checked when the call runs).",
+                    "Dry run: delete would remove the {} {display} (nothing was changed; the sandbox and the file's version are checked when the call runs).",
                     kind_name(kind),
-                    target.display_path
                 ),
-                json!({"path": target.display_path, "kind": kind_name(kind), "dry_run": true}),
+                json!({"path": display, "kind": kind_name(kind), "dry_run": true}),
             ));
         }
         let base = base_of(exec, path, true).await;
@@ -305,9 +322,10 @@ impl Tool for DeleteTool {
             )
             .await
             .map_err(fail)?;
-        exec.gate
-            .observed(&target, &FsObservation::Absent, exec.actor());
-        let display = &target.display_path;
+        // A deleted file is seen absent; a link's target is untouched, so nothing is recorded.
+        if let Some(t) = &target {
+            exec.gate.observed(t, &FsObservation::Absent, exec.actor());
+        }
         Ok(ToolOutput {
             content: vec![ContentBlock::Text(format!(
                 "<path>{display}</path>\n<type>{}</type>\n<content>\nDeleted\n</content>",
@@ -389,57 +407,66 @@ impl Tool for MoveTool {
         let dry_run = args.optional_bool(crate::dry_run::DRY_RUN)? == Some(true);
         let stamp = sandbox::stamp(exec, None, None, "move", from).await?;
         let fail = |e: FsError| ToolError::fs(with_remedy(stamp.map_denial(exec, e)));
-        let source = resolve(exec, from, true).await.map_err(fail)?;
-        let dest = resolve(exec, to, true).await.map_err(fail)?;
-        let kind = entry_kind(exec, from)
-            .await
-            .map_err(fail)?
-            .ok_or_else(|| fail(FsError::not_found(Verb::Rename, &source.display_path)))?;
-        let if_version = match kind {
-            // A directory or a link carries no content of its own that could be lost unseen.
-            FsPathKind::Directory | FsPathKind::Symlink => None,
-            _ => exec
+        // Only regular files are resolved and guarded: a link is the entry itself (also one
+        // that loops), and a directory or another entry holds no content of its own.
+        let Some(kind) = entry_kind(exec, from).await.map_err(fail)? else {
+            let shown = lexical_display(exec, from, Verb::Rename).await;
+            return Err(fail(FsError::not_found(Verb::Rename, &shown)));
+        };
+        let source = match kind {
+            FsPathKind::File => Some(resolve(exec, from, true).await.map_err(fail)?),
+            _ => None,
+        };
+        let source_display = match &source {
+            Some(t) => t.display_path.clone(),
+            None => lexical_display(exec, from, Verb::Rename).await,
+        };
+        let if_version = match &source {
+            Some(t) => exec
                 .gate
-                .remove_intent(&source, Verb::Rename, exec.actor())
+                .remove_intent(t, Verb::Rename, exec.actor())
                 .await
                 .map_err(fail)?,
+            None => None,
         };
         let there = entry_info(exec, to).await.map_err(fail)?;
+        let dest_display = lexical_display(exec, to, Verb::Rename).await;
         let replace = match &there {
             None => None,
             Some(i) if i.kind == FsPathKind::Directory => {
                 return Err(ToolError::arguments(format!(
-                    "destination \"{}\" is a directory: move does not move into it; give the whole new path (\"{}/<name>\")",
-                    dest.display_path, dest.display_path
+                    "destination \"{dest_display}\" is a directory: move does not move into it; give the whole new path (\"{dest_display}/<name>\")"
                 )));
             }
             // A file is replaced only at the version the session saw of it.
-            Some(i) if i.kind == FsPathKind::File => exec
-                .gate
-                .replace_intent(&dest, exec.actor())
-                .await
-                .map_err(fail)?,
+            Some(i) if i.kind == FsPathKind::File => {
+                let dest = resolve(exec, to, true).await.map_err(fail)?;
+                exec.gate
+                    .replace_intent(&dest, exec.actor())
+                    .await
+                    .map_err(fail)?
+            }
             // A link or another entry holds no content: replaced at the version it has now.
             Some(i) => Some(i.version.clone()),
         };
         if there.is_some() && replace.is_none() {
             // Refused here as the provider would refuse it, dry run or not.
-            return Err(fail(FsError::destination_exists(&dest.display_path)));
+            return Err(fail(FsError::destination_exists(&dest_display)));
         }
         if dry_run {
             return Ok(ToolOutput::with_text(
                 format!(
                     "Dry run: move would move the {} {} to {}{} (nothing was changed; the sandbox and the versions are checked when the call runs).",
                     kind_name(kind),
-                    source.display_path,
-                    dest.display_path,
+                    source_display,
+                    dest_display,
                     if replace.is_some() {
                         ", replacing the file there"
                     } else {
                         ""
                     }
                 ),
-                json!({"source": source.display_path, "destination": dest.display_path, "kind": kind_name(kind), "dry_run": true}),
+                json!({"source": source_display, "destination": dest_display, "kind": kind_name(kind), "dry_run": true}),
             ));
         }
         let base = base_of(exec, from, true).await;
@@ -460,8 +487,11 @@ impl Tool for MoveTool {
             )
             .await
             .map_err(fail)?;
-        exec.gate
-            .observed(&source, &FsObservation::Absent, exec.actor());
+        // A moved file is seen gone from its place and present at the new one at its new
+        // version; moving a link or a directory changes nothing the session saw of a file.
+        if let Some(t) = &source {
+            exec.gate.observed(t, &FsObservation::Absent, exec.actor());
+        }
         if out.kind == FsPathKind::File
             && let Ok(landed) = resolve(exec, to, true).await
         {
@@ -476,9 +506,9 @@ impl Tool for MoveTool {
         Ok(ToolOutput {
             content: vec![ContentBlock::Text(format!(
                 "<path>{}</path>\n<type>{}</type>\n<content>\nMoved from {}{}\n</content>",
-                dest.display_path,
+                dest_display,
                 kind_name(out.kind),
-                source.display_path,
+                source_display,
                 if out.replaced {
                     " (replaced the file there)"
                 } else {
@@ -486,8 +516,8 @@ impl Tool for MoveTool {
                 }
             ))],
             metadata: json!({
-                "source": source.display_path,
-                "destination": dest.display_path,
+                "source": source_display,
+                "destination": dest_display,
                 "kind": kind_name(out.kind),
                 "replaced": out.replaced,
             }),
