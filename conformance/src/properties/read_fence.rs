@@ -457,8 +457,14 @@ pub(super) fn race(cx: &Context, out: &mut Run) -> Result<bool, Failure> {
         .map_err(|e| fail(FailureKind::Setup, e.message().to_string()))?;
     let stop = Arc::new(AtomicBool::new(false));
     let swaps = Arc::new(AtomicU64::new(0));
+    // Reads answered so far: the swapper keeps each link to outside in place until a read has
+    // been answered while it is there, so that reads meet it however a busy machine schedules
+    // the two threads (a count, not a clock: under load, links that lived only between two
+    // calls of the swapper were met by none of 1,500 reads).
+    let answered = Arc::new(AtomicU64::new(0));
     let swapper = {
         let (world, stop, swaps, root) = (world.clone(), stop.clone(), swaps.clone(), root.clone());
+        let answered = answered.clone();
         std::thread::spawn(move || -> std::io::Result<()> {
             let dir = format!("{D}/x");
             let mut n = 0u64;
@@ -479,7 +485,14 @@ pub(super) fn race(cx: &Context, out: &mut Run) -> Result<bool, Failure> {
                     file(&format!("{dir}/f"), INSIDE)
                 };
                 world.apply(&with)?;
+                // Counted before it waits: the reads pace themselves on this count.
                 swaps.fetch_add(1, Ordering::Relaxed);
+                if n.is_multiple_of(2) {
+                    let seen = answered.load(Ordering::SeqCst);
+                    while answered.load(Ordering::SeqCst) == seen && !stop.load(Ordering::SeqCst) {
+                        std::thread::sleep(std::time::Duration::from_micros(100));
+                    }
+                }
                 n += 1;
             }
             Ok(())
@@ -506,7 +519,9 @@ pub(super) fn race(cx: &Context, out: &mut Run) -> Result<bool, Failure> {
         } else {
             early.clone()
         };
-        let Some(got) = rt.block_on(read(fs.as_ref(), &target, "", &root, how, bytes)) else {
+        let got = rt.block_on(read(fs.as_ref(), &target, "", &root, how, bytes));
+        answered.fetch_add(1, Ordering::SeqCst);
+        let Some(got) = got else {
             continue;
         };
         match got {
