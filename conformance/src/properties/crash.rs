@@ -132,26 +132,8 @@ impl Property for Crash {
         let mut at_checkpoint = 0u64;
         let seed = cx.config.sequences.seed;
         for round in 0..ROUNDS {
-            let k = match cx.factory.killable(&options) {
-                Ok(k) => k,
-                Err(NotKillable::Volatile(why)) => {
-                    out.not_checked = Some(NotChecked::DoesNotApply {
-                        reason: format!(
-                            "nothing of the storage outlives the backend's process: {why}"
-                        ),
-                        rules,
-                    });
-                    return Ok(());
-                }
-                Err(NotKillable::Cannot(why)) => {
-                    out.not_checked = Some(NotChecked::NotOffered {
-                        reason: format!("the gate cannot kill this backend: {why}"),
-                        need: "a backend the gate can kill".into(),
-                        rules,
-                    });
-                    return Ok(());
-                }
-                Err(NotKillable::Failed(why)) => return Err(fail(FailureKind::Setup, why)),
+            let Some(k) = killable(cx, &options, &rules, out)? else {
+                return Ok(());
             };
             let outcome = self.round(cx, &rt, &k, round, seed, out)?;
             mid += u64::from(outcome.mid);
@@ -166,6 +148,35 @@ impl Property for Crash {
             )));
         }
         Ok(())
+    }
+}
+
+/// A backend the gate can kill, for a crash property; `Ok(None)` — with the reason recorded in
+/// `out`, and `rules` said not to apply or to need what is missing — when there is none.
+pub(super) fn killable(
+    cx: &Context,
+    options: &crate::factory::CaseOptions,
+    rules: &[Rule],
+    out: &mut Run,
+) -> Result<Option<Killable>, Failure> {
+    match cx.factory.killable(options) {
+        Ok(k) => Ok(Some(k)),
+        Err(NotKillable::Volatile(why)) => {
+            out.not_checked = Some(NotChecked::DoesNotApply {
+                reason: format!("nothing of the storage outlives the backend's process: {why}"),
+                rules: rules.to_vec(),
+            });
+            Ok(None)
+        }
+        Err(NotKillable::Cannot(why)) => {
+            out.not_checked = Some(NotChecked::NotOffered {
+                reason: format!("the gate cannot kill this backend: {why}"),
+                need: "a backend the gate can kill".into(),
+                rules: rules.to_vec(),
+            });
+            Ok(None)
+        }
+        Err(NotKillable::Failed(why)) => Err(fail(FailureKind::Setup, why)),
     }
 }
 

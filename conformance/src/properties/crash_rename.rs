@@ -24,7 +24,7 @@
 //! storage whole in a crash, as the contract allows: the property does not apply to it.
 
 use super::{Applicability, Context, NotChecked, Property, Run};
-use crate::factory::{Killable, NotKillable, Subject};
+use crate::factory::{Killable, Subject};
 use crate::failure::{Failure, FailureKind, fail};
 use crate::rules::Rule;
 use seam::{Capability, FileSystem, RenameOptions, ResolveOptions, Signal};
@@ -88,26 +88,8 @@ impl Property for CrashRename {
         let seed = cx.config.sequences.seed;
         let (mut kills_mid, mut in_flight) = (0u64, 0u64);
         for round in 0..ROUNDS {
-            let k = match cx.factory.killable(&options) {
-                Ok(k) => k,
-                Err(NotKillable::Volatile(why)) => {
-                    out.not_checked = Some(NotChecked::DoesNotApply {
-                        reason: format!(
-                            "nothing of the storage outlives the backend's process: {why}"
-                        ),
-                        rules,
-                    });
-                    return Ok(());
-                }
-                Err(NotKillable::Cannot(why)) => {
-                    out.not_checked = Some(NotChecked::NotOffered {
-                        reason: format!("the gate cannot kill this backend: {why}"),
-                        need: "a backend the gate can kill".into(),
-                        rules,
-                    });
-                    return Ok(());
-                }
-                Err(NotKillable::Failed(why)) => return Err(fail(FailureKind::Setup, why)),
+            let Some(k) = super::crash::killable(cx, &options, &rules, out)? else {
+                return Ok(());
             };
             let cut = self.round(cx, &rt, &k, round, seed, out)?;
             if cut > 0 {

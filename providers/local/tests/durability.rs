@@ -184,8 +184,9 @@ fn strace_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Traces the child writer; `None` when the machine cannot (no strace, ptrace refused).
-fn traced(durability: &str, staging: &str) -> Option<Vec<Call>> {
+/// Runs the test `child` of this binary under `strace`, tracing `calls`, with `env` set and its
+/// directory in `dir_var`; `None` when the machine cannot (no strace, ptrace refused).
+fn trace_child(child: &str, dir_var: &str, env: &[(&str, &str)], calls: &str) -> Option<Vec<Call>> {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = std::fs::canonicalize(tmp.path()).expect("canonical");
     let log = dir.join("strace.log");
@@ -193,20 +194,11 @@ fn traced(durability: &str, staging: &str) -> Option<Vec<Call>> {
     let status = Command::new("strace")
         .args(["-f", "-qq", "-o"])
         .arg(&log)
-        .args([
-            "-e",
-            "trace=openat,open,fsync,fdatasync,rename,renameat,renameat2,linkat",
-        ])
+        .args(["-e", calls])
         .arg(std::env::current_exe().expect("test binary"))
-        .args([
-            "--exact",
-            "traced_writer",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("SEAM_TRACED_DIR", dir.join("w"))
-        .env("SEAM_TRACED_DURABILITY", durability)
-        .env("SEAM_TRACED_STAGING", staging)
+        .args(["--exact", child, "--nocapture", "--test-threads=1"])
+        .env(dir_var, dir.join("w"))
+        .envs(env.iter().copied())
         .stdout(std::process::Stdio::null())
         .status()
         .ok()?;
@@ -215,6 +207,19 @@ fn traced(durability: &str, staging: &str) -> Option<Vec<Call>> {
         return None;
     }
     Some(parse(&std::fs::read_to_string(&log).ok()?))
+}
+
+/// Traces the child writer.
+fn traced(durability: &str, staging: &str) -> Option<Vec<Call>> {
+    trace_child(
+        "traced_writer",
+        "SEAM_TRACED_DIR",
+        &[
+            ("SEAM_TRACED_DURABILITY", durability),
+            ("SEAM_TRACED_STAGING", staging),
+        ],
+        "trace=openat,open,fsync,fdatasync,rename,renameat,renameat2,linkat",
+    )
 }
 
 #[test]
@@ -389,36 +394,14 @@ fn same_dir_twice(calls: &[Call]) -> Vec<Call> {
     out
 }
 
-/// Traces the child renamer; `None` when the machine cannot.
+/// Traces the child renamer.
 fn traced_renames(durability: &str) -> Option<Vec<Call>> {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = std::fs::canonicalize(tmp.path()).expect("canonical");
-    let log = dir.join("strace.log");
-    std::fs::create_dir(dir.join("w")).expect("child dir");
-    let status = Command::new("strace")
-        .args(["-f", "-qq", "-o"])
-        .arg(&log)
-        .args([
-            "-e",
-            "trace=openat,open,fsync,fdatasync,rename,renameat,renameat2",
-        ])
-        .arg(std::env::current_exe().expect("test binary"))
-        .args([
-            "--exact",
-            "traced_renamer",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("SEAM_TRACED_RENAME_DIR", dir.join("w"))
-        .env("SEAM_TRACED_DURABILITY", durability)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .ok()?;
-    if !status.success() {
-        eprintln!("strace could not trace the child ({status}): skipped");
-        return None;
-    }
-    Some(parse(&std::fs::read_to_string(&log).ok()?))
+    trace_child(
+        "traced_renamer",
+        "SEAM_TRACED_RENAME_DIR",
+        &[("SEAM_TRACED_DURABILITY", durability)],
+        "trace=openat,open,fsync,fdatasync,rename,renameat,renameat2",
+    )
 }
 
 #[test]
