@@ -713,6 +713,18 @@ impl RemoteFileSystem {
         let result = frame.json.remove("result").unwrap_or(Value::Null);
         Ok((result, frame))
     }
+
+    /// A call whose whole answer is one typed value (the namespace operations' outcomes).
+    async fn typed<T: serde::de::DeserializeOwned>(
+        &self,
+        verb: Verb,
+        method: &str,
+        params: Value,
+        signal: &Signal,
+    ) -> Result<T, FsError> {
+        let (v, _) = self.call(verb, method, params, Vec::new(), signal).await?;
+        serde_json::from_value(v.clone()).map_err(|_| bad_answer_of(method, &v))
+    }
 }
 
 fn text_of(frame: &mut Frame, v: Option<&Value>, method: &str) -> Result<String, FsError> {
@@ -999,10 +1011,7 @@ impl FileSystem for RemoteFileSystem {
             "request": request,
             "sandbox": sandbox.map(wire::sandbox_json),
         });
-        let (v, _) = self
-            .call(Verb::Mkdir, "create_dir", params, Vec::new(), signal)
-            .await?;
-        serde_json::from_value(v.clone()).map_err(|_| bad_answer_of("create_dir", &v))
+        self.typed(Verb::Mkdir, "create_dir", params, signal).await
     }
 
     async fn remove(
@@ -1019,10 +1028,7 @@ impl FileSystem for RemoteFileSystem {
             "request": request,
             "sandbox": sandbox.map(wire::sandbox_json),
         });
-        let (v, _) = self
-            .call(Verb::Remove, "remove", params, Vec::new(), signal)
-            .await?;
-        serde_json::from_value(v.clone()).map_err(|_| bad_answer_of("remove", &v))
+        self.typed(Verb::Remove, "remove", params, signal).await
     }
 
     async fn rename(
@@ -1041,10 +1047,7 @@ impl FileSystem for RemoteFileSystem {
             "request": request,
             "sandbox": sandbox.map(wire::sandbox_json),
         });
-        let (v, _) = self
-            .call(Verb::Rename, "rename", params, Vec::new(), signal)
-            .await?;
-        serde_json::from_value(v.clone()).map_err(|_| bad_answer_of("rename", &v))
+        self.typed(Verb::Rename, "rename", params, signal).await
     }
 }
 
