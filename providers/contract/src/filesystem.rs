@@ -323,6 +323,13 @@ pub trait FileSystem: Send + Sync {
     /// `FS_NOT_REGULAR_FILE` ([`FsError::is_a_directory`]); a directory with entries is
     /// `FS_IO_ERROR` ([`FsError::directory_not_empty`]).
     ///
+    /// Every one of these checks, emptiness included, comes before the `before_stage`
+    /// checkpoint: a remove of a directory with entries fails `directory not empty` even when
+    /// it is cancelled there. A backend on a disk looks into the directory before that
+    /// checkpoint (`rmdir` alone would find out only at the removal); an entry made after the
+    /// look is still refused by the removal itself, with the same error, which a sequential
+    /// order explains as well.
+    ///
     /// # Errors
     ///
     /// Those above, the path failures of [`FileSystem::resolve`] (verb `remove`), a loop on the

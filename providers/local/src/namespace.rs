@@ -22,7 +22,7 @@ use crate::publish::{checkpoint, sync_dir};
 use crate::root::Root;
 use crate::version::{Probe, probe_at};
 use rustix::fd::OwnedFd;
-use rustix::fs::{AtFlags, FileType, Mode, RenameFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 use seam::{
     CancelPoint, CreateDirOptions, CreateDirOutcome, FsError, FsErrorCode, FsPathKind, FsVersion,
@@ -85,6 +85,22 @@ pub(crate) fn entry_of(display: &str, verb: Verb) -> Result<Entry, FsError> {
 /// namespace operation on (see [`seam::FileSystem::remove`]).
 pub fn entry_parent(display: &str, verb: Verb) -> Result<String, FsError> {
     entry_of(display, verb).map(|e| e.parent)
+}
+
+/// Whether the directory `name` in `parent` holds any entry. A directory that cannot be opened
+/// or read (no read permission, gone meanwhile) counts as empty here: the removal itself then
+/// says what is true, as `rmdir` needs no read permission.
+fn has_entries(parent: &OwnedFd, name: &str) -> bool {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::openat(parent, name, flags, Mode::empty()) else {
+        return false;
+    };
+    let Ok(mut dir) = rustix::fs::Dir::read_from(&fd) else {
+        return false;
+    };
+    dir.any(|entry| {
+        entry.is_ok_and(|e| !matches!(e.file_name().to_bytes(), b"." | b".."))
+    })
 }
 
 fn path_kind(p: &Probe) -> FsPathKind {
@@ -220,6 +236,12 @@ impl Core {
         let flags = if now.kind == FileType::Directory {
             if !request.directory {
                 return Err(FsError::is_a_directory(verb, d));
+            }
+            // Emptiness is one of the checks, so it is looked at before `before_stage`: a
+            // cancel there must not hide that the remove could never have happened. An entry
+            // made after this look is still refused by `unlinkat` itself, below.
+            if has_entries(&parent, e.name.as_str()) {
+                return Err(FsError::directory_not_empty(d));
             }
             AtFlags::REMOVEDIR
         } else {

@@ -18,6 +18,10 @@ use seam::{
     CancelPoint, FsError, FsTarget, Signal, Verb, WriteIntent, WriteOperation, WriteOutcome,
 };
 
+/// How many times an unguarded create that finds a file appeared at its name, and then gone
+/// again, tries once more before it gives up (each round is lost only to another writer).
+const LATE_ROUNDS: usize = 64;
+
 impl Core {
     /// Runs under the key's lock, on the blocking pool, every path operation beneath `root`.
     pub fn write(
@@ -101,49 +105,63 @@ impl Core {
                         .publish_replace(name)
                         .map_err(|e| os(e, verb, display));
                 }
-                match staged.publish_no_replace(name) {
-                    Ok(()) => Ok(()),
-                    Err(Errno::EXIST) => {
-                        // Something appeared since the check: a file may be replaced by an
-                        // unguarded write, nothing else ever is.
-                        let now =
-                            probe_at(&parent, name, false).map_err(|e| os(e, verb, display))?;
-                        match now {
-                            Some(p) if p.is_file() && !create_if_absent => {
-                                // Someone created it meanwhile (another process, or the world:
-                                // in this process the key lock keeps our own writers out).
-                                // Replace it as the update it now is, under that file's lock,
-                                // keeping its bits and saying what it replaced.
-                                let lock = crate::xlock::lock_target(root, key);
-                                let (before, mode) =
-                                    match crate::existing::existing(root, key, verb, display)? {
-                                        Existing::File {
-                                            file: Some(file),
-                                            probe,
-                                        } if (content.len() as u64) < limit => {
-                                            (diff_basis(&file, probe.size, limit), probe.mode)
-                                        }
-                                        Existing::File { probe, .. } => (None, probe.mode),
-                                        _ => return Err(FsError::not_regular_file(verb, display)),
-                                    };
-                                // A replaced file keeps its permission bits.
-                                staged
-                                    .chmod(mode & 0o7777)
-                                    .map_err(|e| os(e, verb, display))?;
-                                staged
-                                    .publish_replace(name)
-                                    .map_err(|e| os(e, verb, display))?;
-                                late = Some((lock, before));
-                                Ok(())
-                            }
-                            Some(p) if !p.is_file() => {
-                                Err(FsError::not_regular_file(verb, display))
-                            }
-                            _ => Err(FsError::exists_not_observed(display)),
-                        }
+                // Something may appear at the name after the check, and go again before we
+                // look at it (another instance removing or moving it away): each round either
+                // publishes, or finds what is there now and decides on that. A round is lost
+                // only to another writer's publication, so the rounds are bounded.
+                for _ in 0..LATE_ROUNDS {
+                    match staged.publish_no_replace(name) {
+                        Ok(()) => return Ok(()),
+                        Err(Errno::EXIST) => {}
+                        Err(e) => return Err(os(e, verb, display)),
                     }
-                    Err(e) => Err(os(e, verb, display)),
+                    let now = probe_at(&parent, name, false).map_err(|e| os(e, verb, display))?;
+                    match now {
+                        // Gone again already: publish as the create this is.
+                        None if !create_if_absent => continue,
+                        // A create-if-absent saw a file there when it published: refused.
+                        None => return Err(FsError::exists_not_observed(display)),
+                        Some(p) if !p.is_file() => {
+                            return Err(FsError::not_regular_file(verb, display));
+                        }
+                        Some(_) if create_if_absent => {
+                            return Err(FsError::exists_not_observed(display));
+                        }
+                        Some(_) => {}
+                    }
+                    // Someone created it meanwhile (another process, or the world: in this
+                    // process the key lock keeps our own writers out). Replace it as the update
+                    // it now is, under that file's lock, keeping its bits and saying what it
+                    // replaced.
+                    let lock = crate::xlock::lock_target(root, key);
+                    let (before, mode) = match crate::existing::existing(root, key, verb, display)?
+                    {
+                        Existing::File {
+                            file: Some(file),
+                            probe,
+                        } if (content.len() as u64) < limit => {
+                            (diff_basis(&file, probe.size, limit), probe.mode)
+                        }
+                        Existing::File { probe, .. } => (None, probe.mode),
+                        // Removed or moved away while we waited for its lock: a create again.
+                        Existing::Absent => continue,
+                        Existing::Link(_) => return Err(FsError::not_regular_file(verb, display)),
+                    };
+                    // A replaced file keeps its permission bits.
+                    staged
+                        .chmod(mode & 0o7777)
+                        .map_err(|e| os(e, verb, display))?;
+                    staged
+                        .publish_replace(name)
+                        .map_err(|e| os(e, verb, display))?;
+                    late = Some((lock, before));
+                    return Ok(());
                 }
+                Err(FsError::io(
+                    verb,
+                    display,
+                    "the entry kept being created and removed by others while the write published",
+                ))
             },
         )?;
         created.keep();
