@@ -8,6 +8,7 @@ mod alphabet;
 mod fence;
 mod hints;
 mod openings;
+mod short;
 
 pub(crate) use agent::{agent_opening, agent_step_strategy};
 pub use alphabet::text_corpus;
@@ -18,6 +19,7 @@ pub use fence::Policies;
 pub(crate) use fence::{let_through, let_through_one};
 pub use hints::{GenState, Hints, apply_hint};
 pub(crate) use openings::opening;
+pub(crate) use short::{ShortConfig, short_cases};
 
 use crate::step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard};
 use alphabet::{CAPS, LINK_TARGETS, MODES, NAMES};

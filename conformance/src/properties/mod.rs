@@ -20,6 +20,7 @@ pub mod races;
 mod read_fence;
 pub mod sandbox;
 pub mod sequences;
+pub mod short_cases;
 pub mod staging;
 pub mod swap_race;
 pub mod visibility;
@@ -238,6 +239,7 @@ pub fn registry() -> Vec<Arc<dyn Property>> {
         Arc::new(swap_race::SwapRace),
         Arc::new(crash::Crash),
         Arc::new(crash_rename::CrashRename),
+        Arc::new(short_cases::ShortCases),
         Arc::new(sequences::Sequences),
         Arc::new(policy::Policy),
         Arc::new(differential::Differential),

@@ -98,9 +98,7 @@ fn has_entries(parent: &OwnedFd, name: &str) -> bool {
     let Ok(mut dir) = rustix::fs::Dir::read_from(&fd) else {
         return false;
     };
-    dir.any(|entry| {
-        entry.is_ok_and(|e| !matches!(e.file_name().to_bytes(), b"." | b".."))
-    })
+    dir.any(|entry| entry.is_ok_and(|e| !matches!(e.file_name().to_bytes(), b"." | b"..")))
 }
 
 fn path_kind(p: &Probe) -> FsPathKind {

@@ -207,14 +207,16 @@ fn an_unguarded_write_racing_removes_and_moves_from_another_instance_always_land
         failures[0]
     );
     // The race was run, not only the writes: the other side took the file away many times.
-    assert!(taken > 100, "the other instance took b away only {taken} times");
+    assert!(
+        taken > 100,
+        "the other instance took b away only {taken} times"
+    );
     let left = std::fs::read(root.join("b"));
     assert!(
         matches!(left.as_deref(), Ok(b"one\n" | b"two\n")) || left.is_err(),
         "b holds something neither wrote: {left:?}"
     );
 }
-
 
 /// Emptiness is one of a remove's checks, so it is found before the `before_stage` checkpoint:
 /// a remove of a directory with entries, cancelled there, still says the directory is not empty
@@ -242,8 +244,10 @@ fn a_remove_of_a_directory_with_entries_cancelled_at_before_stage_says_it_is_not
             };
             let opts = ResolveOptions::default;
             (
-                fs.remove("d", opts(), &request, None, &cancel_early()).await,
-                fs.remove("e", opts(), &request, None, &cancel_early()).await,
+                fs.remove("d", opts(), &request, None, &cancel_early())
+                    .await,
+                fs.remove("e", opts(), &request, None, &cancel_early())
+                    .await,
             )
         })
     });
@@ -253,5 +257,8 @@ fn a_remove_of_a_directory_with_entries_cancelled_at_before_stage_says_it_is_not
     assert_eq!(std::fs::read(root.join("d/d/a")).expect("still there"), b"");
     let e = empty.expect_err("cancelled");
     assert_eq!(e.code(), seam::FsErrorCode::Aborted, "{e:?}");
-    assert!(root.join("e").is_dir(), "a cancelled remove removes nothing");
+    assert!(
+        root.join("e").is_dir(),
+        "a cancelled remove removes nothing"
+    );
 }

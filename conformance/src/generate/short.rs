@@ -1,0 +1,578 @@
+//! The short cases: every case of one or two operations over a bounded alphabet, built by
+//! construction rather than drawn, so that a departure reachable in two steps is found at every
+//! run whatever its seed (the seed only chooses the longer random sequences).
+//!
+//! A case is a *world shape* (what is at the path before the first call, set up through the
+//! world) followed by the operations. The alphabet:
+//!
+//! * **shapes** — nothing; a file; an empty directory; a directory with an entry; a link to a
+//!   file, to a directory, a dangling and a looping link (links claimed); a FIFO (the world can
+//!   make one); a path through a regular file; a path under a missing directory; a missing
+//!   path under a link to a directory (links claimed);
+//! * **one operation** on the shape's path — every read (each also called already cancelled);
+//!   `write_text` under each guard (none, create-if-absent, replace at the version just seen,
+//!   replace at a version never issued) with each interference it can meet (none, cancelled
+//!   before it starts, cancelled at each checkpoint, a file, a directory or a dangling link
+//!   appearing mid-write, the file rewritten, replaced or removed at each checkpoint);
+//!   `edit_text` that matches once, never, ambiguously, with `replace_all`, under each guard,
+//!   the matching one with every interference; `create_dir` with each of `parents` and
+//!   `exist_ok`; `remove` with each guard, with and without `directory`; `rename` to each
+//!   destination shape (nothing, a file, a directory, beneath itself, under a missing
+//!   directory) with each guard on either end; the namespace calls with each interference
+//!   they show (namespace claimed);
+//! * **two operations** — on the shapes nothing, a file, an empty directory, a link to a file
+//!   and a dangling link: a change (a write, an edit, `create_dir`, `remove`, `rename` away, or
+//!   the world rewriting, appending to, re-permissioning, replacing or removing the file) made
+//!   after the path was looked at, then a read, a guarded or unguarded write or edit, a guarded
+//!   `remove` or `rename`, or a `create_dir` — on the same instance, on a target resolved
+//!   before the change, and (shared storage claimed) on a second instance.
+//!
+//! A guard "at the version just seen" is [`VersionRef::Target`]: the case looks at the path
+//! (`stat`) first, so the guard names what was there. What the backend does not claim is left
+//! out, exactly as the random generator leaves it out.
+
+use crate::step::{Interfere, Op, Step, VersionRef, WriteGuard};
+use seam::{CancelPoint, Capabilities};
+use seam_model::{Change, Competitor, WorldOp};
+
+/// What the enumeration needs to know about the backend.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ShortConfig {
+    /// What it claims.
+    pub caps: Capabilities,
+    /// Whether its world can make FIFOs.
+    pub fifos: bool,
+    /// Whether its world can put an mtime back exactly.
+    pub restore_mtime: bool,
+}
+
+/// One enumerated case.
+#[derive(Clone, Debug)]
+pub(crate) struct ShortCase {
+    /// The world shape it starts from, for reports.
+    pub shape: &'static str,
+    /// The steps: the shape's world changes, then the operations.
+    pub steps: Vec<Step>,
+}
+
+/// The content of every file a shape makes (eight bytes: `read_bytes` caps of 7 and 8 sit one
+/// under and exactly at its size).
+const TEXT: &str = "one\ntwo\n";
+
+/// What a write writes.
+const NEW: &str = "new\n";
+
+struct Shape {
+    name: &'static str,
+    setup: Vec<WorldOp>,
+    path: &'static str,
+}
+
+fn file(path: &str, caps: Capabilities) -> WorldOp {
+    WorldOp::Write {
+        path: path.into(),
+        bytes: TEXT.as_bytes().to_vec(),
+        mode: if caps.modes { 0o640 } else { 0o644 },
+    }
+}
+
+fn link(path: &str, target: &str) -> WorldOp {
+    WorldOp::Symlink {
+        path: path.into(),
+        target: target.into(),
+    }
+}
+
+fn shapes(config: &ShortConfig) -> Vec<Shape> {
+    let caps = config.caps;
+    let mut out = vec![
+        Shape {
+            name: "nothing",
+            setup: vec![],
+            path: "t",
+        },
+        Shape {
+            name: "a file",
+            setup: vec![file("t", caps)],
+            path: "t",
+        },
+        Shape {
+            name: "an empty directory",
+            setup: vec![WorldOp::Mkdir { path: "t".into() }],
+            path: "t",
+        },
+        Shape {
+            name: "a directory with an entry",
+            setup: vec![file("t/a", caps)],
+            path: "t",
+        },
+    ];
+    if caps.symlinks {
+        out.extend([
+            Shape {
+                name: "a link to a file",
+                setup: vec![file("f", caps), link("t", "f")],
+                path: "t",
+            },
+            Shape {
+                name: "a link to a directory",
+                setup: vec![file("d/a", caps), link("t", "d")],
+                path: "t",
+            },
+            Shape {
+                name: "a dangling link",
+                setup: vec![link("t", "nowhere")],
+                path: "t",
+            },
+            Shape {
+                name: "a looping link",
+                setup: vec![link("t", "t")],
+                path: "t",
+            },
+        ]);
+    }
+    if config.fifos {
+        out.push(Shape {
+            name: "a FIFO",
+            setup: vec![WorldOp::Mkfifo { path: "t".into() }],
+            path: "t",
+        });
+    }
+    out.push(Shape {
+        name: "a path through a file",
+        setup: vec![file("p", caps)],
+        path: "p/t",
+    });
+    out.push(Shape {
+        name: "a path under a missing directory",
+        setup: vec![],
+        path: "n/t",
+    });
+    if caps.symlinks {
+        out.push(Shape {
+            name: "a missing path under a link to a directory",
+            setup: vec![WorldOp::Mkdir { path: "d".into() }, link("l", "d")],
+            path: "l/t",
+        });
+    }
+    out
+}
+
+/// The shapes the two-operation cases start from.
+const PAIR_SHAPES: &[&str] = &[
+    "nothing",
+    "a file",
+    "an empty directory",
+    "a link to a file",
+    "a dangling link",
+];
+
+fn world(op: WorldOp) -> Step {
+    Step::plain(Op::World(op))
+}
+
+fn with(op: Op, interfere: Interfere) -> Step {
+    Step {
+        interfere,
+        ..Step::plain(op)
+    }
+}
+
+/// Every read of `path`.
+fn reads(path: &str, caps: Capabilities) -> Vec<Op> {
+    let p = || path.to_string();
+    let mut out = vec![
+        Op::Resolve { path: p() },
+        Op::Stat { path: p() },
+        Op::Lstat { path: p() },
+        Op::ReadText { path: p() },
+        Op::StreamText { path: p() },
+        Op::ListDir { path: p() },
+        Op::Facts {
+            path: p(),
+            other: ".".into(),
+        },
+    ];
+    if caps.read_bytes {
+        out.push(Op::ReadBytes { path: p(), max: 7 });
+        out.push(Op::ReadBytes { path: p(), max: 8 });
+    }
+    out
+}
+
+fn write(path: &str, guard: WriteGuard) -> Op {
+    Op::Write {
+        path: path.into(),
+        content: NEW.into(),
+        guard,
+    }
+}
+
+fn edit(path: &str, old: &str, replace_all: bool, guard: Option<VersionRef>) -> Op {
+    Op::Edit {
+        path: path.into(),
+        old: old.into(),
+        new: "1".into(),
+        replace_all,
+        guard,
+    }
+}
+
+/// A version never issued: nothing has been seen when the guard is read.
+const NEVER: VersionRef = VersionRef::Recent(0);
+
+/// The interferences a write or an edit can meet: `competitors` where nothing it may replace
+/// was checked (a write not guarded by a version), `changes` where a file was checked (a
+/// version-guarded write, an edit).
+fn mutation_interference(caps: Capabilities, competitors: bool, changes: bool) -> Vec<Interfere> {
+    let mut out = vec![Interfere::None, Interfere::CancelledBeforeStart];
+    if !caps.cancel_points {
+        return out;
+    }
+    for p in [
+        CancelPoint::BeforeStage,
+        CancelPoint::Staged,
+        CancelPoint::Committed,
+    ] {
+        out.push(Interfere::CancelAt(p));
+    }
+    if competitors {
+        out.push(Interfere::Competitor(Competitor::File("theirs\n".into())));
+        out.push(Interfere::Competitor(Competitor::Dir));
+        if caps.symlinks {
+            out.push(Interfere::Competitor(Competitor::DanglingLink));
+        }
+    }
+    if changes {
+        for p in [CancelPoint::BeforeStage, CancelPoint::Staged] {
+            out.push(Interfere::ChangeAt(p, Change::Scribble));
+            out.push(Interfere::ChangeAt(p, Change::Replace("theirs\n".into())));
+            out.push(Interfere::ChangeAt(p, Change::Remove));
+        }
+    }
+    out
+}
+
+/// The interferences a namespace call can meet.
+fn namespace_interference(caps: Capabilities) -> Vec<Interfere> {
+    let mut out = vec![Interfere::None, Interfere::CancelledBeforeStart];
+    if caps.cancel_points {
+        out.push(Interfere::CancelAt(CancelPoint::BeforeStage));
+        out.push(Interfere::CancelAt(CancelPoint::Committed));
+    }
+    out
+}
+
+/// A guarded step preceded by a look at the path, so that [`VersionRef::Target`] names what is
+/// there (a version seen, as a careful caller would have).
+fn looked(path: &str, step: Step) -> Vec<Step> {
+    vec![Step::plain(Op::Stat { path: path.into() }), step]
+}
+
+/// The destinations of a rename from `path`: their world setup and spelling.
+fn destinations(path: &str, caps: Capabilities) -> Vec<(Vec<WorldOp>, String)> {
+    vec![
+        (vec![], "u".into()),
+        (vec![file("u", caps)], "u".into()),
+        (vec![WorldOp::Mkdir { path: "u".into() }], "u".into()),
+        (vec![], format!("{path}/x")),
+        (vec![], "n/u".into()),
+    ]
+}
+
+/// The operations of the one-operation cases on `path`, each with the world setup it adds to
+/// the shape (a rename's destination).
+fn singles(path: &str, caps: Capabilities) -> Vec<(Vec<WorldOp>, Vec<Step>)> {
+    let mut out: Vec<(Vec<WorldOp>, Vec<Step>)> = Vec::new();
+    let mut push = |steps: Vec<Step>| out.push((Vec::new(), steps));
+    for op in reads(path, caps) {
+        push(vec![Step::plain(op.clone())]);
+        push(vec![with(op, Interfere::CancelledBeforeStart)]);
+    }
+    for guard in [WriteGuard::None, WriteGuard::CreateIfAbsent] {
+        for i in mutation_interference(caps, true, false) {
+            push(vec![with(write(path, guard), i)]);
+        }
+    }
+    for guard in [
+        WriteGuard::ReplaceIfVersion(VersionRef::Target),
+        WriteGuard::ReplaceIfVersion(NEVER),
+    ] {
+        for i in mutation_interference(caps, false, true) {
+            push(looked(path, with(write(path, guard), i)));
+        }
+    }
+    for guard in [None, Some(VersionRef::Target), Some(NEVER)] {
+        for i in mutation_interference(caps, false, true) {
+            push(looked(path, with(edit(path, "one", false, guard), i)));
+        }
+        for (old, all) in [("zzz", false), ("o", false), ("o", true), ("", false)] {
+            push(looked(path, Step::plain(edit(path, old, all, guard))));
+        }
+    }
+    if !caps.namespace {
+        return out;
+    }
+    for i in namespace_interference(caps) {
+        for (parents, exist_ok) in [(false, false), (true, false), (false, true), (true, true)] {
+            let op = Op::CreateDir {
+                path: path.into(),
+                parents,
+                exist_ok,
+            };
+            out.push((Vec::new(), vec![with(op, i.clone())]));
+        }
+        for guard in [None, Some(VersionRef::Target), Some(NEVER)] {
+            for directory in [false, true] {
+                let op = Op::Remove {
+                    path: path.into(),
+                    guard,
+                    directory,
+                };
+                out.push((Vec::new(), vec![with(op, i.clone())]));
+            }
+        }
+    }
+    for (setup, to) in destinations(path, caps) {
+        for guard in [None, Some(VersionRef::Target), Some(NEVER)] {
+            for replace in [None, Some(VersionRef::Target), Some(NEVER)] {
+                let op = Op::Rename {
+                    from: path.into(),
+                    to: to.clone(),
+                    guard,
+                    replace,
+                };
+                out.push((setup.clone(), vec![Step::plain(op)]));
+            }
+        }
+        for i in namespace_interference(caps).into_iter().skip(1) {
+            let op = Op::Rename {
+                from: path.into(),
+                to: to.clone(),
+                guard: Some(VersionRef::Target),
+                replace: Some(VersionRef::Target),
+            };
+            out.push((setup.clone(), vec![with(op, i)]));
+        }
+    }
+    out
+}
+
+/// The first operation of a two-operation case: a change of what is at `path`.
+fn changes(path: &str, config: &ShortConfig) -> Vec<Step> {
+    let caps = config.caps;
+    let mut out = vec![
+        Step::plain(write(path, WriteGuard::None)),
+        Step::plain(edit(path, "one", false, None)),
+        world(WorldOp::Scribble {
+            path: path.into(),
+            restore_mtime: config.restore_mtime,
+        }),
+        world(WorldOp::Append {
+            path: path.into(),
+            bytes: b"z".to_vec(),
+        }),
+        world(WorldOp::Remove { path: path.into() }),
+        world(WorldOp::Write {
+            path: path.into(),
+            bytes: b"theirs\n".to_vec(),
+            mode: 0o644,
+        }),
+    ];
+    if caps.modes {
+        out.push(world(WorldOp::Chmod {
+            path: path.into(),
+            mode: 0o600,
+        }));
+    }
+    if caps.namespace {
+        out.push(Step::plain(Op::CreateDir {
+            path: path.into(),
+            parents: false,
+            exist_ok: false,
+        }));
+        out.push(Step::plain(Op::Remove {
+            path: path.into(),
+            guard: None,
+            directory: true,
+        }));
+        out.push(Step::plain(Op::Rename {
+            from: path.into(),
+            to: "u".into(),
+            guard: None,
+            replace: None,
+        }));
+    }
+    out
+}
+
+/// The second operation of a two-operation case.
+fn seconds(path: &str, caps: Capabilities) -> Vec<Step> {
+    let mut out = vec![
+        Step::plain(Op::Stat { path: path.into() }),
+        Step::plain(Op::Lstat { path: path.into() }),
+        Step::plain(Op::ReadText { path: path.into() }),
+        Step::plain(Op::ListDir { path: path.into() }),
+        Step::plain(Op::ReadText { path: path.into() }).reusing(),
+        Step::plain(write(path, WriteGuard::None)).reusing(),
+    ];
+    for guard in [
+        WriteGuard::None,
+        WriteGuard::CreateIfAbsent,
+        WriteGuard::ReplaceIfVersion(VersionRef::Target),
+        WriteGuard::ReplaceIfVersion(VersionRef::Recent(1)),
+    ] {
+        out.push(Step::plain(write(path, guard)));
+    }
+    for guard in [None, Some(VersionRef::Target)] {
+        out.push(Step::plain(edit(path, "one", false, guard)));
+    }
+    if caps.namespace {
+        for guard in [None, Some(VersionRef::Recent(0))] {
+            out.push(Step::plain(Op::Remove {
+                path: path.into(),
+                guard,
+                directory: true,
+            }));
+            out.push(Step::plain(Op::Rename {
+                from: path.into(),
+                to: "v".into(),
+                guard,
+                replace: None,
+            }));
+        }
+        out.push(Step::plain(Op::CreateDir {
+            path: path.into(),
+            parents: false,
+            exist_ok: true,
+        }));
+    }
+    if caps.shared_storage {
+        out.push(Step::plain(Op::ReadText { path: path.into() }).on(1));
+        out.push(Step::plain(Op::Stat { path: path.into() }).on(1));
+        out.push(
+            Step::plain(write(
+                path,
+                WriteGuard::ReplaceIfVersion(VersionRef::Target),
+            ))
+            .on(1),
+        );
+    }
+    out
+}
+
+/// Every short case for a backend, in a fixed order.
+pub(crate) fn short_cases(config: &ShortConfig) -> Vec<ShortCase> {
+    let caps = config.caps;
+    let mut out = Vec::new();
+    for shape in shapes(config) {
+        let setup = || shape.setup.iter().cloned().map(world);
+        for (extra, ops) in singles(shape.path, caps) {
+            let steps = setup()
+                .chain(extra.into_iter().map(world))
+                .chain(ops)
+                .collect();
+            out.push(ShortCase {
+                shape: shape.name,
+                steps,
+            });
+        }
+        if !PAIR_SHAPES.contains(&shape.name) {
+            continue;
+        }
+        for first in changes(shape.path, config) {
+            for second in seconds(shape.path, caps) {
+                let steps = setup()
+                    .chain([
+                        Step::plain(Op::Stat {
+                            path: shape.path.into(),
+                        }),
+                        first.clone(),
+                        second,
+                    ])
+                    .collect();
+                out.push(ShortCase {
+                    shape: shape.name,
+                    steps,
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn everything() -> ShortConfig {
+        ShortConfig {
+            caps: Capabilities::default()
+                .with(seam::Capability::Symlinks)
+                .with(seam::Capability::Modes)
+                .with(seam::Capability::ReadBytes)
+                .with(seam::Capability::CancelPoints)
+                .with(seam::Capability::Namespace)
+                .with(seam::Capability::SharedStorage),
+            fifos: true,
+            restore_mtime: true,
+        }
+    }
+
+    #[test]
+    fn the_enumeration_is_fixed_and_covers_each_guard_with_each_interference() {
+        let a = short_cases(&everything());
+        let b = short_cases(&everything());
+        assert_eq!(a.len(), b.len());
+        assert!(a.iter().zip(&b).all(|(x, y)| x.steps == y.steps));
+        // Every write guard meets every interference it can meet, on every shape.
+        for shape in shapes(&everything()) {
+            for guard in [WriteGuard::None, WriteGuard::CreateIfAbsent] {
+                for i in mutation_interference(everything().caps, true, false) {
+                    assert!(
+                        a.iter().any(|c| c.shape == shape.name
+                            && c.steps.last().is_some_and(|s| s.interfere == i
+                                && matches!(&s.op, Op::Write { guard: g, .. } if *g == guard))),
+                        "{}: {guard:?} with {i:?}",
+                        shape.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn what_is_not_claimed_is_never_enumerated() {
+        let plain = ShortConfig {
+            caps: Capabilities::default(),
+            fifos: false,
+            restore_mtime: false,
+        };
+        let cases = short_cases(&plain);
+        assert!(!cases.is_empty());
+        for c in &cases {
+            for s in &c.steps {
+                assert!(
+                    !matches!(
+                        s.op,
+                        Op::CreateDir { .. }
+                            | Op::Remove { .. }
+                            | Op::Rename { .. }
+                            | Op::ReadBytes { .. }
+                            | Op::World(WorldOp::Symlink { .. } | WorldOp::Mkfifo { .. })
+                    ),
+                    "{s:?}"
+                );
+                assert!(
+                    matches!(
+                        s.interfere,
+                        Interfere::None | Interfere::CancelledBeforeStart
+                    ),
+                    "{s:?}"
+                );
+                assert_eq!(s.instance, 0);
+                assert!(s.sandbox.is_none());
+            }
+        }
+    }
+}
