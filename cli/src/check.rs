@@ -20,8 +20,7 @@ pub struct CheckArgs {
     pub providers: Vec<String>,
     pub cases: u32,
     pub max_steps: usize,
-    pub seed: u64,
-    pub seed_given: bool,
+    pub seeds: Seeds,
     pub json: Option<PathBuf>,
     pub junit: Option<PathBuf>,
     pub trace_dir: PathBuf,
@@ -38,6 +37,31 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// How many seeds a run samples: one (the usual check), or many (a soak).
+#[derive(Clone, Copy, Debug)]
+pub enum Seeds {
+    /// One seed: given (`--seed`) or fresh.
+    One {
+        /// The seed.
+        seed: u64,
+        /// Whether it was given.
+        given: bool,
+    },
+    /// This many fresh seeds (`--seeds N`).
+    Count(u64),
+    /// Fresh seeds until this much time is spent (`--for DURATION`); a seed under way finishes.
+    For(std::time::Duration),
+}
+
+/// What one seed's run over every provider gave.
+struct SeedRun {
+    reports: Vec<Report>,
+    /// A report file or trace could not be written, or a backend could not start.
+    io_failed: bool,
+    /// Providers that could not be checked at all, with why.
+    not_started: Vec<(String, String)>,
 }
 
 /// Exit status: 0 pass, 1 a property failed (or a file could not be written), 3 incomplete.
@@ -71,24 +95,92 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
         ),
         None => None,
     };
-    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("seam"));
-    println!(
-        "seed {}{}",
-        args.seed,
-        if args.seed_given {
-            String::new()
-        } else {
-            format!(" (fresh; reproduce this run with --seed {})", args.seed)
-        }
-    );
-    let mut reports: Vec<Report> = Vec::new();
+    let mut all: Vec<Report> = Vec::new();
     let mut io_failed = false;
-    for (name, factory) in &factories {
+    match args.seeds {
+        Seeds::One { seed, given } => {
+            println!(
+                "seed {seed}{}",
+                if given {
+                    String::new()
+                } else {
+                    format!(" (fresh; reproduce this run with --seed {seed})")
+                }
+            );
+            let run = run_seed(args, seed, &factories, against.as_ref(), false)?;
+            io_failed |= run.io_failed;
+            all.extend(run.reports);
+        }
+        Seeds::Count(_) | Seeds::For(_) => {
+            let mut soak = crate::soak::Soak::new(args.seeds, &names);
+            while let Some(seed) = soak.next_seed() {
+                let run = run_seed(args, seed, &factories, against.as_ref(), true)?;
+                io_failed |= run.io_failed;
+                soak.record(seed, &run.reports, &run.not_started, |name| {
+                    reproduce(args, name, seed)
+                });
+                all.extend(run.reports);
+            }
+            soak.finish();
+        }
+    }
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&all).unwrap_or_default();
+        if let Err(e) = write_file(path, &json) {
+            eprintln!("seam: {e}");
+            io_failed = true;
+        }
+    }
+    if let Some(path) = &args.junit
+        && let Err(e) = write_file(path, &junit_document(&all))
+    {
+        eprintln!("seam: {e}");
+        io_failed = true;
+    }
+    // A call given up on keeps its subject (an adapter process, the server this check started)
+    // alive on its thread: stop what is left rather than leave it running after we exit.
+    drop(factories);
+    drop(against);
+    let left = seam_remote::children::stop_all();
+    if left > 0 {
+        eprintln!(
+            "seam: stopped {left} process(es) that calls given up on had left running (adapters, servers)"
+        );
+    }
+    let failed = io_failed || all.iter().any(|r| r.verdict == Verdict::Fail);
+    let incomplete = all
+        .iter()
+        .any(|r| matches!(r.verdict, Verdict::Incomplete(_)));
+    Ok(if failed {
+        ExitCode::from(1)
+    } else if incomplete {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Every provider at one seed. In a soak (`quiet`) only a failing report is printed whole: the
+/// soak prints one line per run.
+fn run_seed(
+    args: &CheckArgs,
+    seed: u64,
+    factories: &[(String, Arc<dyn seam_conformance::Factory>)],
+    against: Option<&Arc<dyn seam_conformance::Factory>>,
+    quiet: bool,
+) -> Result<SeedRun, Usage> {
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("seam"));
+    let mut out = SeedRun {
+        reports: Vec::new(),
+        io_failed: false,
+        not_started: Vec::new(),
+    };
+    for (name, factory) in factories {
         let config = SuiteConfig {
             sequences: SequenceConfig {
                 cases: args.cases,
                 max_steps: args.max_steps,
-                seed: args.seed,
+                seed,
                 messages: args.messages,
                 ..SequenceConfig::default()
             },
@@ -99,7 +191,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
             only: args.properties.clone(),
             timing: args.timing,
             agent: Some(Arc::new(seam_cli::agent::ToolAgentFactory)),
-            reference: match &against {
+            reference: match against {
                 Some(r) => Some(r.clone()),
                 None => seam_cli::providers::reference(name),
             },
@@ -111,7 +203,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
             && let Err(e) = seam_cli::remote::wait_listening(&address, args.timing.start_after)
         {
             eprintln!("seam: {}: {e}", factory.name());
-            io_failed = true;
+            out.io_failed = true;
+            out.not_started.push((name.clone(), e.to_string()));
             continue;
         }
         let mut display = Display::new(&factory.name());
@@ -126,20 +219,27 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
             }
             Err(e) => {
                 eprintln!("seam: {}: {e}", factory.name());
-                io_failed = true;
+                out.io_failed = true;
+                out.not_started.push((name.clone(), e.to_string()));
                 continue;
             }
         };
-        print!("{}", report.render());
+        if !quiet || report.verdict == Verdict::Fail {
+            print!("{}", report.render());
+        }
         for p in report
             .properties
             .iter()
             .filter(|p| p.status == Status::Failed)
         {
             if let Some(trace) = &p.trace {
-                let file =
-                    args.trace_dir
-                        .join(format!("{}-{}.json", file_stem(&report.provider), p.name));
+                // A soak keeps every seed's trace: the seed is in the name.
+                let stem = if quiet {
+                    format!("{}-{}-{seed}", file_stem(&report.provider), p.name)
+                } else {
+                    format!("{}-{}", file_stem(&report.provider), p.name)
+                };
+                let file = args.trace_dir.join(format!("{stem}.json"));
                 match write_file(&file, &trace.to_json()) {
                     Ok(()) => {
                         // Absolute, and through this very binary: the command works from any
@@ -170,48 +270,48 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
                     }
                     Err(e) => {
                         eprintln!("seam: {e}");
-                        io_failed = true;
+                        out.io_failed = true;
                     }
                 }
             }
         }
-        println!();
-        reports.push(report);
-    }
-    if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&reports).unwrap_or_default();
-        if let Err(e) = write_file(path, &json) {
-            eprintln!("seam: {e}");
-            io_failed = true;
+        if !quiet || report.verdict == Verdict::Fail {
+            println!();
         }
+        out.reports.push(report);
     }
-    if let Some(path) = &args.junit
-        && let Err(e) = write_file(path, &junit_document(&reports))
-    {
-        eprintln!("seam: {e}");
-        io_failed = true;
+    Ok(out)
+}
+
+/// The command that runs `provider` again at `seed` with every flag of this check that changes
+/// what runs (the properties, breadth, reference, message strictness, limits, fault).
+fn reproduce(args: &CheckArgs, provider: &str, seed: u64) -> String {
+    let mut cmd = format!(
+        "seam check --provider {} --seed {seed}",
+        shell_word(provider)
+    );
+    for p in &args.properties {
+        cmd.push_str(&format!(" --property {}", shell_word(p)));
     }
-    // A call given up on keeps its subject (an adapter process, the server this check started)
-    // alive on its thread: stop what is left rather than leave it running after we exit.
-    drop(factories);
-    drop(against);
-    let left = seam_remote::children::stop_all();
-    if left > 0 {
-        eprintln!(
-            "seam: stopped {left} process(es) that calls given up on had left running (adapters, servers)"
-        );
+    let defaults = SequenceConfig::default();
+    if args.cases != defaults.cases {
+        cmd.push_str(&format!(" --cases {}", args.cases));
     }
-    let failed = io_failed || reports.iter().any(|r| r.verdict == Verdict::Fail);
-    let incomplete = reports
-        .iter()
-        .any(|r| matches!(r.verdict, Verdict::Incomplete(_)));
-    Ok(if failed {
-        ExitCode::from(1)
-    } else if incomplete {
-        ExitCode::from(3)
-    } else {
-        ExitCode::SUCCESS
-    })
+    if args.max_steps != defaults.max_steps {
+        cmd.push_str(&format!(" --max-steps {}", args.max_steps));
+    }
+    if let Some(a) = &args.against {
+        cmd.push_str(&format!(" --against {}", shell_word(a)));
+    }
+    let default = Timing::default();
+    if args.timing.slow_after != default.slow_after {
+        cmd.push_str(&format!(
+            " --slow-call {}",
+            args.timing.slow_after.as_secs_f64()
+        ));
+    }
+    cmd.push_str(&replay_flags(args));
+    cmd
 }
 
 /// The flags of this check a replay of its traces needs to see the same thing: the fault, how

@@ -8,6 +8,7 @@ mod progress;
 mod replay;
 mod select;
 mod serve;
+mod soak;
 mod workspace;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -84,8 +85,16 @@ enum Command {
         max_steps: u64,
         /// Seed of the run (same seed, same sequences, same shrunk trace); default: a fresh one,
         /// printed.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["seeds", "for_"])]
         seed: Option<u64>,
+        /// A soak: run this many fresh seeds, one line per run, and list every run that was not
+        /// a pass with the command that repeats it.
+        #[arg(long, value_name = "N", conflicts_with = "for_", value_parser = clap::value_parser!(u64).range(1..))]
+        seeds: Option<u64>,
+        /// A soak for a time: fresh seeds until DURATION is spent (900, 90s, 15m, 2h); the seed
+        /// under way when it runs out finishes.
+        #[arg(long = "for", id = "for_", value_name = "DURATION")]
+        for_: Option<String>,
         /// Also write the report as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
@@ -291,15 +300,6 @@ fn usage(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// A fresh seed for a run that was not given one.
-fn fresh_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let mixed = (nanos ^ (u64::from(std::process::id()) << 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    mixed >> 16
-}
-
 fn main() -> ExitCode {
     // The shipped providers run in this binary when the suite kills them (`crash`).
     if let Ok(exe) = std::env::current_exe() {
@@ -346,6 +346,8 @@ fn main() -> ExitCode {
             cases,
             max_steps,
             seed,
+            seeds,
+            for_,
             json,
             junit,
             trace_dir,
@@ -380,12 +382,23 @@ fn main() -> ExitCode {
             if let Err(e) = timing.validate() {
                 return usage(&format!("--slow-call and --call-timeout: {e}"));
             }
+            let seeds = match (seed, seeds, for_) {
+                (Some(seed), _, _) => check::Seeds::One { seed, given: true },
+                (None, Some(n), _) => check::Seeds::Count(n),
+                (None, None, Some(d)) => match soak::parse_duration(&d) {
+                    Ok(d) => check::Seeds::For(d),
+                    Err(e) => return usage(&e),
+                },
+                (None, None, None) => check::Seeds::One {
+                    seed: soak::fresh_seed(),
+                    given: false,
+                },
+            };
             let args = check::CheckArgs {
                 providers,
                 cases,
                 max_steps: usize::try_from(max_steps).unwrap_or(40),
-                seed: seed.unwrap_or_else(fresh_seed),
-                seed_given: seed.is_some(),
+                seeds,
                 json,
                 junit,
                 trace_dir,

@@ -97,29 +97,52 @@ fn a_short_check_is_incomplete_not_a_pass_and_writes_its_reports() {
     assert!(xml.contains("<property name=\"seed\""));
 }
 
+/// The README's first command as a user runs it: no `--seed`, so a fresh one every run — a
+/// fixed seed is one sample of the contract, and a departure only some seeds generate reaches
+/// users first. The seed is printed, and every failure says the command that repeats the run.
 #[test]
-fn the_default_check_passes_on_every_shipped_provider() {
+fn the_default_check_passes_on_every_shipped_provider_at_a_fresh_seed() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = seam(&["check", "--seed", "24228"], dir.path());
+    let out = seam(&["check"], dir.path());
     let stdout = text(&out.stdout);
+    let seed = stdout
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("seed "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or("?")
+        .to_string();
+    let repeat = format!("repeat with: cargo run --release -p seam-cli -- check --seed {seed}");
+    println!("the default check drew seed {seed} ({repeat})");
+    assert!(
+        stdout.starts_with(&format!(
+            "seed {seed} (fresh; reproduce this run with --seed {seed})\n"
+        )),
+        "{repeat}\n{stdout}"
+    );
     assert_eq!(
         out.status.code(),
         Some(0),
-        "{stdout}\n{}",
+        "{repeat}\n{stdout}\n{}",
         text(&out.stderr)
     );
-    assert!(!stdout.contains("UNREACHED"), "{stdout}");
-    assert!(stdout.starts_with("seed 24228\n"), "{stdout}");
+    assert!(!stdout.contains("UNREACHED"), "{repeat}\n{stdout}");
     for provider in seam_cli::providers::SHIPPED {
         assert!(
-            stdout.contains(&format!("seam check — provider {provider} — seed 24228")),
-            "{provider} was not checked:\n{stdout}"
+            stdout.contains(&format!("seam check — provider {provider} — seed {seed}")),
+            "{provider} was not checked ({repeat}):\n{stdout}"
         );
     }
     assert_eq!(
         stdout.matches("RESULT: pass").count(),
         seam_cli::providers::SHIPPED.len(),
-        "{stdout}"
+        "{repeat}\n{stdout}"
+    );
+    // The short cases ran, the same ones at any seed.
+    assert_eq!(
+        stdout.matches("  short-cases            passed").count(),
+        seam_cli::providers::SHIPPED.len(),
+        "{repeat}\n{stdout}"
     );
     // The sandbox claims its modes, and they are checked in each of the three; its generated
     // sequences met denials (the fence is in the model), local's and remote's none. Remote is
@@ -237,4 +260,87 @@ fn help_and_version_exit_0() {
         seam(&["check", "--help"], dir.path()).status.code(),
         Some(0)
     );
+}
+
+/// A soak: fresh seeds in one command, one line per run, the non-passes listed with the command
+/// that repeats each — and every rule that applies reached at each of the seeds it drew (the
+/// default breadth must reach every rule at every seed, not at the lucky ones).
+#[test]
+fn a_soak_of_fresh_seeds_reaches_every_rule_at_each_seed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = seam(
+        &[
+            "check", "--seeds", "3", "--provider", "memory", "--provider", "local", "--json",
+            "soak.json",
+        ],
+        dir.path(),
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("soak: 3 fresh seed(s) over 2 provider(s): memory, local\n"),
+        "{stdout}"
+    );
+    let runs: Vec<&str> = stdout.lines().filter(|l| l.starts_with("seed ")).collect();
+    assert_eq!(runs.len(), 6, "{stdout}");
+    let seeds: std::collections::BTreeSet<&str> = runs
+        .iter()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(seeds.len(), 3, "three different seeds: {stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "every run must pass, each with every rule reached (repeat a run with the command listed):\n{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(stdout.contains("soak: every run passed"), "{stdout}");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("soak.json")).expect("json written"),
+    )
+    .expect("valid json");
+    let reports = json.as_array().expect("an array of reports");
+    assert_eq!(reports.len(), 6);
+    for r in reports {
+        assert_eq!(r["verdict"]["verdict"], "pass", "{}", r["seed"]);
+        assert!(
+            r["rules"]
+                .as_array()
+                .expect("rules")
+                .iter()
+                .all(|rule| rule["coverage"] != "unreached"),
+            "seed {}: a rule was never reached",
+            r["seed"]
+        );
+    }
+}
+
+/// A soak that meets a departure says so on its run's line, prints the failing report, saves the
+/// trace under a name with the seed, exits 1, and ends with the command that repeats the run.
+#[test]
+fn a_soak_lists_what_did_not_pass_with_the_command_that_repeats_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = seam(
+        &[
+            "check", "--seeds", "2", "--provider", "memory", "--property", "short-cases",
+        ],
+        dir.path(),
+    );
+    let stdout = text(&out.stdout);
+    // One property of many: incomplete, not a pass, and said with the reason.
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    let listed: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("seam check --provider memory --seed "))
+        .collect();
+    assert_eq!(listed.len(), 2, "{stdout}");
+    for l in listed {
+        assert!(l.ends_with(" --property short-cases"), "{l}");
+    }
+    assert!(stdout.contains(" INCOMPLETE "), "{stdout}");
+    assert!(stdout.contains("soak: 2 seed(s), 2 run(s) in "), "{stdout}");
+    let bad = seam(&["check", "--for", "soon"], dir.path());
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("--for \"soon\""), "{}", text(&bad.stderr));
+    let both = seam(&["check", "--seeds", "2", "--seed", "3"], dir.path());
+    assert_eq!(both.status.code(), Some(2));
 }

@@ -692,7 +692,19 @@ impl FileSystem for Faulty {
             None => (target.clone(), sandbox.cloned()),
         };
         let target = &target;
-        let mut out = self
+        let absent_before = self.fault == Fault::CompetitorTakenForAFile
+            && expected == Some(WriteIntent::CreateIfAbsent)
+            && matches!(
+                self.inner
+                    .lstat(
+                        &target.display_path,
+                        ResolveOptions::default(),
+                        &Signal::none()
+                    )
+                    .await,
+                Ok(None)
+            );
+        let written = self
             .inner
             .write_text(
                 target,
@@ -701,7 +713,15 @@ impl FileSystem for Faulty {
                 sandbox.as_ref(),
                 &signal,
             )
-            .await?;
+            .await;
+        let mut out = match written {
+            // Nothing was there at the check, and the publication refused: "a file is there",
+            // whatever is.
+            Err(e) if absent_before && e.code() == FsErrorCode::NotRegularFile => {
+                return Err(FsError::exists_not_observed(&target.display_path));
+            }
+            other => other?,
+        };
         if self.fault == Fault::ResetsModeOnRewrite
             && out.operation == seam::WriteOperation::Update
             && let Some(version) = self.reset_mode(target).await

@@ -10,7 +10,9 @@
 //!   in another: a write at the same version in between, and both win;
 //! * [`Fault::RenameIgnoresCancel`] moves the entry whatever its signal says;
 //! * [`Fault::RenameReplacesWithoutGuard`] moves onto an existing destination it was never
-//!   allowed to replace.
+//!   allowed to replace;
+//! * [`Fault::EmptinessCheckedAtRemoval`] leaves a directory's emptiness to the removal itself,
+//!   after its `before_stage` checkpoint.
 
 use crate::Fault;
 use crate::faulty::Faulty;
@@ -114,6 +116,28 @@ impl Faulty {
                 }
                 crate::concurrency::between_sections();
                 request.if_version = None;
+            }
+            Fault::EmptinessCheckedAtRemoval if request.directory => {
+                // Every check but emptiness, then `before_stage`, then the removal itself finds
+                // the entries (`rmdir` alone): a cancel there hides that it never could remove.
+                if let Ok(Some(entry)) = self.inner.lstat(path, options, &Signal::none()).await
+                    && entry.kind == FsPathKind::Directory
+                    && request.if_version.as_ref().is_none_or(|v| *v == entry.version)
+                    && let Ok(t) = self.inner.resolve(path, options, &Signal::none()).await
+                    && self
+                        .inner
+                        .list_dir(&t, &Signal::none())
+                        .await
+                        .is_ok_and(|entries| !entries.is_empty())
+                {
+                    signal.checkpoint(&seam::Checkpoint {
+                        point: seam::CancelPoint::BeforeStage,
+                        verb: seam::Verb::Remove,
+                        display_path: &t.display_path,
+                        staging: &[],
+                    })?;
+                    return Err(FsError::directory_not_empty(&t.display_path));
+                }
             }
             Fault::RemoveFollowsLink => {
                 // What the path leads to, links followed: the link's target goes, the link stays.

@@ -104,9 +104,36 @@ enum Waiter {
     Stream(mpsc::UnboundedSender<Frame>),
 }
 
+/// The calls waiting for an answer, and whether answers have ended (the server's stream closed
+/// or broke the protocol).
+#[derive(Default)]
+struct Waiters {
+    by_id: HashMap<u64, Waiter>,
+    ended: bool,
+}
+
+impl Waiters {
+    /// Waits for `id`'s answer. Once answers have ended the waiter is dropped at once, so its
+    /// call sees the connection closed: a call that starts after the reading task has finished
+    /// must not wait for an answer nothing will ever route to it (its request may still have
+    /// been queued, and the writer fail only later).
+    fn add(&mut self, id: u64, waiter: Waiter) {
+        if !self.ended {
+            self.by_id.insert(id, waiter);
+        }
+    }
+
+    /// Ends the answers: every waiter is handed back (dropped, each sees the connection
+    /// closed) and none is taken from now on.
+    fn end(&mut self) -> Vec<Waiter> {
+        self.ended = true;
+        self.by_id.drain().map(|(_, w)| w).collect()
+    }
+}
+
 struct Inner {
     out: Arc<crate::outbox::Outbox>,
-    pending: Mutex<HashMap<u64, Waiter>>,
+    pending: Mutex<Waiters>,
     /// The signals of mutations whose checkpoints the server shows us, by request id.
     probes: Mutex<HashMap<u64, Signal>>,
     next: AtomicU64,
@@ -138,7 +165,7 @@ impl Inner {
     ) -> Result<Frame, RemoteError> {
         let id = self.id();
         let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id, Waiter::Call(tx));
+        lock(&self.pending).add(id, Waiter::Call(tx));
         let mut params = params;
         let probed = checkpoints && signal.has_probe();
         if probed {
@@ -148,7 +175,7 @@ impl Inner {
         let mut frame = message(Some(id), method, params);
         frame.segments = segments;
         let Ok(told) = self.send_request(id, frame, signal) else {
-            lock(&self.pending).remove(&id);
+            lock(&self.pending).by_id.remove(&id);
             lock(&self.probes).remove(&id);
             return Err(RemoteError::Closed);
         };
@@ -326,7 +353,7 @@ async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
                 // A server that answers garbage cannot be trusted with the rest of the stream:
                 // every waiting call fails with what was received.
                 let said = format!("the server broke the protocol: {e}");
-                for (_, waiter) in lock(&inner.pending).drain() {
+                for waiter in lock(&inner.pending).end() {
                     let mut json = serde_json::Map::new();
                     json.insert(
                         "error".into(),
@@ -355,7 +382,7 @@ async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
             _ => None,
         };
         if let Some(id) = stream_id {
-            if let Some(Waiter::Stream(tx)) = lock(&inner.pending).get(&id) {
+            if let Some(Waiter::Stream(tx)) = lock(&inner.pending).by_id.get(&id) {
                 let _ = tx.send(frame);
             }
             continue;
@@ -367,7 +394,7 @@ async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
         let Some(id) = frame.json.get("id").and_then(Value::as_u64) else {
             continue;
         };
-        match lock(&inner.pending).remove(&id) {
+        match lock(&inner.pending).by_id.remove(&id) {
             Some(Waiter::Call(tx)) => {
                 let _ = tx.send(frame);
             }
@@ -377,7 +404,7 @@ async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
             None => {}
         }
     }
-    lock(&inner.pending).clear();
+    drop(lock(&inner.pending).end());
 }
 
 /// Shows a server's checkpoint to the probe of the mutation it belongs to, off the reading task
@@ -486,7 +513,7 @@ impl Connection {
         let out = Arc::new(crate::outbox::Outbox::new(writer));
         let inner = Arc::new(Inner {
             out: out.clone(),
-            pending: Mutex::new(HashMap::new()),
+            pending: Mutex::new(Waiters::default()),
             probes: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
             handle: handle.clone(),
@@ -832,14 +859,14 @@ impl FileSystem for RemoteFileSystem {
         let inner = &self.conn.inner;
         let id = inner.id();
         let (tx, mut rx) = mpsc::unbounded_channel();
-        lock(&inner.pending).insert(id, Waiter::Stream(tx));
+        lock(&inner.pending).add(id, Waiter::Stream(tx));
         let request = message(
             Some(id),
             "stream_text",
             json!({ "target": target_to_server(target) }),
         );
         let Ok(told) = inner.send_request(id, request, signal) else {
-            lock(&inner.pending).remove(&id);
+            lock(&inner.pending).by_id.remove(&id);
             return Err(lost(Verb::Read, RemoteError::Closed));
         };
         let watch = inner.watch(id, signal, told);
@@ -1117,8 +1144,74 @@ impl RemoteText {
 impl Drop for RemoteText {
     fn drop(&mut self) {
         if !self.done {
-            lock(&self.inner.pending).remove(&self.id);
+            lock(&self.inner.pending).by_id.remove(&self.id);
             self.inner.notify("$/cancel", json!({ "id": self.id }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::{Context, Poll};
+
+    /// A socket that never takes a byte: every frame waits in the outbox's queue for the writer
+    /// task, as one does when the socket is not ready yet.
+    struct NeverReady;
+
+    impl tokio::io::AsyncWrite for NeverReady {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut Context<'_>,
+            _: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            Poll::Pending
+        }
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// A call that starts after the server's answers have ended (its process killed: the
+    /// reading task saw the end of its output and let every waiter go) fails at once as closed,
+    /// even when its request was only queued — before, it waited for an answer nothing would
+    /// ever route to it, and `crash-rename` reported a rename of the correct provider as hung
+    /// about once in a thousand kills.
+    #[test]
+    fn a_call_made_after_the_answers_ended_fails_closed_instead_of_waiting() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let inner = Arc::new(Inner {
+            out: Arc::new(crate::outbox::Outbox::new(Box::new(NeverReady))),
+            pending: Mutex::new(Waiters::default()),
+            probes: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            handle: rt.handle().clone(),
+        });
+        // The server's output ends: the reading task finishes.
+        rt.block_on(read_loop(inner.clone(), Box::new(tokio::io::empty())));
+        let answered = rt.block_on(async {
+            tokio::time::timeout(
+                std::time::Duration::from_secs(5),
+                inner.call("stat", json!({}), Vec::new(), &Signal::none(), false),
+            )
+            .await
+        });
+        match answered {
+            Ok(Err(RemoteError::Closed)) => {}
+            Ok(other) => panic!("expected the connection closed, got {other:?}"),
+            Err(_) => panic!("the call waited for an answer that could never come"),
         }
     }
 }
