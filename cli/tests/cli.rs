@@ -270,7 +270,14 @@ fn a_soak_of_fresh_seeds_reaches_every_rule_at_each_seed() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = seam(
         &[
-            "check", "--seeds", "3", "--provider", "memory", "--provider", "local", "--json",
+            "check",
+            "--seeds",
+            "3",
+            "--provider",
+            "memory",
+            "--provider",
+            "local",
+            "--json",
             "soak.json",
         ],
         dir.path(),
@@ -321,7 +328,13 @@ fn a_soak_lists_what_did_not_pass_with_the_command_that_repeats_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = seam(
         &[
-            "check", "--seeds", "2", "--provider", "memory", "--property", "short-cases",
+            "check",
+            "--seeds",
+            "2",
+            "--provider",
+            "memory",
+            "--property",
+            "short-cases",
         ],
         dir.path(),
     );
@@ -330,7 +343,10 @@ fn a_soak_lists_what_did_not_pass_with_the_command_that_repeats_it() {
     assert_eq!(out.status.code(), Some(3), "{stdout}");
     let listed: Vec<&str> = stdout
         .lines()
-        .filter(|l| l.trim_start().starts_with("seam check --provider memory --seed "))
+        .filter(|l| {
+            l.trim_start()
+                .starts_with("seam check --provider memory --seed ")
+        })
         .collect();
     assert_eq!(listed.len(), 2, "{stdout}");
     for l in listed {
@@ -340,7 +356,11 @@ fn a_soak_lists_what_did_not_pass_with_the_command_that_repeats_it() {
     assert!(stdout.contains("soak: 2 seed(s), 2 run(s) in "), "{stdout}");
     let bad = seam(&["check", "--for", "soon"], dir.path());
     assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad.stderr).contains("--for \"soon\""), "{}", text(&bad.stderr));
+    assert!(
+        text(&bad.stderr).contains("--for \"soon\""),
+        "{}",
+        text(&bad.stderr)
+    );
     let both = seam(&["check", "--seeds", "2", "--seed", "3"], dir.path());
     assert_eq!(both.status.code(), Some(2));
 }

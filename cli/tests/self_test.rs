@@ -487,7 +487,10 @@ fn a_two_step_departure_is_found_at_every_one_of_twenty_fresh_seeds() {
                 fault.name()
             );
             let steps = p.trace.as_ref().map_or(usize::MAX, |t| t.steps.len());
-            assert!(steps <= 2, "a trace of {steps} steps at seed {seed} ({repeat})");
+            assert!(
+                steps <= 2,
+                "a trace of {steps} steps at seed {seed} ({repeat})"
+            );
         }
     }
 }

@@ -122,7 +122,10 @@ impl Faulty {
                 // the entries (`rmdir` alone): a cancel there hides that it never could remove.
                 if let Ok(Some(entry)) = self.inner.lstat(path, options, &Signal::none()).await
                     && entry.kind == FsPathKind::Directory
-                    && request.if_version.as_ref().is_none_or(|v| *v == entry.version)
+                    && request
+                        .if_version
+                        .as_ref()
+                        .is_none_or(|v| *v == entry.version)
                     && let Ok(t) = self.inner.resolve(path, options, &Signal::none()).await
                     && self
                         .inner

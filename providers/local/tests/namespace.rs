@@ -165,7 +165,7 @@ fn an_unguarded_write_racing_removes_and_moves_from_another_instance_always_land
                 .expect("resolve");
             let w = rt.block_on(fs.write_text(&t, "two\n", None, None, &none));
             assert!(w.is_ok(), "the other instance's write: {w:?}");
-            let gone = if i % 2 == 0 {
+            let gone = if i.is_multiple_of(2) {
                 rt.block_on(fs.remove("b", opts(), &seam::RemoveOptions::default(), None, &none))
                     .map(|_| ())
             } else {
