@@ -15,7 +15,7 @@ use seam_model::{Key, Version};
 use std::collections::HashMap;
 
 /// Consistency of tokens and keys across a run.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Laws {
     token_of_object: HashMap<u64, String>,
     object_of_token: HashMap<String, u64>,

@@ -1,5 +1,6 @@
-//! Literal edits, done the slow and obvious way: on vectors of characters, with an explicit map
-//! from the LF-normalised view back to the file's own characters.
+//! Literal edits, done the slow and obvious way: on the file's bytes, with an explicit map from
+//! the LF-normalised view back to the file's own bytes (UTF-8 makes byte matching character
+//! matching: see below).
 //!
 //! The rule (SPEC "byte-faithful edits"): matching happens on the LF-normalised view, but only the
 //! matched regions change on disk. A matched region that begins at a line break which the file
@@ -57,17 +58,21 @@ pub fn apply_literal_edit(
             NotText::InvalidUtf8 => NotTextReason::InvalidUtf8,
         })
     })?;
-    let t: Vec<char> = text.chars().collect();
+    // Bytes, not characters: `\r` and `\n` are single bytes that never occur inside another
+    // character's encoding, and a match of valid UTF-8 in valid UTF-8 can only begin where a
+    // character begins — so matching bytes is matching characters, without a vector four
+    // bytes wide per character (a large file made this the model's whole cost).
+    let t: &[u8] = text.as_bytes();
 
-    // The normalised view: every `\r` directly followed by `\n` is dropped. For each character of
+    // The normalised view: every `\r` directly followed by `\n` is dropped. For each byte of
     // the view, remember where it sits in `t` and whether a dropped `\r` stood right before it.
-    let mut view: Vec<char> = Vec::new();
-    let mut origin: Vec<usize> = Vec::new();
-    let mut after_dropped_cr: Vec<bool> = Vec::new();
+    let mut view: Vec<u8> = Vec::with_capacity(t.len());
+    let mut origin: Vec<usize> = Vec::with_capacity(t.len());
+    let mut after_dropped_cr: Vec<bool> = Vec::with_capacity(t.len());
     let mut i = 0;
     while i < t.len() {
-        if t[i] == '\r' && i + 1 < t.len() && t[i + 1] == '\n' {
-            view.push('\n');
+        if t[i] == b'\r' && i + 1 < t.len() && t[i + 1] == b'\n' {
+            view.push(b'\n');
             origin.push(i + 1);
             after_dropped_cr.push(true);
             i += 2;
@@ -79,8 +84,8 @@ pub fn apply_literal_edit(
         }
     }
 
-    let old_view: Vec<char> = lf_normalize(old).chars().collect();
-    let new_view: Vec<char> = lf_normalize(new).chars().collect();
+    let old_view = lf_normalize(old).into_bytes();
+    let new_view = lf_normalize(new).into_bytes();
     if old_view.is_empty() {
         return Err(EditError::EmptyOld);
     }
@@ -102,7 +107,8 @@ pub fn apply_literal_edit(
         return Err(EditError::Ambiguous(matches.len()));
     }
 
-    let sample: Vec<char> = t.iter().take(STYLE_SAMPLE_CHARS).copied().collect();
+    // The style sample is the first characters (not bytes) of the file.
+    let sample: Vec<char> = text.chars().take(STYLE_SAMPLE_CHARS).collect();
     let mut crlf = 0usize;
     let mut lf = 0usize;
     for k in 0..sample.len() {
@@ -114,10 +120,10 @@ pub fn apply_literal_edit(
         }
     }
     let use_crlf = crlf > lf - crlf;
-    let mut replacement: Vec<char> = Vec::new();
+    let mut replacement: Vec<u8> = Vec::new();
     for &c in &new_view {
-        if c == '\n' && use_crlf {
-            replacement.push('\r');
+        if c == b'\n' && use_crlf {
+            replacement.push(b'\r');
         }
         replacement.push(c);
     }
@@ -126,13 +132,13 @@ pub fn apply_literal_edit(
     let mut regions: Vec<(usize, usize)> = Vec::new();
     for &m in &matches {
         let mut start = origin[m];
-        if view[m] == '\n' && after_dropped_cr[m] {
+        if view[m] == b'\n' && after_dropped_cr[m] {
             start -= 1;
         }
         let end = origin[m + old_view.len() - 1] + 1;
         regions.push((start, end));
     }
-    let mut out: Vec<char> = Vec::new();
+    let mut out: Vec<u8> = Vec::with_capacity(t.len());
     let mut cursor = 0;
     for &(start, end) in &regions {
         out.extend_from_slice(&t[cursor..start]);
@@ -141,15 +147,18 @@ pub fn apply_literal_edit(
     }
     out.extend_from_slice(&t[cursor..]);
 
-    let out_text: String = out.iter().collect();
-    let mut new_bytes = Vec::new();
+    // Whole characters were cut out and whole characters put in: still UTF-8.
+    let out_text = String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let mut new_bytes = Vec::with_capacity(out_text.len() + 3);
     if bom {
         new_bytes.extend_from_slice("\u{FEFF}".as_bytes());
     }
     new_bytes.extend_from_slice(out_text.as_bytes());
     Ok(EditResult {
         bytes: new_bytes,
-        before: view.iter().collect(),
+        before: String::from_utf8(view)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
         after: lf_normalize(&out_text),
         replacements: matches.len(),
     })

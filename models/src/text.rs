@@ -20,19 +20,8 @@ pub enum NotText {
 
 /// `\r\n` becomes `\n`, scanning left to right once; every other character stays.
 pub fn lf_normalize(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i] == '\r' && i + 1 < chars.len() && chars[i + 1] == '\n' {
-            out.push('\n');
-            i += 2;
-        } else {
-            out.push(chars[i]);
-            i += 1;
-        }
-    }
-    out
+    // Non-overlapping matches, found left to right: exactly the rule (`\r\r\n` → `\r\n`).
+    text.replace("\r\n", "\n")
 }
 
 fn strip_bom(text: &str) -> (&str, bool) {

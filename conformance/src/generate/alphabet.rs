@@ -8,7 +8,7 @@
 
 use seam::paths::NAME_MAX;
 use seam::text::NUL_SAMPLE_BYTES;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Names, with weights: lower and upper case (byte order vs locale order), a multi-byte name, the
 /// names that directories and links tend to get, a sibling whose name extends a directory's
@@ -204,4 +204,43 @@ mod tests {
         );
         assert_eq!(longest_name().len(), 255);
     }
+}
+
+/// The alphabets as generation draws from them at every step: built once per run (per
+/// diff-basis limit) and shared, so that a step clones only the content it draws — the edge
+/// contents are megabytes, and building them for every step was most of the gate's time.
+#[derive(Clone)]
+pub(crate) struct Corpora {
+    /// [`text_corpus`].
+    pub texts: Arc<[String]>,
+    /// [`edge_texts`] for the limit.
+    pub edges: Arc<[String]>,
+    /// What the world writes: the edge contents as bytes and [`late_invalid`].
+    pub world_edges: Arc<[Vec<u8>]>,
+    /// [`binary_corpus`].
+    pub binary: Arc<[Vec<u8>]>,
+}
+
+/// The shared alphabets for a backend whose diff-basis limit is `limit`.
+pub(crate) fn corpora(limit: u64) -> Corpora {
+    static BUILT: Mutex<Vec<(u64, Corpora)>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, c)) = built.iter().find(|(l, _)| *l == limit) {
+        return c.clone();
+    }
+    let edges: Arc<[String]> = edge_texts(limit).into();
+    let mut world_edges: Vec<Vec<u8>> = edges.iter().map(|e| e.clone().into_bytes()).collect();
+    world_edges.push(late_invalid());
+    let c = Corpora {
+        texts: text_corpus().into(),
+        edges,
+        world_edges: world_edges.into(),
+        binary: binary_corpus().into(),
+    };
+    // A run checks a handful of backends; a limit is kept for the life of the process.
+    if built.len() >= 16 {
+        built.remove(0);
+    }
+    built.push((limit, c.clone()));
+    c
 }

@@ -12,9 +12,7 @@ mod short;
 
 pub(crate) use agent::{agent_opening, agent_step_strategy};
 pub use alphabet::text_corpus;
-pub(crate) use alphabet::{
-    binary_corpus, diff_limit_generated, edge_texts, late_invalid, longest_name,
-};
+pub(crate) use alphabet::{diff_limit_generated, longest_name};
 pub use fence::Policies;
 pub(crate) use fence::{let_through, let_through_one};
 pub use hints::{GenState, Hints, apply_hint};
@@ -41,6 +39,21 @@ pub struct GenConfig {
     pub diff_limit: u64,
     /// The per-call sandbox policies mutations carry.
     pub policies: Policies,
+}
+
+/// A strategy that depends on nothing, built once per thread and shared. A strategy is a tree
+/// of boxed parts; building the same ones again for every step was a large share of the
+/// gate's time. The draws are the same: it is the same strategy.
+macro_rules! built_once {
+    ($(#[$m:meta])* $vis:vis fn $name:ident() -> $ty:ty $body:block) => {
+        $(#[$m])*
+        $vis fn $name() -> $ty {
+            thread_local! {
+                static BUILT: $ty = $body;
+            }
+            BUILT.with(Clone::clone)
+        }
+    };
 }
 
 const OLD_STRINGS: &[&str] = &[
@@ -71,73 +84,93 @@ pub(crate) fn pick<T: Clone + std::fmt::Debug + 'static>(items: Vec<T>) -> Boxed
     proptest::sample::select(items).boxed()
 }
 
-pub(crate) fn name() -> BoxedStrategy<String> {
-    let mut options: Vec<(u32, BoxedStrategy<String>)> = NAMES
-        .iter()
-        .map(|(w, n)| (*w, Just(n.to_string()).boxed()))
-        .collect();
-    options.push((1, Just(longest_name()).boxed()));
-    proptest::strategy::Union::new_weighted(options).boxed()
+/// [`pick`] from a shared alphabet: the same draws (an index among as many), and only the item
+/// drawn is cloned.
+pub(crate) fn pick_shared<T: Clone + std::fmt::Debug + Send + Sync + 'static>(
+    items: std::sync::Arc<[T]>,
+) -> BoxedStrategy<T> {
+    proptest::sample::select((0..items.len()).collect::<Vec<usize>>())
+        .prop_map(move |i| items[i].clone())
+        .boxed()
 }
 
-/// Names that tend to be directories (or links to them) when they lead a longer path.
-fn dir_name() -> BoxedStrategy<&'static str> {
-    prop_oneof![
-        6 => Just("d"),
-        1 => Just("dd"),
-        2 => Just("e"),
-        2 => Just("l"),
-        1 => Just("a"),
-        1 => Just("m"),
-    ]
-    .boxed()
+built_once! {
+    pub(crate) fn name() -> BoxedStrategy<String> {
+        let mut options: Vec<(u32, BoxedStrategy<String>)> = NAMES
+            .iter()
+            .map(|(w, n)| (*w, Just(n.to_string()).boxed()))
+            .collect();
+        options.push((1, Just(longest_name()).boxed()));
+        proptest::strategy::Union::new_weighted(options).boxed()
+    }
 }
 
-pub(crate) fn rel_path() -> BoxedStrategy<String> {
-    let name = name();
-    let dir = dir_name();
-    prop_oneof![
-        6 => name.clone(),
-        3 => (dir.clone(), name.clone()).prop_map(|(a, b)| format!("{a}/{b}")),
-        1 => (dir.clone(), dir, name).prop_map(|(a, b, c)| format!("{a}/{b}/{c}")),
-    ]
-    .boxed()
+built_once! {
+    /// Names that tend to be directories (or links to them) when they lead a longer path.
+    fn dir_name() -> BoxedStrategy<&'static str> {
+        prop_oneof![
+            6 => Just("d"),
+            1 => Just("dd"),
+            2 => Just("e"),
+            2 => Just("l"),
+            1 => Just("a"),
+            1 => Just("m"),
+        ]
+        .boxed()
+    }
 }
 
-/// Paths where a directory is wanted.
-fn dir_path() -> BoxedStrategy<String> {
-    let dir = dir_name();
-    prop_oneof![
-        4 => dir.clone().prop_map(str::to_string),
-        1 => (dir.clone(), dir).prop_map(|(a, b)| format!("{a}/{b}")),
-    ]
-    .boxed()
+built_once! {
+    pub(crate) fn rel_path() -> BoxedStrategy<String> {
+        let name = name();
+        let dir = dir_name();
+        prop_oneof![
+            6 => name.clone(),
+            3 => (dir.clone(), name.clone()).prop_map(|(a, b)| format!("{a}/{b}")),
+            1 => (dir.clone(), dir, name).prop_map(|(a, b, c)| format!("{a}/{b}/{c}")),
+        ]
+        .boxed()
+    }
 }
 
-/// A spelling of a path the way a model might type it.
-fn spelling() -> BoxedStrategy<String> {
-    prop_oneof![
-        30 => rel_path(),
-        5 => rel_path().prop_map(|p| format!("{ROOT_TOKEN}/{p}")),
-        3 => (dir_name(), rel_path()).prop_map(|(d, p)| format!("{d}/../{p}")),
-        2 => (pick(vec!["l", "m"]), rel_path()).prop_map(|(d, p)| format!("{d}/../{p}")),
-        2 => rel_path().prop_map(|p| format!("./{p}")),
-        1 => rel_path().prop_map(|p| format!("{p}/")),
-        2 => Just(".".to_string()),
-        1 => Just(ROOT_TOKEN.to_string()),
-        1 => pick(vec!["", "  "]).prop_map(str::to_string),
-        1 => Just("a\0b".to_string()),
-        1 => Just("x".repeat(256)),
-        // Refused spellings that normalisation would change: the refusal names them as given.
-        2 => pick(vec![
-            "./a\0b".to_string(),
-            "d/../a\0b".to_string(),
-            "a\0b/".to_string(),
-            format!("./{}", "x".repeat(256)),
-            format!("d/../{}/", "x".repeat(256)),
-        ]),
-    ]
-    .boxed()
+built_once! {
+    /// Paths where a directory is wanted.
+    fn dir_path() -> BoxedStrategy<String> {
+        let dir = dir_name();
+        prop_oneof![
+            4 => dir.clone().prop_map(str::to_string),
+            1 => (dir.clone(), dir).prop_map(|(a, b)| format!("{a}/{b}")),
+        ]
+        .boxed()
+    }
+}
+
+built_once! {
+    /// A spelling of a path the way a model might type it.
+    fn spelling() -> BoxedStrategy<String> {
+        prop_oneof![
+            30 => rel_path(),
+            5 => rel_path().prop_map(|p| format!("{ROOT_TOKEN}/{p}")),
+            3 => (dir_name(), rel_path()).prop_map(|(d, p)| format!("{d}/../{p}")),
+            2 => (pick(vec!["l", "m"]), rel_path()).prop_map(|(d, p)| format!("{d}/../{p}")),
+            2 => rel_path().prop_map(|p| format!("./{p}")),
+            1 => rel_path().prop_map(|p| format!("{p}/")),
+            2 => Just(".".to_string()),
+            1 => Just(ROOT_TOKEN.to_string()),
+            1 => pick(vec!["", "  "]).prop_map(str::to_string),
+            1 => Just("a\0b".to_string()),
+            1 => Just("x".repeat(256)),
+            // Refused spellings that normalisation would change: the refusal names them as given.
+            2 => pick(vec![
+                "./a\0b".to_string(),
+                "d/../a\0b".to_string(),
+                "a\0b/".to_string(),
+                format!("./{}", "x".repeat(256)),
+                format!("d/../{}/", "x".repeat(256)),
+            ]),
+        ]
+        .boxed()
+    }
 }
 
 /// A spelling aimed at existing entries half the time (at entries of the kind the operation
@@ -164,37 +197,37 @@ pub(crate) fn old_string(hints: &Hints) -> BoxedStrategy<String> {
     prop_oneof![1 => fixed, 2 => pick(hints.words.clone())].boxed()
 }
 
-fn version_ref() -> BoxedStrategy<VersionRef> {
-    prop_oneof![
-        12 => Just(VersionRef::Target),
-        4 => Just(VersionRef::Recent(0)),
-        2 => Just(VersionRef::Recent(1)),
-        1 => Just(VersionRef::Recent(2)),
-        1 => Just(VersionRef::Recent(3)),
-    ]
-    .boxed()
+built_once! {
+    fn version_ref() -> BoxedStrategy<VersionRef> {
+        prop_oneof![
+            12 => Just(VersionRef::Target),
+            4 => Just(VersionRef::Recent(0)),
+            2 => Just(VersionRef::Recent(1)),
+            1 => Just(VersionRef::Recent(2)),
+            1 => Just(VersionRef::Recent(3)),
+        ]
+        .boxed()
+    }
 }
 
 /// Contents a provider is asked to write: the corpus, and the edge contents now and then.
 fn content(config: &GenConfig) -> BoxedStrategy<String> {
+    let c = alphabet::corpora(config.diff_limit);
     prop_oneof![
-        10 => pick(text_corpus()),
-        4 => pick(edge_texts(config.diff_limit)),
+        10 => pick_shared(c.texts),
+        4 => pick_shared(c.edges),
     ]
     .boxed()
 }
 
 /// Raw bytes the world writes: the corpus, the edge contents, and bytes that are not UTF-8.
 fn world_bytes(config: &GenConfig) -> BoxedStrategy<Vec<u8>> {
-    let mut edges: Vec<Vec<u8>> = edge_texts(config.diff_limit)
-        .into_iter()
-        .map(String::into_bytes)
-        .collect();
-    edges.push(late_invalid());
+    let c = alphabet::corpora(config.diff_limit);
+    let texts = c.texts.clone();
     prop_oneof![
-        9 => pick(text_corpus()).prop_map(String::into_bytes),
-        4 => pick(edges),
-        2 => pick(binary_corpus()),
+        9 => pick_shared(texts).prop_map(String::into_bytes),
+        4 => pick_shared(c.world_edges),
+        2 => pick_shared(c.binary),
     ]
     .boxed()
 }
@@ -295,6 +328,29 @@ fn mutation_interference(
     competitors: bool,
     changes: bool,
 ) -> BoxedStrategy<Interfere> {
+    type Built = Vec<((Capabilities, bool, bool), BoxedStrategy<Interfere>)>;
+    thread_local! {
+        static BUILT: std::cell::RefCell<Built> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let key = (caps, competitors, changes);
+    if let Some(s) = BUILT.with(|b| {
+        b.borrow()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, s)| s.clone())
+    }) {
+        return s;
+    }
+    let s = build_mutation_interference(caps, competitors, changes);
+    BUILT.with(|b| b.borrow_mut().push((key, s.clone())));
+    s
+}
+
+fn build_mutation_interference(
+    caps: Capabilities,
+    competitors: bool,
+    changes: bool,
+) -> BoxedStrategy<Interfere> {
     let mut options: Vec<(u32, BoxedStrategy<Interfere>)> = vec![
         (80, Just(Interfere::None).boxed()),
         (4, Just(Interfere::CancelledBeforeStart).boxed()),
@@ -336,23 +392,29 @@ fn mutation_interference(
     proptest::strategy::Union::new_weighted(options).boxed()
 }
 
-fn read_interference() -> BoxedStrategy<Interfere> {
-    prop_oneof![95 => Just(Interfere::None), 5 => Just(Interfere::CancelledBeforeStart)].boxed()
+built_once! {
+    fn read_interference() -> BoxedStrategy<Interfere> {
+        prop_oneof![95 => Just(Interfere::None), 5 => Just(Interfere::CancelledBeforeStart)].boxed()
+    }
 }
 
-/// The working directory a step's relative paths resolve against, now and then: a directory,
-/// a sibling whose name extends it, a link to one (taken lexically), or nothing there.
-fn cwd() -> BoxedStrategy<Option<String>> {
-    prop::option::weighted(
-        0.08,
-        pick(vec!["d", "d/d", "dd", "l", "e"]).prop_map(str::to_string),
-    )
-    .boxed()
+built_once! {
+    /// The working directory a step's relative paths resolve against, now and then: a directory,
+    /// a sibling whose name extends it, a link to one (taken lexically), or nothing there.
+    fn cwd() -> BoxedStrategy<Option<String>> {
+        prop::option::weighted(
+            0.08,
+            pick(vec!["d", "d/d", "dd", "l", "e"]).prop_map(str::to_string),
+        )
+        .boxed()
+    }
 }
 
-/// Whether a step uses a target resolved earlier (about one in seven).
-fn reuse() -> BoxedStrategy<bool> {
-    prop::bool::weighted(0.15).boxed()
+built_once! {
+    /// Whether a step uses a target resolved earlier (about one in seven).
+    fn reuse() -> BoxedStrategy<bool> {
+        prop::bool::weighted(0.15).boxed()
+    }
 }
 
 /// `read_bytes` caps: fixed ones, and one byte under, at and over a file's size.

@@ -207,8 +207,11 @@ fn show_model_err(e: &ModelError) -> String {
 }
 
 pub(crate) fn show_bytes(b: &[u8]) -> String {
-    let text = String::from_utf8_lossy(b);
-    if text.chars().count() > 60 {
+    // Every character is one to four bytes (an invalid byte shows as one replacement
+    // character), so only the first 240 bytes can decide and show the head: a large content is
+    // never decoded whole just to be shown by its first words.
+    let text = String::from_utf8_lossy(&b[..b.len().min(240)]);
+    if b.len() > 240 || text.chars().count() > 60 {
         let head: String = text.chars().take(57).collect();
         format!(
             "{head:?}... ({} bytes, digest {})",

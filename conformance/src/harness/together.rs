@@ -552,7 +552,8 @@ impl Harness {
             self.one_writer(&jobs, &done, &instances)?
         } else {
             self.race(&jobs, &done)?;
-            self.some_order(&jobs, &done)?
+            let now = self.entries_now(&jobs).await;
+            self.some_order(&jobs, &done, &now)?
         };
         rec.expected = format!("explained by {explained}");
         if lanes.len() > 1
@@ -806,9 +807,47 @@ impl Harness {
         Ok(())
     }
 
+    /// What `lstat` shows now at every path the group named (targets and rename destinations):
+    /// the version an explaining order leaves at each must be the one the storage has. Without
+    /// this, an order that explains every answer and every byte could still pair the tokens
+    /// the calls returned with the wrong changes — two renames ordered before an edit that in
+    /// fact came first — and the next look at the file would call a correct backend's token
+    /// reused.
+    async fn entries_now(&self, jobs: &[Vec<Job>]) -> Vec<(String, FsVersion)> {
+        let mut paths: Vec<String> = Vec::new();
+        for j in jobs.iter().flatten() {
+            for p in [Some(&j.target.display_path), j.to.as_ref()]
+                .into_iter()
+                .flatten()
+            {
+                if !paths.contains(p) {
+                    paths.push(p.clone());
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for p in paths {
+            if let Ok(Some(info)) = self
+                .fs
+                .lstat(&p, ResolveOptions::default(), &Signal::none())
+                .await
+                && info.kind != FsPathKind::Directory
+            {
+                out.push((p, info.version));
+            }
+        }
+        out
+    }
+
     /// Several lanes mutate: some order of all their steps that respects real time explains
-    /// every outcome, the versions one to one, and the storage now.
-    fn some_order(&mut self, jobs: &[Vec<Job>], done: &[Done]) -> Result<String, Failure> {
+    /// every outcome, the versions one to one (also with what was seen before the group and
+    /// with what the storage shows now), and the storage now.
+    fn some_order(
+        &mut self,
+        jobs: &[Vec<Job>],
+        done: &[Done],
+        now: &[(String, FsVersion)],
+    ) -> Result<String, Failure> {
         let snapshot = self
             .world
             .snapshot()
@@ -856,6 +895,32 @@ impl Harness {
                 if let Err(w) = versions.pair(v, d.version.as_ref()) {
                     why = Some((depth, format!("order {order:?}: lane {}: {w}", d.lane)));
                     break;
+                }
+            }
+            if why.is_none() {
+                for (path, token) in now {
+                    let Ok(Some(m)) = model.lstat(path) else {
+                        continue;
+                    };
+                    if m.kind == FsPathKind::Directory {
+                        continue;
+                    }
+                    if let Err(w) = versions.pair(Some(m.version), Some(token)) {
+                        why = Some((
+                            order.len(),
+                            format!("order {order:?}: what it leaves at {path:?} now: {w}"),
+                        ));
+                        break;
+                    }
+                }
+            }
+            if why.is_none() {
+                let mut laws = self.laws.clone();
+                for (m, token) in &versions.forward {
+                    if let Err(w) = laws.observe(m, token.as_str()) {
+                        why = Some((order.len(), format!("order {order:?}: {w}")));
+                        break;
+                    }
                 }
             }
             if why.is_none() && strip(&model.snapshot()) != disk {
