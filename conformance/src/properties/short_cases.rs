@@ -46,63 +46,71 @@ impl Property for ShortCases {
         } else {
             configurations
         };
-        let total = (cases.len() * configurations.len()) as u64;
+        let total = cases.len() as u64;
         let mut done = 0u64;
         let shapes: std::collections::BTreeSet<&str> = cases.iter().map(|c| c.shape).collect();
-        for configuration in &configurations {
-            let options = CaseOptions::new(
-                cx.config.sequences.seed,
-                CaseDurability::Relaxed,
-                configuration.clone(),
-            );
-            for case in &cases {
-                // A fencing backend's deployment may be read-only: these cases are about the
-                // contract's mechanics (the fence has properties of its own).
-                let steps: Vec<_> = if cx.caps.sandbox_modes {
-                    case.steps.iter().cloned().map(let_through_step).collect()
-                } else {
-                    case.steps.clone()
-                };
-                let (records, stats) = run_watched(
-                    cx.factory.as_ref(),
-                    &rt,
-                    &options,
-                    cx.harness_config(),
-                    &steps,
-                    Some(&cx.monitor),
-                    None,
-                    None,
-                )?;
-                out.stats.merge(&stats);
-                done += 1;
-                if let Some(failure) = records.last().and_then(|r| r.failure.clone()) {
-                    let at = records.len() - 1;
-                    let description = records[at].description.clone();
-                    out.trace = Some(Trace::failing(
-                        cx.factory.name(),
-                        self.name(),
-                        cx.config.sequences.seed,
-                        Some(configuration.clone()),
-                        steps[..=at].to_vec(),
-                        &failure,
-                    ));
-                    return Err(Failure::new(
-                        failure.kind,
-                        format!(
-                            "step {at} ({description}): {} — short case {done} of {total}, from {}",
-                            failure.message, case.shape
-                        ),
-                    ));
-                }
-                if done.is_multiple_of(64)
-                    && let Some(tx) = &cx.progress
-                {
-                    let _ = tx.send(SuiteProgress::Sequences(Progress::Case {
-                        done,
-                        total,
-                        steps: out.stats.steps,
-                    }));
-                }
+        let options: Vec<CaseOptions> = configurations
+            .iter()
+            .map(|c| CaseOptions::new(cx.config.sequences.seed, CaseDurability::Relaxed, c.clone()))
+            .collect();
+        // Case by case through the factory's configurations (the local provider's two staging
+        // modes), shifted by one at every shape: a case runs in one configuration, and the same
+        // call under the same guard and interference meets every configuration on consecutive
+        // shapes — at the cost of one run per case, not one per case and configuration.
+        let (mut shape_no, mut pos, mut last_shape) = (0usize, 0usize, "");
+        for case in &cases {
+            if case.shape != last_shape {
+                (shape_no, pos, last_shape) = (shape_no + 1, 0, case.shape);
+            }
+            let options = &options[(pos + shape_no) % options.len()];
+            pos += 1;
+            let configuration = &options.configuration;
+            // A fencing backend's deployment may be read-only: these cases are about the
+            // contract's mechanics (the fence has properties of its own).
+            let steps: Vec<_> = if cx.caps.sandbox_modes {
+                case.steps.iter().cloned().map(let_through_step).collect()
+            } else {
+                case.steps.clone()
+            };
+            let (records, stats) = run_watched(
+                cx.factory.as_ref(),
+                &rt,
+                options,
+                cx.harness_config(),
+                &steps,
+                Some(&cx.monitor),
+                None,
+                None,
+            )?;
+            out.stats.merge(&stats);
+            done += 1;
+            if let Some(failure) = records.last().and_then(|r| r.failure.clone()) {
+                let at = records.len() - 1;
+                let description = records[at].description.clone();
+                out.trace = Some(Trace::failing(
+                    cx.factory.name(),
+                    self.name(),
+                    cx.config.sequences.seed,
+                    Some(configuration.clone()),
+                    steps[..=at].to_vec(),
+                    &failure,
+                ));
+                return Err(Failure::new(
+                    failure.kind,
+                    format!(
+                        "step {at} ({description}): {} — short case {done} of {total}, from {}",
+                        failure.message, case.shape
+                    ),
+                ));
+            }
+            if done.is_multiple_of(64)
+                && let Some(tx) = &cx.progress
+            {
+                let _ = tx.send(SuiteProgress::Sequences(Progress::Case {
+                    done,
+                    total,
+                    steps: out.stats.steps,
+                }));
             }
         }
         if done == 0 {
@@ -112,7 +120,7 @@ impl Property for ShortCases {
             ));
         }
         out.detail = Some(format!(
-            "{done} cases ran by construction, the same at every seed ({} world shapes × one or two operations, each guard and interference; {} configuration(s)), {} steps",
+            "{done} cases ran by construction, the same at every seed ({} world shapes × one or two operations, each guard and interference; case by case through {} configuration(s)), {} steps",
             shapes.len(),
             configurations.len(),
             out.stats.steps
