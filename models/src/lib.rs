@@ -46,5 +46,5 @@ pub use text::{
     DIFF_BASIS_DEFAULT, NUL_SAMPLE_BYTES, NotText, STYLE_SAMPLE_CHARS, decode_for_edit,
     decode_for_read, diff_basis, lf_normalize,
 };
-pub use tree::SnapEntry;
+pub use tree::{Outline, SnapEntry};
 pub use world::{Change, Competitor, WorldEffect, WorldOp};

@@ -30,6 +30,24 @@ pub(crate) enum Node {
     },
 }
 
+/// What is at one relative path, without a file's content (for a generator's hints).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outline {
+    /// A regular file: its size and its first bytes.
+    File {
+        /// Its size in bytes.
+        size: u64,
+        /// Its first bytes (as many as asked for).
+        head: Vec<u8>,
+    },
+    /// A directory.
+    Dir,
+    /// A symbolic link.
+    Symlink,
+    /// Anything else.
+    Other,
+}
+
 /// What a snapshot of the world holds at one relative path.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -236,8 +254,41 @@ impl Tree {
 
     /// Every entry under the root, by relative path.
     pub fn snapshot(&self) -> BTreeMap<String, SnapEntry> {
-        let mut out = BTreeMap::new();
-        fn walk(prefix: &str, node: &Node, out: &mut BTreeMap<String, SnapEntry>) {
+        self.walk(&|node| match node {
+            Node::File { bytes, mode, .. } => SnapEntry::File {
+                bytes: bytes.clone(),
+                mode: Some(*mode),
+            },
+            Node::Dir { mode, .. } => SnapEntry::Dir { mode: *mode },
+            Node::Symlink { target, .. } => SnapEntry::Symlink {
+                target: target.clone(),
+            },
+            Node::Other { .. } => SnapEntry::Other,
+        })
+    }
+
+    /// Every entry under the root, by relative path, without a copy of any file's content:
+    /// sizes and the first `head` bytes.
+    pub fn outline(&self, head: usize) -> BTreeMap<String, Outline> {
+        self.walk(&|node| match node {
+            Node::File { bytes, .. } => Outline::File {
+                size: bytes.len() as u64,
+                head: bytes[..bytes.len().min(head)].to_vec(),
+            },
+            Node::Dir { .. } => Outline::Dir,
+            Node::Symlink { .. } => Outline::Symlink,
+            Node::Other { .. } => Outline::Other,
+        })
+    }
+
+    /// Every entry under the root as `entry` makes it, by relative path.
+    fn walk<E>(&self, entry: &dyn Fn(&Node) -> E) -> BTreeMap<String, E> {
+        fn go<E>(
+            prefix: &str,
+            node: &Node,
+            entry: &dyn Fn(&Node) -> E,
+            out: &mut BTreeMap<String, E>,
+        ) {
             if let Node::Dir { entries, .. } = node {
                 for (name, child) in entries {
                     let path = if prefix.is_empty() {
@@ -245,23 +296,13 @@ impl Tree {
                     } else {
                         format!("{prefix}/{name}")
                     };
-                    let entry = match child {
-                        Node::File { bytes, mode, .. } => SnapEntry::File {
-                            bytes: bytes.clone(),
-                            mode: Some(*mode),
-                        },
-                        Node::Dir { mode, .. } => SnapEntry::Dir { mode: *mode },
-                        Node::Symlink { target, .. } => SnapEntry::Symlink {
-                            target: target.clone(),
-                        },
-                        Node::Other { .. } => SnapEntry::Other,
-                    };
-                    out.insert(path.clone(), entry);
-                    walk(&path, child, out);
+                    out.insert(path.clone(), entry(child));
+                    go(&path, child, entry, out);
                 }
             }
         }
-        walk("", &self.root, &mut out);
+        let mut out = BTreeMap::new();
+        go("", &self.root, entry, &mut out);
         out
     }
 }

@@ -219,6 +219,13 @@ pub(crate) struct Corpora {
     pub world_edges: Arc<[Vec<u8>]>,
     /// [`binary_corpus`].
     pub binary: Arc<[Vec<u8>]>,
+    /// What the stream rules need: the straddling text and the NULs at the window's edge.
+    pub stream_edges: Arc<[String]>,
+    /// Around a diff-basis limit small enough to write (empty otherwise): prior contents (not
+    /// text, one byte under, at and over the limit, small) and the contents written over them.
+    pub diff_priors: Arc<[Vec<u8>]>,
+    /// See [`Corpora::diff_priors`].
+    pub diff_contents: Arc<[String]>,
 }
 
 /// The shared alphabets for a backend whose diff-basis limit is `limit`.
@@ -231,11 +238,29 @@ pub(crate) fn corpora(limit: u64) -> Corpora {
     let edges: Arc<[String]> = edge_texts(limit).into();
     let mut world_edges: Vec<Vec<u8>> = edges.iter().map(|e| e.clone().into_bytes()).collect();
     world_edges.push(late_invalid());
+    let (mut diff_priors, mut diff_contents) = (Vec::new(), Vec::new());
+    if let Ok(l) = usize::try_from(limit)
+        && diff_limit_generated(limit)
+    {
+        diff_priors = [binary_corpus(), binary_corpus()].concat();
+        diff_priors.extend(
+            [sized(l - 1), sized(l), sized(l + 1), "small\n".to_string()].map(String::into_bytes),
+        );
+        diff_contents = vec![sized(l - 1), sized(l), sized(l + 1), "x\n".to_string()];
+    }
     let c = Corpora {
         texts: text_corpus().into(),
         edges,
         world_edges: world_edges.into(),
         binary: binary_corpus().into(),
+        stream_edges: vec![
+            straddling_text(),
+            nul_at(NUL_SAMPLE_BYTES - 1),
+            nul_at(NUL_SAMPLE_BYTES),
+        ]
+        .into(),
+        diff_priors: diff_priors.into(),
+        diff_contents: diff_contents.into(),
     };
     // A run checks a handful of backends; a limit is kept for the life of the process.
     if built.len() >= 16 {

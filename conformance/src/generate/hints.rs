@@ -3,7 +3,7 @@
 //! The generation model is a [`Model`] under a fixed root; only its state matters here.
 
 use crate::step::{Op, Step};
-use seam_model::{Interference, Model, SnapEntry};
+use seam_model::{Interference, Model, Outline};
 
 /// The root the generation model uses (paths are only hints there).
 pub const GEN_ROOT: &str = "/seam-gen-root";
@@ -60,13 +60,13 @@ pub struct Hints {
 impl Hints {
     /// Hints from the generation state; words come first from the files written last.
     pub fn from_state(state: &GenState) -> Hints {
-        let mut hints = Self::from_model(&state.model);
-        let snap = state.model.snapshot();
+        let outline = state.model.outline(WORDS_FROM);
+        let mut hints = Self::from_outline(&outline);
         let mut words = Vec::new();
         for path in state.recent.iter().rev() {
             let rel = path.trim_start_matches("./");
-            if let Some(SnapEntry::File { bytes, .. }) = snap.get(rel) {
-                words_of(bytes, &mut words);
+            if let Some(Outline::File { head, .. }) = outline.get(rel) {
+                words_of(head, &mut words);
             }
         }
         for w in hints.words {
@@ -79,31 +79,31 @@ impl Hints {
         hints
     }
 
-    /// Hints from the generation model's state.
-    pub fn from_model(model: &Model) -> Hints {
-        let snap = model.snapshot();
+    /// Hints from an outline of what exists (no file's content is copied).
+    fn from_outline(outline: &std::collections::BTreeMap<String, Outline>) -> Hints {
         let mut words: Vec<String> = Vec::new();
-        for e in snap.values() {
-            if let SnapEntry::File { bytes, .. } = e {
-                words_of(bytes, &mut words);
+        for e in outline.values() {
+            if let Outline::File { head, .. } = e {
+                words_of(head, &mut words);
             }
         }
         Hints {
-            files: snap
+            files: outline
                 .iter()
                 .filter_map(|(p, e)| match e {
-                    SnapEntry::File { bytes, .. } => Some((p.clone(), bytes.len() as u64)),
+                    Outline::File { size, .. } => Some((p.clone(), *size)),
                     _ => None,
                 })
                 .collect(),
             dirs: std::iter::once(".".to_string())
                 .chain(
-                    snap.iter()
-                        .filter(|(_, e)| matches!(e, SnapEntry::Dir { .. }))
+                    outline
+                        .iter()
+                        .filter(|(_, e)| matches!(e, Outline::Dir))
                         .map(|(p, _)| p.clone()),
                 )
                 .collect(),
-            paths: snap.keys().cloned().collect(),
+            paths: outline.keys().cloned().collect(),
             words,
             recent: Vec::new(),
         }
@@ -115,9 +115,15 @@ impl Hints {
     }
 }
 
+/// How much of a file its words are taken from.
+const WORDS_FROM: usize = 4096;
+
 /// Adds the words of a file's first 4 KiB to `words` (at most 16 in all).
 fn words_of(bytes: &[u8], words: &mut Vec<String>) {
-    let head = &bytes[..bytes.len().min(4096)];
+    if words.len() >= 16 {
+        return;
+    }
+    let head = &bytes[..bytes.len().min(WORDS_FROM)];
     let text = match std::str::from_utf8(head) {
         Ok(t) => t,
         Err(e) => match std::str::from_utf8(&head[..e.valid_up_to()]) {
@@ -129,7 +135,10 @@ fn words_of(bytes: &[u8], words: &mut Vec<String>) {
         .split(|c: char| c.is_whitespace() || c == '\u{feff}' || c == '\0')
         .filter(|w| !w.is_empty() && w.len() <= 12)
     {
-        if !words.iter().any(|x| x == w) && words.len() < 16 {
+        if words.len() >= 16 {
+            break;
+        }
+        if !words.iter().any(|x| x == w) {
             words.push(w.to_string());
         }
     }

@@ -7,9 +7,7 @@
 //! so both situations occur.) The first recipe meets an empty world; a later one may meet what
 //! an earlier one made, which only varies the situation further.
 
-use super::alphabet::{
-    binary_corpus, edge_texts, late_invalid, nul_at, sized, straddling_text, style_window_text,
-};
+use super::alphabet::{late_invalid, nul_at, straddling_text, style_window_text};
 use super::{GenConfig, name};
 use crate::step::{Interfere, Op, Step, WriteGuard};
 use proptest::prelude::*;
@@ -71,12 +69,13 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
     let caps = config.caps;
     let limit = config.diff_limit;
     let c = config.clone();
+    let corpora = super::alphabet::corpora(limit);
     let mut recipes: Vec<(u32, BoxedStrategy<Vec<Step>>)> = Vec::new();
 
     // An edge content written, then read in some way.
     recipes.push((
         3,
-        (name(), pick(edge_texts(limit)))
+        (name(), super::pick_shared(corpora.edges.clone()))
             .prop_flat_map(move |(n, content)| {
                 let size = content.len();
                 let first = write(&n, content, WriteGuard::None);
@@ -89,11 +88,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
         2,
         (
             name(),
-            pick(vec![
-                straddling_text(),
-                nul_at(NUL_SAMPLE_BYTES - 1),
-                nul_at(NUL_SAMPLE_BYTES),
-            ]),
+            super::pick_shared(corpora.stream_edges.clone()),
             any::<bool>(),
         )
             .prop_map(|(n, content, stream)| {
@@ -249,17 +244,15 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
             .boxed(),
     ));
     // An overwrite at the edges of the diff basis, or of a file that is not text.
-    if let Ok(l) = usize::try_from(limit)
-        && (2..=(1 << 20)).contains(&l)
-    {
-        let mut priors: Vec<Vec<u8>> = [binary_corpus(), binary_corpus()].concat();
-        priors.extend(
-            [sized(l - 1), sized(l), sized(l + 1), "small\n".to_string()].map(String::into_bytes),
-        );
-        let contents = vec![sized(l - 1), sized(l), sized(l + 1), "x\n".to_string()];
+    if !corpora.diff_contents.is_empty() {
+        let (priors, contents) = (corpora.diff_priors.clone(), corpora.diff_contents.clone());
         recipes.push((
             2,
-            (name(), pick(priors), pick(contents))
+            (
+                name(),
+                super::pick_shared(priors),
+                super::pick_shared(contents),
+            )
                 .prop_map(|(n, prior, content)| {
                     vec![
                         world(WorldOp::Write {

@@ -296,6 +296,12 @@ impl Model {
         }
     }
 
+    /// Every entry under the root, by relative path, without a copy of any file's content:
+    /// each file's size and first `head` bytes (what a generator aims with).
+    pub fn outline(&self, head: usize) -> BTreeMap<String, crate::tree::Outline> {
+        self.tree.outline(head)
+    }
+
     /// Every entry under the root, by relative path, as the world must hold it now (link texts
     /// as the world stores them).
     pub fn snapshot(&self) -> BTreeMap<String, SnapEntry> {

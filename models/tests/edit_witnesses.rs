@@ -1,0 +1,47 @@
+//! The model's literal edit and the contract's are two witnesses written apart (the model on an
+//! explicit byte map, the contract on a view and the positions it dropped). On texts built from
+//! the characters that matter — `\r`, `\n`, multi-byte characters, a BOM — they must agree on
+//! every edit: the same bytes, the same `before` and `after`, or the same refusal.
+
+use proptest::prelude::*;
+use seam::EditRequest;
+use seam::edit::{EditFailure, literal_edit};
+use seam_model::{EditError, apply_literal_edit};
+
+fn piece() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec!["a", "b", "\n", "\r", "\r\n", "é", "🦀", " ", "ab"])
+}
+
+fn text(max: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec(piece(), 0..max).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    #[test]
+    fn the_model_and_the_contract_edit_alike(
+        bom in any::<bool>(),
+        file in text(24),
+        old in text(4),
+        new in text(3),
+        all in any::<bool>(),
+    ) {
+        let mut bytes = if bom { "\u{feff}".as_bytes().to_vec() } else { Vec::new() };
+        bytes.extend_from_slice(file.as_bytes());
+        let model = apply_literal_edit(&bytes, &old, &new, all);
+        let request = EditRequest { old_string: old.clone(), new_string: new.clone(), replace_all: all };
+        let contract = literal_edit(bytes.clone(), &request);
+        match (model, contract) {
+            (Ok(m), Ok(c)) => {
+                prop_assert_eq!(&m.bytes, &c.bytes());
+                let (before, after) = c.into_before_after();
+                prop_assert_eq!(m.before, before);
+                prop_assert_eq!(m.after, after);
+            }
+            (Err(EditError::EmptyOld), Err(EditFailure::EmptyOld))
+            | (Err(EditError::NotFound), Err(EditFailure::NotFound)) => {}
+            (Err(EditError::Ambiguous(a)), Err(EditFailure::Ambiguous(b))) => prop_assert_eq!(a, b),
+            (m, c) => prop_assert!(false, "model {:?}, contract {:?}", m.map(|r| r.bytes), c.map(|e| e.bytes())),
+        }
+    }
+}
