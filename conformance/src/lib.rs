@@ -79,8 +79,8 @@ pub use report::{
 };
 pub use rules::Rule;
 pub use sequences::{
-    Progress, SequenceConfig, SequenceFailure, SequenceOutcome, run_agent_sequences,
-    run_agent_steps, run_sequences, run_steps, runtime,
+    Progress, SequenceConfig, SequenceFailure, SequenceOutcome, generated_cases,
+    run_agent_sequences, run_agent_steps, run_sequences, run_steps, runtime,
 };
 pub use stats::Stats;
 pub use step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard, describe, render_path};

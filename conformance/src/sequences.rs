@@ -530,42 +530,7 @@ pub(crate) fn run_sequences_watched(
     };
     drop(probe);
 
-    // The reference state during generation is a model of the world, used to aim steps at
-    // entries that exist. Every step is valid in every state (the model predicts its outcome),
-    // so preconditions always hold and shrinking may delete any step.
-    // The initial state carries an aimed opening (often empty) that the first transitions play.
-    let opening_config = gen_config.clone();
-    let agent_mode = subjects.agent.is_some();
-    let strategy = Sequential::new(
-        (1..=config.max_steps.max(1)).into(),
-        move || {
-            let plan = if agent_mode {
-                agent_opening(&opening_config)
-            } else {
-                opening(&opening_config)
-            };
-            let c = opening_config.clone();
-            plan.prop_map(move |p| GenState::with_plan(let_through(&c, p)))
-                .boxed()
-        },
-        |_: &GenState, _: &Step| true,
-        move |state: &GenState| -> BoxedStrategy<Step> {
-            let policies = gen_config.policies;
-            let step = if agent_mode {
-                agent_step_strategy(&gen_config, state)
-            } else {
-                step_strategy(&gen_config, state)
-            };
-            // Free steps keep the policy they drew (or none: the deployment's default decides),
-            // unless the run is about something else.
-            if policies == Policies::CaseRoot {
-                step.prop_map(move |s| let_through_one(policies, s)).boxed()
-            } else {
-                step
-            }
-        },
-        apply_hint,
-    );
+    let strategy = sequence_strategy(gen_config, config.max_steps, subjects.agent.is_some());
     let proptest_config = Config {
         cases: config.cases,
         failure_persistence: None,
@@ -790,6 +755,102 @@ pub(crate) fn run_sequences_watched(
     }
     st.outcome.seconds = started.elapsed().as_secs_f64();
     Ok(st.outcome)
+}
+
+/// The strategy of a run's sequences: each case an aimed opening (often empty) and then free
+/// steps, up to `max_steps`.
+fn sequence_strategy(
+    gen_config: GenConfig,
+    max_steps: usize,
+    agent_mode: bool,
+) -> Sequential<GenState, Step, BoxedStrategy<GenState>, BoxedStrategy<Step>> {
+    // The reference state during generation is a model of the world, used to aim steps at
+    // entries that exist. Every step is valid in every state (the model predicts its outcome),
+    // so preconditions always hold and shrinking may delete any step.
+    // The initial state carries an aimed opening (often empty) that the first transitions play.
+    let opening_config = gen_config.clone();
+    Sequential::new(
+        (1..=max_steps.max(1)).into(),
+        move || {
+            let plan = if agent_mode {
+                agent_opening(&opening_config)
+            } else {
+                opening(&opening_config)
+            };
+            let c = opening_config.clone();
+            plan.prop_map(move |p| GenState::with_plan(let_through(&c, p)))
+                .boxed()
+        },
+        |_: &GenState, _: &Step| true,
+        move |state: &GenState| -> BoxedStrategy<Step> {
+            let policies = gen_config.policies;
+            let step = if agent_mode {
+                agent_step_strategy(&gen_config, state)
+            } else {
+                step_strategy(&gen_config, state)
+            };
+            // Free steps keep the policy they drew (or none: the deployment's default decides),
+            // unless the run is about something else.
+            if policies == Policies::CaseRoot {
+                step.prop_map(move |s| let_through_one(policies, s)).boxed()
+            } else {
+                step
+            }
+        },
+        apply_hint,
+    )
+}
+
+/// The cases `sequences` generates for a backend (what a subject from `factory` claims, what
+/// its world can do) at `config`'s seed and breadth, without running any: the same steps, in
+/// the same order, as a run that meets no failure. For measuring the gate against the model
+/// alone, and for reading what a seed covers.
+pub fn generated_cases(
+    factory: &dyn Factory,
+    config: &SequenceConfig,
+) -> Result<Vec<Vec<Step>>, Failure> {
+    let configuration = factory
+        .configurations()
+        .first()
+        .cloned()
+        .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
+    let probe = factory
+        .make(&CaseOptions::new(
+            config.seed,
+            CaseDurability::Relaxed,
+            configuration,
+        ))
+        .map_err(|e| Failure::new(FailureKind::Setup, format!("cannot make a subject: {e}")))?;
+    let caps = probe.fs.capabilities();
+    let gen_config = GenConfig {
+        caps,
+        fifos: probe.world.supports_fifos(),
+        restore_mtime: probe.world.restores_mtime(),
+        diff_limit: probe.diff_basis_max_bytes,
+        policies: policies_for(caps.sandbox_modes, probe.fs.sandbox_mode(), false),
+    };
+    drop(probe);
+    let strategy = sequence_strategy(gen_config, config.max_steps, false);
+    // The runner of a real run, drawing its cases the same way; each is kept, none is run.
+    let proptest_config = Config {
+        cases: config.cases,
+        failure_persistence: None,
+        fork: false,
+        timeout: 0,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new_with_rng(proptest_config, rng_for(config.seed));
+    let cases = RefCell::new(Vec::new());
+    runner
+        .run(
+            &strategy,
+            |(_, steps, _): (GenState, Vec<Step>, Option<Arc<AtomicUsize>>)| {
+                cases.borrow_mut().push(steps);
+                Ok(())
+            },
+        )
+        .map_err(|e| Failure::new(FailureKind::Setup, format!("cannot generate: {e}")))?;
+    Ok(cases.into_inner())
 }
 
 /// How long shrinking a hang may take: each candidate that still hangs costs its (lowered)
