@@ -29,6 +29,8 @@ pub struct CheckArgs {
     pub messages: MessageCheck,
     pub timing: Timing,
     pub fault: Option<String>,
+    /// How many providers are checked at once.
+    pub jobs: usize,
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), String> {
@@ -160,8 +162,19 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
     })
 }
 
-/// Every provider at one seed. In a soak (`quiet`) only a failing report is printed whole: the
-/// soak prints one line per run.
+/// What checking one provider at one seed gave.
+struct ProviderRun {
+    report: Option<Report>,
+    /// What to print for it, in order (its report, where its traces went).
+    text: String,
+    /// Said on stderr (a file not written, a backend that could not start).
+    errors: Vec<String>,
+    not_started: Option<(String, String)>,
+}
+
+/// Every provider at one seed, `args.jobs` at a time, each provider's report printed whole and
+/// in the order the providers were given (as soon as it and the ones before it are done). In a
+/// soak (`quiet`) only a failing report is printed whole: the soak prints one line per run.
 fn run_seed(
     args: &CheckArgs,
     seed: u64,
@@ -169,118 +182,191 @@ fn run_seed(
     against: Option<&Arc<dyn seam_conformance::Factory>>,
     quiet: bool,
 ) -> Result<SeedRun, Usage> {
-    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("seam"));
+    let jobs = args.jobs.clamp(1, factories.len().max(1));
+    let board = crate::progress::Board::new();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<Option<Result<ProviderRun, Usage>>>> =
+        std::sync::Mutex::new((0..factories.len()).map(|_| None).collect());
+    let ready = std::sync::Condvar::new();
     let mut out = SeedRun {
         reports: Vec::new(),
         io_failed: false,
         not_started: Vec::new(),
     };
-    for (name, factory) in factories {
-        let config = SuiteConfig {
-            sequences: SequenceConfig {
-                cases: args.cases,
-                max_steps: args.max_steps,
-                seed,
-                messages: args.messages,
-                ..SequenceConfig::default()
-            },
-            unprivileged: Some(Arc::new(SelfExec {
-                exe: exe.clone(),
-                provider: name.clone(),
-            })),
-            only: args.properties.clone(),
-            timing: args.timing,
-            agent: Some(Arc::new(seam_cli::agent::ToolAgentFactory)),
-            reference: match against {
-                Some(r) => Some(r.clone()),
-                None => seam_cli::providers::reference(name),
-            },
+    // Backends behind a wire first (a round trip per call: the longest runs), so that the run
+    // does not end with one of them alone.
+    let mut order: Vec<usize> = (0..factories.len()).collect();
+    order.sort_by_key(|&i| !over_the_wire(&factories[i].0));
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let n = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(&i) = order.get(n) else {
+                        return;
+                    };
+                    let (name, factory) = &factories[i];
+                    let run = check_one(args, seed, name, factory, against, quiet, &board);
+                    let mut slots = done.lock().unwrap_or_else(|p| p.into_inner());
+                    slots[i] = Some(run);
+                    ready.notify_all();
+                }
+            });
+        }
+        // Print in order, each as soon as it and every one before it are done.
+        for i in 0..factories.len() {
+            let mut slots = done.lock().unwrap_or_else(|p| p.into_inner());
+            while slots[i].is_none() {
+                slots = ready.wait(slots).unwrap_or_else(|p| p.into_inner());
+            }
+            let run = slots[i].take();
+            drop(slots);
+            match run {
+                Some(Ok(run)) => {
+                    board.clear();
+                    print!("{}", run.text);
+                    for e in &run.errors {
+                        eprintln!("seam: {e}");
+                    }
+                    out.io_failed |= !run.errors.is_empty();
+                    out.not_started.extend(run.not_started);
+                    out.reports.extend(run.report);
+                }
+                Some(Err(usage)) => return Err(usage),
+                None => {}
+            }
+        }
+        Ok(())
+    })?;
+    board.clear();
+    Ok(out)
+}
+
+/// Whether a provider is reached over the wire protocol (the remote provider, a server, an
+/// adapter).
+fn over_the_wire(name: &str) -> bool {
+    name == "remote" || ["exec:", "unix:", "tcp:"].iter().any(|p| name.starts_with(p))
+}
+
+/// One provider at one seed: its report, and what to print for it.
+fn check_one(
+    args: &CheckArgs,
+    seed: u64,
+    name: &str,
+    factory: &Arc<dyn seam_conformance::Factory>,
+    against: Option<&Arc<dyn seam_conformance::Factory>>,
+    quiet: bool,
+    board: &crate::progress::Board,
+) -> Result<ProviderRun, Usage> {
+    use std::fmt::Write as _;
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("seam"));
+    let mut run = ProviderRun {
+        report: None,
+        text: String::new(),
+        errors: Vec::new(),
+        not_started: None,
+    };
+    let config = SuiteConfig {
+        sequences: SequenceConfig {
+            cases: args.cases,
+            max_steps: args.max_steps,
+            seed,
+            messages: args.messages,
+            ..SequenceConfig::default()
+        },
+        unprivileged: Some(Arc::new(SelfExec {
+            exe: exe.clone(),
+            provider: name.to_string(),
+        })),
+        only: args.properties.clone(),
+        timing: args.timing,
+        agent: Some(Arc::new(seam_cli::agent::ToolAgentFactory)),
+        reference: match against {
+            Some(r) => Some(r.clone()),
+            None => seam_cli::providers::reference(name),
+        },
+    };
+    let reference_name = config.reference.as_ref().map(|r| r.name());
+    // A server someone else started may still be on its way up.
+    if (name.starts_with("unix:") || name.starts_with("tcp:"))
+        && let Ok(address) = name.parse::<seam_remote::Address>()
+        && let Err(e) = seam_cli::remote::wait_listening(&address, args.timing.start_after)
+    {
+        run.errors.push(format!("{}: {e}", factory.name()));
+        run.not_started = Some((name.to_string(), e.to_string()));
+        return Ok(run);
+    }
+    let mut display = Display::new(&factory.name(), board);
+    let report = run_suite(factory.clone(), &config, &mut |p| display.show(&p));
+    display.finish();
+    let report = match report {
+        Ok(r) => r,
+        // A usage mistake stops the command (exit 2); a backend that could not even start
+        // fails its run (exit 1), and the next provider is checked.
+        Err(e @ (SuiteError::UnknownProperty { .. } | SuiteError::Timing(_))) => {
+            return Err(Usage(e.to_string()));
+        }
+        Err(e) => {
+            run.errors.push(format!("{}: {e}", factory.name()));
+            run.not_started = Some((name.to_string(), e.to_string()));
+            return Ok(run);
+        }
+    };
+    let shown = !quiet || report.verdict == Verdict::Fail;
+    if shown {
+        run.text.push_str(&report.render());
+    }
+    for p in report
+        .properties
+        .iter()
+        .filter(|p| p.status == Status::Failed)
+    {
+        let Some(trace) = &p.trace else {
+            continue;
         };
-        let reference_name = config.reference.as_ref().map(|r| r.name());
-        // A server someone else started may still be on its way up.
-        if (name.starts_with("unix:") || name.starts_with("tcp:"))
-            && let Ok(address) = name.parse::<seam_remote::Address>()
-            && let Err(e) = seam_cli::remote::wait_listening(&address, args.timing.start_after)
-        {
-            eprintln!("seam: {}: {e}", factory.name());
-            out.io_failed = true;
-            out.not_started.push((name.clone(), e.to_string()));
+        // A soak keeps every seed's trace: the seed is in the name.
+        let stem = if quiet {
+            format!("{}-{}-{seed}", file_stem(&report.provider), p.name)
+        } else {
+            format!("{}-{}", file_stem(&report.provider), p.name)
+        };
+        let file = args.trace_dir.join(format!("{stem}.json"));
+        if let Err(e) = write_file(&file, &trace.to_json()) {
+            run.errors.push(e);
             continue;
         }
-        let mut display = Display::new(&factory.name());
-        let report = run_suite(factory.clone(), &config, &mut |p| display.show(&p));
-        display.finish();
-        let report = match report {
-            Ok(r) => r,
-            // A usage mistake stops the command (exit 2); a backend that could not even start
-            // fails its run (exit 1), and the next provider is checked.
-            Err(e @ (SuiteError::UnknownProperty { .. } | SuiteError::Timing(_))) => {
-                return Err(Usage(e.to_string()));
-            }
-            Err(e) => {
-                eprintln!("seam: {}: {e}", factory.name());
-                out.io_failed = true;
-                out.not_started.push((name.clone(), e.to_string()));
-                continue;
-            }
-        };
-        if !quiet || report.verdict == Verdict::Fail {
-            print!("{}", report.render());
-        }
-        for p in report
-            .properties
-            .iter()
-            .filter(|p| p.status == Status::Failed)
+        // Absolute, and through this very binary: the command works from any directory, in a
+        // source checkout or not.
+        let file = std::path::absolute(&file).unwrap_or(file);
+        let seam = exe.display().to_string();
+        let _ = writeln!(run.text, "trace saved to {}", file.display());
+        let _ = writeln!(
+            run.text,
+            "replay it with: {} replay {} --provider {}{}",
+            shell_word(&seam),
+            shell_word(&file.display().to_string()),
+            shell_word(name),
+            replay_flags(args)
+        );
+        // A divergence is two answers: the same steps on the other side.
+        if p.failure_kind == Some(seam_conformance::FailureKind::Differential)
+            && let Some(reference) = &reference_name
         {
-            if let Some(trace) = &p.trace {
-                // A soak keeps every seed's trace: the seed is in the name.
-                let stem = if quiet {
-                    format!("{}-{}-{seed}", file_stem(&report.provider), p.name)
-                } else {
-                    format!("{}-{}", file_stem(&report.provider), p.name)
-                };
-                let file = args.trace_dir.join(format!("{stem}.json"));
-                match write_file(&file, &trace.to_json()) {
-                    Ok(()) => {
-                        // Absolute, and through this very binary: the command works from any
-                        // directory, in a source checkout or not.
-                        let file = std::path::absolute(&file).unwrap_or(file);
-                        let seam = std::env::current_exe()
-                            .map_or_else(|_| "seam".to_string(), |p| p.display().to_string());
-                        println!("trace saved to {}", file.display());
-                        println!(
-                            "replay it with: {} replay {} --provider {}{}",
-                            shell_word(&seam),
-                            shell_word(&file.display().to_string()),
-                            shell_word(name),
-                            replay_flags(args)
-                        );
-                        // A divergence is two answers: the same steps on the other side.
-                        if p.failure_kind == Some(seam_conformance::FailureKind::Differential)
-                            && let Some(reference) = &reference_name
-                        {
-                            println!(
-                                "and on the reference: {} replay {} --provider {}{}",
-                                shell_word(&seam),
-                                shell_word(&file.display().to_string()),
-                                shell_word(reference),
-                                replay_flags(args)
-                            );
-                        }
-                    }
-                    Err(e) => {
-                        eprintln!("seam: {e}");
-                        out.io_failed = true;
-                    }
-                }
-            }
+            let _ = writeln!(
+                run.text,
+                "and on the reference: {} replay {} --provider {}{}",
+                shell_word(&seam),
+                shell_word(&file.display().to_string()),
+                shell_word(reference),
+                replay_flags(args)
+            );
         }
-        if !quiet || report.verdict == Verdict::Fail {
-            println!();
-        }
-        out.reports.push(report);
     }
-    Ok(out)
+    if shown {
+        run.text.push('\n');
+    }
+    run.report = Some(report);
+    Ok(run)
 }
 
 /// The command that runs `provider` again at `seed` with every flag of this check that changes

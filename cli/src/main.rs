@@ -95,6 +95,10 @@ enum Command {
         /// under way when it runs out finishes.
         #[arg(long = "for", id = "for_", value_name = "DURATION")]
         for_: Option<String>,
+        /// How many providers are checked at once (each report is still printed whole, in
+        /// the order the providers were given); default: the machine's cores.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
+        jobs: Option<u64>,
         /// Also write the report as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
@@ -348,6 +352,7 @@ fn main() -> ExitCode {
             seed,
             seeds,
             for_,
+            jobs,
             json,
             junit,
             trace_dir,
@@ -407,6 +412,10 @@ fn main() -> ExitCode {
                 messages: messages.into(),
                 timing,
                 fault,
+                jobs: jobs.map_or_else(
+                    || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    |n| usize::try_from(n).unwrap_or(1),
+                ),
             };
             match check::run(&args) {
                 Ok(code) => code,
