@@ -245,7 +245,10 @@ fn run_seed(
 /// Whether a provider is reached over the wire protocol (the remote provider, a server, an
 /// adapter).
 fn over_the_wire(name: &str) -> bool {
-    name == "remote" || ["exec:", "unix:", "tcp:"].iter().any(|p| name.starts_with(p))
+    name == "remote"
+        || ["exec:", "unix:", "tcp:"]
+            .iter()
+            .any(|p| name.starts_with(p))
 }
 
 /// One provider at one seed: its report, and what to print for it.

@@ -8,8 +8,8 @@ use crate::agent::AgentFactory;
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind};
 use crate::generate::{
-    GenConfig, GenState, Policies, agent_opening, agent_step_strategy, apply_hint, let_through,
-    let_through_one, opening, step_strategy,
+    GenConfig, GenState, Policies, agent_opening, agent_step_strategy, apply_hint,
+    keeps_links_inside, let_through, let_through_one, opening, step_strategy,
 };
 use crate::harness::{Harness, HarnessConfig, MessageCheck, StepRecord};
 use crate::stats::Stats;
@@ -781,7 +781,7 @@ fn sequence_strategy(
             plan.prop_map(move |p| GenState::with_plan(let_through(&c, p)))
                 .boxed()
         },
-        |_: &GenState, _: &Step| true,
+        keeps_links_inside,
         move |state: &GenState| -> BoxedStrategy<Step> {
             let policies = gen_config.policies;
             let step = if agent_mode {

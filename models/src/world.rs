@@ -42,6 +42,8 @@ pub enum WorldOp {
     },
     /// Create a symbolic link where nothing is. A target starting with `/` is relative to the
     /// test root; a relative target may only climb with leading `..` and never above the root.
+    /// (The model knows nothing above the root: the generator never moves a link to where its
+    /// text would climb out either.)
     Symlink {
         /// Relative path of the link.
         path: String,

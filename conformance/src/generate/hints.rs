@@ -2,7 +2,7 @@
 //! listings at directories, edits at words that occur, `read_bytes` caps around a file's size.
 //! The generation model is a [`Model`] under a fixed root; only its state matters here.
 
-use crate::step::{Op, Step};
+use crate::step::{Op, Step, VersionRef};
 use seam_model::{Interference, Model, Outline};
 
 /// The root the generation model uses (paths are only hints there).
@@ -185,9 +185,10 @@ pub fn apply_hint(mut state: GenState, step: &Step) -> GenState {
         } => {
             let _ = model.create_dir(&p(path), *parents, *exist_ok);
         }
+        // A guard at the version just seen holds; one at an earlier version is taken as stale.
         Op::Remove {
             path,
-            guard: None,
+            guard: None | Some(VersionRef::Target),
             directory,
         } => {
             let _ = model.remove(&p(path), None, *directory);
@@ -195,10 +196,12 @@ pub fn apply_hint(mut state: GenState, step: &Step) -> GenState {
         Op::Rename {
             from,
             to,
-            guard: None,
-            replace: None,
-        } => {
-            let _ = model.rename(&p(from), &p(to), None, None);
+            guard: None | Some(VersionRef::Target),
+            replace,
+        } if matches!(replace, None | Some(VersionRef::Target)) => {
+            let replace =
+                replace.and_then(|_| model.lstat(&p(to)).ok().flatten().map(|i| i.version));
+            let _ = model.rename(&p(from), &p(to), None, replace);
         }
         _ => {}
     }
@@ -210,4 +213,103 @@ pub fn apply_hint(mut state: GenState, step: &Step) -> GenState {
         }
     }
     state
+}
+
+/// Whether a step keeps every link's text inside the root: the model knows nothing above the
+/// root (the world never makes a link whose text climbs out of it), and a move can carry a link
+/// whose text climbs one level (`../a`, fine in `d/`) up to the root, where it would lead out —
+/// to whatever the storage holds beside the test root. Such a move is not generated. (Link
+/// texts climb one level at most, so only a link itself moved to the top can lead out; a moved
+/// directory keeps its links at least one level down.)
+pub fn keeps_links_inside(state: &GenState, step: &Step) -> bool {
+    let Op::Rename { from, to, .. } = &step.op else {
+        return true;
+    };
+    let spelled = |path: &str| {
+        let path = crate::step::render_path(path, GEN_ROOT);
+        match &step.cwd {
+            Some(cwd) if !path.trim().is_empty() && !path.starts_with('/') => {
+                format!("{cwd}/{path}")
+            }
+            _ => path,
+        }
+    };
+    let model = &state.model;
+    let Ok(Some(source)) = model.entry(seam::Verb::Rename, &spelled(from)) else {
+        return true;
+    };
+    let Some(seam_model::SnapEntry::Symlink { target }) = model.entry_at(&source.key) else {
+        return true;
+    };
+    if target.starts_with('/') {
+        return true;
+    }
+    let Ok(destination) = model.place(seam::Verb::Rename, &spelled(to)) else {
+        return true;
+    };
+    // The depth of the directory the link would sit in, then its text walked from there.
+    let mut depth = destination.key.0.len() as i64 - 1;
+    for c in target.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            _ => depth += 1,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seam_model::WorldOp;
+
+    fn world(op: WorldOp) -> Step {
+        Step::plain(Op::World(op))
+    }
+
+    fn rename(from: &str, to: &str) -> Step {
+        Step::plain(Op::Rename {
+            from: from.into(),
+            to: to.into(),
+            guard: None,
+            replace: None,
+        })
+    }
+
+    /// Found at a fresh seed: `d/B -> ../a` moved to the top led out of the root, where the
+    /// model knows nothing (every provider departed from it the same way). Such a move is not
+    /// generated; moves that keep the link's text inside are.
+    #[test]
+    fn a_move_that_would_carry_a_link_out_of_the_root_is_not_generated() {
+        let mut state = GenState::new();
+        for op in [
+            WorldOp::Mkdir { path: "d".into() },
+            WorldOp::Mkdir { path: "e".into() },
+            WorldOp::Symlink {
+                path: "d/B".into(),
+                target: "../a".into(),
+            },
+            WorldOp::Symlink {
+                path: "d/abs".into(),
+                target: "/a".into(),
+            },
+        ] {
+            state = apply_hint(state, &world(op));
+        }
+        assert!(!keeps_links_inside(&state, &rename("d/B", "dd")));
+        assert!(!keeps_links_inside(&state, &rename("{root}/d/B", "./x")));
+        let mut in_d = rename("B", "../top");
+        in_d.cwd = Some("d".into());
+        assert!(!keeps_links_inside(&state, &in_d));
+        assert!(keeps_links_inside(&state, &rename("d/B", "d/C")));
+        assert!(keeps_links_inside(&state, &rename("d/B", "e/B")));
+        assert!(keeps_links_inside(&state, &rename("d/abs", "top")));
+        assert!(keeps_links_inside(&state, &rename("d", "f")));
+    }
 }

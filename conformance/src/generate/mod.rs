@@ -15,7 +15,7 @@ pub use alphabet::text_corpus;
 pub(crate) use alphabet::{diff_limit_generated, longest_name};
 pub use fence::Policies;
 pub(crate) use fence::{let_through, let_through_one};
-pub use hints::{GenState, Hints, apply_hint};
+pub use hints::{GenState, Hints, apply_hint, keeps_links_inside};
 pub(crate) use openings::opening;
 pub(crate) use short::{ShortConfig, short_cases};
 
