@@ -45,7 +45,7 @@ impl LocalFileSystem {
         signal.check(Verb::Stat)?;
         let probe = at
             .root()
-            .probe(target.key.as_str(), true)
+            .probe_settled(target.key.as_str(), true)
             .map_err(|e| os(e, Verb::Stat, &target.display_path))?;
         signal.check(Verb::Stat)?;
         Ok(probe.map(|p| FsInfo {
@@ -64,7 +64,7 @@ impl LocalFileSystem {
     ) -> Result<Option<FsPathInfo>, FsError> {
         let probe = at
             .root()
-            .probe(display, false)
+            .probe_settled(display, false)
             .map_err(|e| os(e, Verb::Lstat, display))?;
         signal.check(Verb::Lstat)?;
         Ok(probe.map(|p| FsPathInfo {

@@ -42,6 +42,9 @@ fn path_handle() -> OFlags {
     OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
+/// How many times [`Root::probe_settled`] looks again before it answers what it saw last.
+const SETTLE_TRIES: usize = 8;
+
 impl Root {
     /// The host's root, `/`, opened as a path handle.
     pub fn host() -> Self {
@@ -214,6 +217,43 @@ impl Root {
                 Err(e) if crate::errors::is_absent(e) => Ok(None),
                 Err(e) => Err(e),
             },
+        }
+    }
+
+    /// [`Root::probe`] as one instant. A path lookup and the attributes read after it are not
+    /// atomic in the kernel: a rename stamps the moved file's ctime before it moves the name,
+    /// so a `statx` in between finds the file at its old name with the version the move gave
+    /// it — an answer no moment ever had (two `statx` in a row can both land in that window).
+    /// A rename holds its directories locked until the name has moved, and reading a directory
+    /// takes that lock: so for an object changed lately (any change in flight stamped it just
+    /// now), the directory is read once — waiting out a rename in flight — and the object
+    /// looked at again; two looks that agree across that wait were both true at the instant of
+    /// the wait. A pair that differs met a change, and is taken again (each retry needs another
+    /// change to have landed). An object not changed lately has no change in flight: one look.
+    pub fn probe_settled(&self, key: &str, follow: bool) -> Result<Option<Probe>, Errno> {
+        let mut last = self.probe(key, follow)?;
+        if !last.as_ref().is_some_and(Probe::changed_lately) {
+            return Ok(last);
+        }
+        for _ in 0..SETTLE_TRIES {
+            self.wait_out_renames(key);
+            let now = self.probe(key, follow)?;
+            if now == last {
+                return Ok(now);
+            }
+            last = now;
+        }
+        Ok(last)
+    }
+
+    /// Reads the directory that holds `key` (one `getdents`), which waits until no rename holds
+    /// it. Best effort: a directory that cannot be read is not waited on.
+    fn wait_out_renames(&self, key: &str) {
+        let (parent, _) = crate::paths::split_key(key);
+        if let Ok(fd) = self.open_dir(parent)
+            && let Ok(mut dir) = rustix::fs::Dir::read_from(&fd)
+        {
+            let _ = dir.read();
         }
     }
 

@@ -18,6 +18,8 @@ pub(crate) struct Probe {
     pub size: u64,
     pub mode: u32,
     pub version: FsVersion,
+    /// The ctime, seconds since the epoch (also in `version`).
+    pub ctime: i64,
 }
 
 impl Probe {
@@ -40,6 +42,15 @@ impl Probe {
 
     pub fn is_file(&self) -> bool {
         self.kind == FileType::RegularFile
+    }
+
+    /// Whether the object changed (its ctime) within the last couple of seconds, or claims a
+    /// ctime ahead of this clock: whether a change may still be under way.
+    pub fn changed_lately(&self) -> bool {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        now - self.ctime < 3
     }
 
     /// The size the contract reports: files and links only.
@@ -90,6 +101,7 @@ pub(crate) fn probe(st: &Statx) -> Probe {
         size: st.stx_size,
         mode: u32::from(st.stx_mode) & 0o7777,
         version: version_token(st),
+        ctime: st.stx_ctime.tv_sec,
     }
 }
 

@@ -262,3 +262,67 @@ fn a_remove_of_a_directory_with_entries_cancelled_at_before_stage_says_it_is_not
         "a cancelled remove removes nothing"
     );
 }
+
+/// `stat` racing a rename from another instance never answers "there, at the version it has
+/// after the move": a path lookup and the attributes read after it are not one instant in the
+/// kernel, so one `statx` can find `a` at its old name and read the ctime the rename away gave
+/// it. Every version a `stat` of `a` returns must be one `a` had — never one the file got when
+/// it was moved to `b` (found by a fresh-seed sweep through the remote provider).
+#[test]
+fn a_stat_racing_renames_never_mixes_the_old_name_with_the_new_version() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
+    std::fs::write(root.join("a"), b"alpha\nbeta\n").expect("a");
+    let root_s = root.to_string_lossy().into_owned();
+    let moves = race_rounds();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (r2, done2) = (root_s.clone(), done.clone());
+    let mover = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let fs = LocalFileSystem::new(LocalConfig::new(r2).with_durability(Durability::None));
+        let (none, opts) = (Signal::none(), ResolveOptions::default);
+        let mut at_b = std::collections::HashSet::new();
+        for _ in 0..moves {
+            let there = rt
+                .block_on(fs.rename("a", "b", opts(), &RenameOptions::default(), None, &none))
+                .expect("a -> b");
+            at_b.insert(there.version.as_str().to_string());
+            rt.block_on(fs.rename("b", "a", opts(), &RenameOptions::default(), None, &none))
+                .expect("b -> a");
+        }
+        done2.store(true, std::sync::atomic::Ordering::SeqCst);
+        at_b
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let fs = LocalFileSystem::new(LocalConfig::new(root_s).with_durability(Durability::None));
+    let none = Signal::none();
+    let t = rt
+        .block_on(fs.resolve("a", ResolveOptions::default(), &none))
+        .expect("resolve");
+    let mut seen = Vec::new();
+    while !done.load(std::sync::atomic::Ordering::SeqCst) {
+        if let Some(info) = rt.block_on(fs.stat(&t, &none)).expect("stat") {
+            seen.push(info.version.as_str().to_string());
+        }
+    }
+    let at_b = mover.join().expect("the mover");
+    assert!(
+        seen.len() > 1000,
+        "only {} stats found the file",
+        seen.len()
+    );
+    let mixed: Vec<&String> = seen.iter().filter(|v| at_b.contains(*v)).collect();
+    assert!(
+        mixed.is_empty(),
+        "{} of {} stats of a answered a version the file had only at b (first {:?})",
+        mixed.len(),
+        seen.len(),
+        mixed.first()
+    );
+}
