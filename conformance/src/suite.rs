@@ -184,6 +184,7 @@ pub fn run_suite(
             caps,
             fifos,
             restore_mtime,
+            diff_limit,
             progress: Some(tx.clone()),
         });
         let status = match property.applies(&cx) {

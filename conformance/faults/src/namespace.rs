@@ -17,9 +17,9 @@
 use crate::Fault;
 use crate::faulty::Faulty;
 use seam::{
-    CreateDirOptions, CreateDirOutcome, FsError, FsKind, FsPathKind, FsVersion, RemoveOptions,
-    RemoveOutcome, RenameOptions, RenameOutcome, ResolveOptions, SandboxPolicy, Signal,
-    WriteIntent,
+    CancelPoint, Checkpoint, CreateDirOptions, CreateDirOutcome, FsError, FsKind, FsPathKind,
+    FsVersion, RemoveOptions, RemoveOutcome, RenameOptions, RenameOutcome, ResolveOptions,
+    SandboxPolicy, Signal, Verb, WriteIntent,
 };
 
 impl Faulty {
@@ -200,7 +200,10 @@ impl Faulty {
                 }
             }
             Fault::RenameByCopy => {
-                if let Some(out) = self.copy_then_delete(from, to, options, &request).await {
+                if let Some(out) = self
+                    .copy_then_delete(from, to, options, &request, signal)
+                    .await
+                {
                     return out;
                 }
             }
@@ -225,13 +228,16 @@ impl Faulty {
     }
 
     /// [`Fault::RenameByCopy`]: a regular text file with nothing at the destination is written
-    /// anew there and the original removed. `None` for anything else (moved properly).
+    /// anew there and the original removed. `None` for anything else (moved properly). It
+    /// honours its signal as a rename does (cancelled before it starts, checkpoints before it
+    /// stages and once committed): the variant departs only in how it moves.
     async fn copy_then_delete(
         &self,
         from: &str,
         to: &str,
         options: ResolveOptions<'_>,
         request: &RenameOptions,
+        signal: &Signal,
     ) -> Option<Result<RenameOutcome, FsError>> {
         let none = Signal::none();
         let info = self.inner.lstat(from, options, &none).await.ok()??;
@@ -248,6 +254,15 @@ impl Faulty {
             )
         {
             return None;
+        }
+        let at = |point| Checkpoint {
+            point,
+            verb: Verb::Rename,
+            display_path: from,
+            staging: &[],
+        };
+        if let Err(err) = signal.checkpoint(&at(CancelPoint::BeforeStage)) {
+            return Some(Err(err));
         }
         let source = self.inner.resolve(from, options, &none).await.ok()?;
         let text = self.inner.read_text(&source, &none).await.ok()?;
@@ -267,6 +282,7 @@ impl Faulty {
             .inner
             .remove(from, options, &RemoveOptions::default(), None, &none)
             .await;
+        signal.committed(&at(CancelPoint::Committed));
         Some(Ok(RenameOutcome {
             kind: FsPathKind::File,
             replaced: false,

@@ -59,6 +59,8 @@ pub struct Context {
     pub fifos: bool,
     /// Whether its world can put an mtime back exactly.
     pub restore_mtime: bool,
+    /// Its diff-basis limit.
+    pub diff_limit: u64,
     /// Where a long property reports progress (drained by the suite on its own thread).
     pub(crate) progress: Option<std::sync::mpsc::Sender<crate::suite::SuiteProgress>>,
 }

@@ -12,7 +12,9 @@
 use super::{Applicability, Context, Property, Run};
 use crate::failure::Failure;
 use crate::sequences::{SequenceConfig, Subjects, run_sequences_watched};
+use crate::step::{Op, Step};
 use crate::suite::SuiteProgress;
+use seam_model::WorldOp;
 
 /// `policy`.
 pub struct Policy;
@@ -48,6 +50,35 @@ impl Property for Policy {
             max_steps: cx.config.sequences.max_steps.min(24),
             ..cx.config.sequences.clone()
         };
+        // The aimed cases first, the same at every seed: the situations the policy's rules
+        // need lined up (a windowed read then an edit; a file deleted under a session, the
+        // stale retry, the re-read that finds nothing, and the write that recreates it).
+        let rt = cx.runtime()?;
+        for (what, steps) in aimed() {
+            let (records, stats) = crate::sequences::run_watched(
+                cx.factory.as_ref(),
+                &rt,
+                &cx.options(),
+                cx.harness_config(),
+                &steps,
+                Some(&cx.monitor),
+                None,
+                Some(agent.as_ref()),
+            )?;
+            out.stats.merge(&stats);
+            if let Some(failure) = records.last().and_then(|r| r.failure.clone()) {
+                let at = records.len() - 1;
+                let description = records[at].description.clone();
+                out.trace = Some(cx.trace(self.name(), steps[..=at].to_vec(), &failure));
+                return Err(Failure::new(
+                    failure.kind,
+                    format!(
+                        "step {at} ({description}): {} — the aimed case of {what}",
+                        failure.message
+                    ),
+                ));
+            }
+        }
         let subjects = Subjects {
             factory: cx.inner.clone(),
             reference: None,
@@ -67,4 +98,56 @@ impl Property for Policy {
         out.stats.merge(&outcome.stats);
         super::sequences::finish(cx, out, self.name(), outcome.failure)
     }
+}
+
+/// The aimed cases of the policy, each a situation and what it is for.
+fn aimed() -> Vec<(&'static str, Vec<Step>)> {
+    let world_write = |path: &str, text: &str| {
+        Step::plain(Op::World(WorldOp::Write {
+            path: path.into(),
+            bytes: text.as_bytes().to_vec(),
+            mode: 0o644,
+        }))
+    };
+    let read = |path: &str, window: bool| {
+        Step::plain(Op::AgentRead {
+            owner: 0,
+            path: path.into(),
+            window,
+        })
+    };
+    let write = |path: &str| {
+        Step::plain(Op::AgentWrite {
+            owner: 0,
+            path: path.into(),
+            content: "new\n".into(),
+        })
+    };
+    vec![
+        (
+            "an edit after a windowed read",
+            vec![
+                world_write("a", "one\ntwo\nthree\nfour\nfive\n"),
+                read("a", true),
+                Step::plain(Op::AgentEdit {
+                    owner: 0,
+                    path: "a".into(),
+                    old: "two".into(),
+                    new: "2".into(),
+                    replace_all: false,
+                }),
+            ],
+        ),
+        (
+            "a file deleted under a session, then recreated",
+            vec![
+                world_write("a", "one\n"),
+                read("a", false),
+                Step::plain(Op::World(WorldOp::Remove { path: "a".into() })),
+                write("a"),
+                read("a", false),
+                write("a"),
+            ],
+        ),
+    ]
 }

@@ -38,6 +38,7 @@ impl Property for ShortCases {
             caps: cx.caps,
             fifos: cx.fifos,
             restore_mtime: cx.restore_mtime,
+            diff_limit: cx.diff_limit,
         });
         let rt = cx.runtime()?;
         let configurations = cx.factory.configurations();
