@@ -164,6 +164,9 @@ fn broken() -> Vec<(Arc<dyn AgentFactory>, &'static [&'static str])> {
             &[
                 "the model expects Err(FS_NOT_OBSERVED",
                 "changed a file its session had not observed at its current version (no session",
+                // The aimed case of a file deleted under a session: with no gate at all, the
+                // stale write goes through.
+                "the policy let write \"a\" through (its session saw an older version",
             ],
         ),
         (
@@ -190,7 +193,12 @@ fn broken() -> Vec<(Arc<dyn AgentFactory>, &'static [&'static str])> {
                 || Arc::new(IgnoresAbsent(ObservationPolicy::new())),
                 "ignores-absent",
             )),
-            &["(its session saw nothing there)"],
+            &[
+                "(its session saw nothing there)",
+                // The aimed case: a session that re-read a deleted file and found nothing must
+                // then be able to write it; with the absence unrecorded, the retry is refused.
+                "the remedy failed: after FS_STALE_VERSION and a re-read, with nothing changed since, the retry was refused",
+            ],
         ),
     ]
 }

@@ -20,7 +20,7 @@ use crate::offload::offload;
 use crate::paths::{key_of, split_key};
 use crate::publish::{checkpoint, sync_dir};
 use crate::root::Root;
-use crate::version::{Probe, probe_at};
+use crate::version::{Probe, probe_at, probe_fd};
 use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
@@ -290,9 +290,21 @@ impl Core {
         }
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         let held = crate::xlock::lock_targets(root, &keys);
-        let Some(source) = look_src()? else {
-            return Err(absent());
+        // The object to move, held by a path-only descriptor and looked at through it: its
+        // version after the move is read from it too, not from the destination's name, which a
+        // writer elsewhere may already have replaced (an unguarded write racing the move would
+        // otherwise lend the rename its version).
+        let moved = match rustix::fs::openat(
+            &src_dir,
+            from.name.as_str(),
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(err) if crate::errors::is_absent(err) => return Err(absent()),
+            Err(err) => return Err(os(err, verb, f)),
         };
+        let source = probe_fd(&moved).map_err(|err| os(err, verb, f))?;
         if let Some(v) = &request.if_version
             && *v != source.version
         {
@@ -367,9 +379,7 @@ impl Core {
         // Durable in the order a crash needs: the destination's directory, then the source's.
         sync_dir(&dst_dir, self.config.durability).map_err(|err| os(err, verb, t))?;
         sync_dir(&src_dir, self.config.durability).map_err(|err| os(err, verb, f))?;
-        let version = look_dst()?
-            .map(|p| p.version)
-            .unwrap_or_else(|| FsVersion::new(format!("missing:{}", to.key())));
+        let version = probe_fd(&moved).map_err(|err| os(err, verb, t))?.version;
         drop(held);
         signal.committed(&checkpoint(CancelPoint::Committed, verb, f, &[]));
         Ok((path_kind(&source), replaced, version))
