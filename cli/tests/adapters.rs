@@ -649,3 +649,84 @@ fn the_suites_own_pauses_are_not_slow_calls() {
     );
     assert!(!stdout.contains("slow calls"), "{stdout}");
 }
+
+/// A soak that meets a departure: each failing run has its ` FAIL ` line naming the property and
+/// its whole report, its trace is saved under a name that carries its seed, the summary lists
+/// the command that repeats it, and the soak exits 1 — the worst of its runs, here beside runs of
+/// the in-memory provider that do not fail.
+#[test]
+fn a_soak_that_meets_a_departure_lists_it_saves_its_trace_and_exits_1() {
+    if !python_or_skip() {
+        return;
+    }
+    let adapter = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/adapters/broken/resets_mode.py")
+        .canonicalize()
+        .expect("the adapter");
+    let provider = format!("exec:python3 {} --test-control", adapter.display());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args([
+            "check",
+            "--seeds",
+            "2",
+            "--provider",
+            "memory",
+            "--provider",
+            &provider,
+            "--property",
+            "sequences",
+            "--cases",
+            "64",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .expect("run seam");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let failed: Vec<u64> = stdout
+        .lines()
+        .filter(|l| l.starts_with("seed ") && l.contains(" FAIL "))
+        .map(|l| {
+            assert!(l.contains("sequences [bytes-on-disk]"), "{l}");
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|s| s.parse().ok())
+                .expect("a seed on the line")
+        })
+        .collect();
+    assert_eq!(
+        failed.len(),
+        2,
+        "both seeds of the broken adapter fail:\n{stdout}"
+    );
+    assert_ne!(failed[0], failed[1], "two fresh seeds");
+    let memory_lines = stdout
+        .lines()
+        .filter(|l| l.starts_with("seed ") && l.contains(" memory "))
+        .count();
+    assert_eq!(memory_lines, 2, "{stdout}");
+    // The whole report of each failing run, with its minimal trace.
+    assert_eq!(
+        stdout.matches("FAILED sequences [bytes-on-disk]").count(),
+        2,
+        "{stdout}"
+    );
+    let saved: Vec<String> = std::fs::read_dir(dir.path().join("seam-failures"))
+        .expect("the failures directory")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    for seed in &failed {
+        assert!(
+            saved.iter().any(|n| n.ends_with(&format!("-{seed}.json"))),
+            "no trace named with seed {seed}: {saved:?}"
+        );
+        assert!(
+            stdout.lines().any(|l| l.contains("check --provider")
+                && l.contains(&format!("--seed {seed}"))
+                && l.contains("--property sequences")),
+            "no command repeats seed {seed}:\n{stdout}"
+        );
+    }
+}

@@ -17,7 +17,7 @@ pub use fence::Policies;
 pub(crate) use fence::{let_through, let_through_one};
 pub use hints::{GenState, Hints, apply_hint, keeps_links_inside};
 pub(crate) use openings::opening;
-pub(crate) use short::{ShortConfig, short_cases};
+pub(crate) use short::{ShortConfig, shape_names, short_cases};
 
 use crate::step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard};
 use alphabet::{CAPS, LINK_TARGETS, MODES, NAMES};

@@ -149,5 +149,17 @@ fn aimed() -> Vec<(&'static str, Vec<Step>)> {
                 write("a"),
             ],
         ),
+        (
+            "one session reads, the other writes",
+            vec![
+                world_write("b", "one\n"),
+                read("b", false),
+                Step::plain(Op::AgentWrite {
+                    owner: 1,
+                    path: "b".into(),
+                    content: "theirs\n".into(),
+                }),
+            ],
+        ),
     ]
 }

@@ -34,12 +34,13 @@ impl Property for ShortCases {
     }
 
     fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
-        let cases = short_cases(&ShortConfig {
+        let short_config = ShortConfig {
             caps: cx.caps,
             fifos: cx.fifos,
             restore_mtime: cx.restore_mtime,
             diff_limit: cx.diff_limit,
-        });
+        };
+        let cases = short_cases(&short_config);
         let rt = cx.runtime()?;
         let configurations = cx.factory.configurations();
         let configurations = if configurations.is_empty() {
@@ -49,7 +50,8 @@ impl Property for ShortCases {
         };
         let total = cases.len() as u64;
         let mut done = 0u64;
-        let shapes: std::collections::BTreeSet<&str> = cases.iter().map(|c| c.shape).collect();
+        let names = crate::generate::shape_names(&short_config);
+        let aimed = cases.iter().filter(|c| !names.contains(&c.shape)).count();
         let options: Vec<CaseOptions> = configurations
             .iter()
             .map(|c| CaseOptions::new(cx.config.sequences.seed, CaseDurability::Relaxed, c.clone()))
@@ -121,8 +123,8 @@ impl Property for ShortCases {
             ));
         }
         out.detail = Some(format!(
-            "{done} cases ran by construction, the same at every seed ({} world shapes × one or two operations, each guard and interference; case by case through {} configuration(s)), {} steps",
-            shapes.len(),
+            "{done} cases ran by construction, the same at every seed ({} world shapes × one or two operations, each guard and interference, and {aimed} aimed cases; case by case through {} configuration(s)), {} steps",
+            names.len(),
             configurations.len(),
             out.stats.steps
         ));

@@ -71,13 +71,19 @@ impl Staged<'_> {
         self.file.as_ref().and_then(crate::xlock::lock_staged)
     }
 
-    /// Takes the staging mark off a file just published: a published file is the user's,
-    /// never the sweeper's. Taken off after the rename, not before: removing an xattr waits for
-    /// the journal under fsync pressure, and a writer killed before its rename must leave a file
-    /// the sweeper knows. (A writer killed between the rename and this leaves the mark on the
-    /// published file; the sweeper only looks at staging names, so that file is safe unless the
-    /// user named it like staging.)
-    fn unmark(&self) {
+    /// Takes the staging mark off a file about to be published under a name of the staging
+    /// prefix (a user's file named like staging): the sweeper must never take it for staging.
+    /// Only then, and before the rename: anything done to the inode after it is published
+    /// changes its ctime, so a reader could see the published file at a version the writer
+    /// never returns (removing the mark after the rename did exactly that — a `stat` racing an
+    /// edit saw the new content at a token that was gone a moment later). A file published
+    /// under any other name keeps the mark: the sweeper only looks at names of the prefix, so
+    /// there it marks nothing. (A writer killed between this and its rename leaves an
+    /// unmarked staging-shaped file, as a user's would be: left for its owner.)
+    fn unmark_for(&self, name: &str) {
+        if !name.starts_with(STAGING_PREFIX) {
+            return;
+        }
         if let (None, Some(f)) = (&self.dir, &self.file) {
             let _ = rustix::fs::fremovexattr(f, STAGING_MARK);
         }
@@ -85,15 +91,16 @@ impl Staged<'_> {
 
     /// Renames the staged file to `name` in the parent, replacing whatever file is there.
     pub fn publish_replace(&mut self, name: &str) -> Result<(), Errno> {
+        self.unmark_for(name);
         let (dir, from) = self.source();
         rustix::fs::renameat(dir, from, self.parent, name)?;
         self.published = true;
-        self.unmark();
         Ok(())
     }
 
     /// Publishes the staged file at `name` only if nothing is there (`Err(EEXIST)` otherwise).
     pub fn publish_no_replace(&mut self, name: &str) -> Result<(), Errno> {
+        self.unmark_for(name);
         let (dir, from) = self.source();
         match rustix::fs::renameat_with(dir, from, self.parent, name, RenameFlags::NOREPLACE) {
             Ok(()) => {}
@@ -105,7 +112,6 @@ impl Staged<'_> {
             Err(e) => return Err(e),
         }
         self.published = true;
-        self.unmark();
         Ok(())
     }
 }
