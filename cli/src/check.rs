@@ -372,11 +372,15 @@ fn check_one(
     Ok(run)
 }
 
-/// The command that runs `provider` again at `seed` with every flag of this check that changes
+/// The command (this binary's) that runs `provider` again at `seed` with every flag of this check that changes
 /// what runs (the properties, breadth, reference, message strictness, limits, fault).
 fn reproduce(args: &CheckArgs, provider: &str, seed: u64) -> String {
+    // Through this very binary, as the replay line is: a user who ran `cargo run` has no `seam`
+    // on the PATH.
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("seam"));
     let mut cmd = format!(
-        "seam check --provider {} --seed {seed}",
+        "{} check --provider {} --seed {seed}",
+        shell_word(&exe.display().to_string()),
         shell_word(provider)
     );
     for p in &args.properties {

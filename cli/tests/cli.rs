@@ -29,7 +29,7 @@ fn a_short_check_is_incomplete_not_a_pass_and_writes_its_reports() {
             "--provider",
             "local",
             "--cases",
-            "8",
+            "1",
             "--json",
             "r.json",
             "--junit",
@@ -38,7 +38,8 @@ fn a_short_check_is_incomplete_not_a_pass_and_writes_its_reports() {
         dir.path(),
     );
     let stdout = text(&out.stdout);
-    // Eight cases cannot reach every rule: nothing failed, and still it is not a pass.
+    // One case cannot run the provider's second configuration (its other staging mode): nothing
+    // failed, every rule is reached (by the short and aimed cases), and still it is not a pass.
     assert_eq!(
         out.status.code(),
         Some(3),
@@ -49,7 +50,10 @@ fn a_short_check_is_incomplete_not_a_pass_and_writes_its_reports() {
         stdout.contains("RESULT: INCOMPLETE (not a pass)"),
         "{stdout}"
     );
-    assert!(stdout.contains("UNREACHED "), "{stdout}");
+    assert!(
+        stdout.contains("declared configuration(s) never ran a case: "),
+        "{stdout}"
+    );
     // A fresh seed, printed with the flag that reproduces the run.
     let first = stdout.lines().next().unwrap_or_default();
     assert!(
@@ -81,11 +85,10 @@ fn a_short_check_is_incomplete_not_a_pass_and_writes_its_reports() {
     )
     .expect("valid json");
     assert_eq!(json[0]["provider"], "local");
-    assert_eq!(json[0]["cases"], 8);
+    assert_eq!(json[0]["cases"], 1);
     assert_eq!(json[0]["verdict"]["verdict"], "incomplete");
     assert!(json[0]["seed"].is_u64());
     let rules = json[0]["rules"].as_array().expect("rules");
-    assert!(rules.iter().any(|r| r["coverage"] == "unreached"));
     assert!(rules.iter().any(|r| r["coverage"] == "not_applicable"));
     let xml = std::fs::read_to_string(dir.path().join("r.xml")).expect("junit written");
     assert!(xml.starts_with("<?xml"));
@@ -249,6 +252,24 @@ fn every_saved_counterexample_replays_to_the_end_on_the_local_provider() {
         assert!(text(&ok.stdout).contains("follows the model through all"));
     }
     assert!(seen >= 7, "only {seen} counterexamples");
+    // Where the shipped providers once disagreed with each other, every one of them.
+    let p = dir.join("rename-to-an-empty-path-from-beneath-a-loop.json");
+    let p = p.to_string_lossy();
+    for provider in [
+        "memory",
+        "sandbox:read-only",
+        "sandbox:workspace-write",
+        "sandbox:danger-full-access",
+        "remote",
+    ] {
+        let ok = seam(&["replay", &p, "--provider", provider], Path::new("."));
+        assert_eq!(
+            ok.status.code(),
+            Some(0),
+            "{provider}:\n{}",
+            text(&ok.stdout)
+        );
+    }
 }
 
 #[test]
@@ -319,6 +340,22 @@ fn a_soak_of_fresh_seeds_reaches_every_rule_at_each_seed() {
             r["seed"]
         );
     }
+    // The short cases are the same at every seed: each provider's count is one number.
+    for provider in ["memory", "local"] {
+        let details: std::collections::BTreeSet<String> = reports
+            .iter()
+            .filter(|r| r["provider"] == provider)
+            .flat_map(|r| r["properties"].as_array().cloned().unwrap_or_default())
+            .filter(|p| p["name"] == "short-cases")
+            .map(|p| p["detail"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(details.len(), 1, "{provider}: {details:?}");
+        let d = details.iter().next().expect("one");
+        assert!(
+            d.starts_with("3335 cases ran by construction"),
+            "{provider}: {d}"
+        );
+    }
 }
 
 /// A soak that meets a departure says so on its run's line, prints the failing report, saves the
@@ -344,8 +381,9 @@ fn a_soak_lists_what_did_not_pass_with_the_command_that_repeats_it() {
     let listed: Vec<&str> = stdout
         .lines()
         .filter(|l| {
-            l.trim_start()
-                .starts_with("seam check --provider memory --seed ")
+            let l = l.trim_start();
+            l.starts_with(env!("CARGO_BIN_EXE_seam"))
+                && l.contains(" check --provider memory --seed ")
         })
         .collect();
     assert_eq!(listed.len(), 2, "{stdout}");

@@ -384,15 +384,16 @@ impl Model {
         guarded: bool,
     ) -> Result<(EntryAt, Result<EntryAt, ModelError>), ModelError> {
         let verb = Verb::Rename;
-        let source = self.entry(verb, from)?;
         let display = self.display(&self.lexical(verb, from)?);
         let dest = self.place(verb, to);
-        // A bad destination spelling is refused before anything is looked at.
+        // A bad spelling of either path is refused before anything is looked at — the
+        // destination's too, before a loop on the source's way is found.
         if let Err(e) = &dest
             && self.lexical(verb, to).is_err()
         {
             return Err(e.clone());
         }
+        let source = self.entry(verb, from)?;
         match source {
             Some(s) if self.tree.get(&s.key.0).is_some() => Ok((s, dest)),
             _ if guarded => Err(err(FsError::changed_since_read(verb, &display))),

@@ -280,31 +280,43 @@ impl Core {
             || probe_at(&src_dir, from.name.as_str(), false).map_err(|err| os(err, verb, f));
         // The files this call may take away — the source, and a destination it may replace —
         // locked across processes before anything is checked, together, in one order
-        // (`crate::xlock::lock_targets`).
-        let mut keys = Vec::new();
-        if look_src()?.is_some_and(|p| p.is_file()) {
-            keys.push(from.key());
-        }
-        if let (Ok(t), Some(_)) = (to, &request.replace) {
-            keys.push(t.key());
-        }
-        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-        let held = crate::xlock::lock_targets(root, &keys);
-        // The object to move, held by a path-only descriptor and looked at through it: its
-        // version after the move is read from it too, not from the destination's name, which a
-        // writer elsewhere may already have replaced (an unguarded write racing the move would
-        // otherwise lend the rename its version).
-        let moved = match rustix::fs::openat(
-            &src_dir,
-            from.name.as_str(),
-            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) {
-            Ok(fd) => fd,
-            Err(err) if crate::errors::is_absent(err) => return Err(absent()),
-            Err(err) => return Err(os(err, verb, f)),
+        // (`crate::xlock::lock_targets`). The object to move is then held by a path-only
+        // descriptor and looked at through it: its version after the move is read from it
+        // too, not from the destination's name, which a writer elsewhere may already have
+        // replaced (an unguarded write racing the move would otherwise lend the rename its
+        // version). A source that was no file at the first look but is one at the second (moved
+        // there by another instance meanwhile) is locked before the move goes on: unlocked, a
+        // move of it elsewhere could run between this move and the look at its version, and
+        // both moves would answer one version.
+        let mut tries = 0;
+        let (held, moved, source) = loop {
+            tries += 1;
+            let source_locked = look_src()?.is_some_and(|p| p.is_file());
+            let mut keys = Vec::new();
+            if source_locked {
+                keys.push(from.key());
+            }
+            if let (Ok(t), Some(_)) = (to, &request.replace) {
+                keys.push(t.key());
+            }
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let held = crate::xlock::lock_targets(root, &keys);
+            let moved = match rustix::fs::openat(
+                &src_dir,
+                from.name.as_str(),
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(fd) => fd,
+                Err(err) if crate::errors::is_absent(err) => return Err(absent()),
+                Err(err) => return Err(os(err, verb, f)),
+            };
+            let source = probe_fd(&moved).map_err(|err| os(err, verb, f))?;
+            if source.is_file() && !source_locked && tries < 16 {
+                continue;
+            }
+            break (held, moved, source);
         };
-        let source = probe_fd(&moved).map_err(|err| os(err, verb, f))?;
         if let Some(v) = &request.if_version
             && *v != source.version
         {

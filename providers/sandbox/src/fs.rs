@@ -388,9 +388,12 @@ impl FileSystem for SandboxFileSystem {
         signal: &Signal,
     ) -> Result<RenameOutcome, FsError> {
         signal.check(Verb::Rename)?;
-        let (from, mode, source) = self.entry_fence(from, &options, Verb::Rename, sandbox)?;
+        // Both spellings are checked before anything is looked at: a bad destination is said
+        // before a loop on the source's way is found, as by every other backend.
         let cwd = options.cwd.unwrap_or(&self.config.local.cwd);
+        seam::paths::display_path(from, cwd, Verb::Rename)?;
         let to_display = seam::paths::display_path(to, cwd, Verb::Rename)?;
+        let (from, mode, source) = self.entry_fence(from, &options, Verb::Rename, sandbox)?;
         // The source's end is decided first; the move never runs unconfined unless it allows
         // everything.
         let source = Self::within(source, &from, mode)?;
