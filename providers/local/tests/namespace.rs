@@ -126,6 +126,14 @@ fn two_instances_moving_two_files_onto_each_other_never_wait_for_each_other() {
 }
 
 /// How many rounds the write-versus-remove race runs; `SEAM_SOAK` multiplies it.
+/// A runtime of its own for one side of a race (each side on its own thread).
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
 fn race_rounds() -> usize {
     let soak = std::env::var("SEAM_SOAK")
         .ok()
@@ -150,10 +158,7 @@ fn an_unguarded_write_racing_removes_and_moves_from_another_instance_always_land
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (r2, r2c, stop2) = (root_s.clone(), root_s.clone(), stop.clone());
     let other = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
+        let rt = current_thread();
         let fs = LocalFileSystem::new(LocalConfig::new(r2).with_durability(Durability::None));
         let (none, opts) = (Signal::none(), ResolveOptions::default);
         let mut taken = 0usize;
@@ -183,10 +188,7 @@ fn an_unguarded_write_racing_removes_and_moves_from_another_instance_always_land
         }
         taken
     });
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = current_thread();
     let fs = LocalFileSystem::new(LocalConfig::new(root_s).with_durability(Durability::None));
     let (none, opts) = (Signal::none(), ResolveOptions::default);
     let mut failures = Vec::new();
@@ -241,10 +243,7 @@ fn a_rename_answers_the_version_of_what_it_moved_not_of_a_write_that_replaced_it
     let written: Arc<Mutex<HashSet<String>>> = Arc::default();
     let (r2, stop2, written2) = (root_s.clone(), stop.clone(), written.clone());
     let other = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
+        let rt = current_thread();
         let fs = LocalFileSystem::new(LocalConfig::new(r2).with_durability(Durability::None));
         let (none, opts) = (Signal::none(), ResolveOptions::default);
         let mut writes = 0usize;
@@ -264,10 +263,7 @@ fn a_rename_answers_the_version_of_what_it_moved_not_of_a_write_that_replaced_it
         }
         writes
     });
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = current_thread();
     // Full durability: the directory fsyncs after the move are the window.
     let fs = LocalFileSystem::new(LocalConfig::new(root_s));
     let (none, opts) = (Signal::none(), ResolveOptions::default);
@@ -360,10 +356,7 @@ fn a_stat_racing_renames_never_mixes_the_old_name_with_the_new_version() {
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (r2, done2) = (root_s.clone(), done.clone());
     let mover = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
+        let rt = current_thread();
         let fs = LocalFileSystem::new(LocalConfig::new(r2).with_durability(Durability::None));
         let (none, opts) = (Signal::none(), ResolveOptions::default);
         let mut at_b = std::collections::HashSet::new();
@@ -378,10 +371,7 @@ fn a_stat_racing_renames_never_mixes_the_old_name_with_the_new_version() {
         done2.store(true, std::sync::atomic::Ordering::SeqCst);
         at_b
     });
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = current_thread();
     let fs = LocalFileSystem::new(LocalConfig::new(root_s).with_durability(Durability::None));
     let none = Signal::none();
     let t = rt
