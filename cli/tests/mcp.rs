@@ -880,3 +880,158 @@ async fn the_clients_roots_become_the_allowed_roots_and_follow_its_changes() {
     assert!(!start.join("new.txt").exists());
     client.cancel().await.expect("close");
 }
+
+/// A line of the big files below (65 bytes).
+const BIG_LINE: &str = "0123456789 the quick brown fox jumps over the lazy dog 0123456789\n";
+
+/// A mutation answers with what changed — the version, a few hunks, the counts — not the file:
+/// a one-line edit of a 4 MiB file answered 33.5 MB before (the texts in `structuredContent`
+/// and again in `_meta`), and a whole rewrite shows at most the documented bound of its diff.
+#[tokio::test]
+async fn a_one_line_edit_of_a_4_mib_file_answers_in_kilobytes_with_its_version_and_hunk() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let lines = (4 << 20) / BIG_LINE.len();
+    let mut content = BIG_LINE.repeat(lines);
+    content.replace_range(
+        BIG_LINE.len() * (lines / 2)..BIG_LINE.len() * (lines / 2) + 5,
+        "MIDDL",
+    );
+    std::fs::write(root.join("big.txt"), &content).expect("seed");
+    let client = serve(root, &[]).await;
+    ok(&call(&client, "read", json!({"file_path": "big.txt", "limit": 1})).await);
+
+    let edit = call(
+        &client,
+        "edit",
+        json!({"file_path": "big.txt", "old_string": "MIDDL", "new_string": "middle"}),
+    )
+    .await;
+    ok(&edit);
+    let answer = serde_json::to_vec(&edit).expect("json").len();
+    assert!(answer < 16 * 1024, "the edit answered {answer} bytes");
+    let expected = content.replacen("MIDDL", "middle", 1);
+    assert_eq!(disk(root, "big.txt"), expected.as_bytes());
+    assert!(edit.meta.is_none(), "nothing is repeated under _meta");
+    let facts = edit.structured_content.expect("structured content");
+    assert_eq!(facts["operation"], "update");
+    assert_eq!(
+        facts["changes"],
+        json!({"added": 1, "removed": 1, "complete": true, "rest_from_line": null})
+    );
+    let hunk = &facts["diffs"][0];
+    assert_eq!(hunk["old_start"], lines / 2 + 1 - 3);
+    assert_eq!(
+        hunk["lines"][3],
+        json!(format!("-MIDDL{}", &BIG_LINE[5..BIG_LINE.len() - 1]))
+    );
+    assert!(facts.get("before").is_none() && facts.get("after").is_none());
+    // The version answered is the file's version now.
+    let info = call(&client, "info", json!({"file_path": "big.txt"})).await;
+    let info = info.structured_content.expect("info facts");
+    assert_eq!(facts["version"], info["version"]);
+
+    // A rewrite of every line: bounded, counted, and says where the rest is.
+    let rewritten = content.replace("fox", "cat");
+    let write = call(
+        &client,
+        "write",
+        json!({"file_path": "big.txt", "content": rewritten}),
+    )
+    .await;
+    ok(&write);
+    assert_eq!(disk(root, "big.txt"), rewritten.as_bytes());
+    let answer = serde_json::to_vec(&write).expect("json").len();
+    assert!(answer < 16 * 1024, "the rewrite answered {answer} bytes");
+    let facts = write.structured_content.expect("structured content");
+    assert_eq!(facts["changes"]["added"], lines);
+    assert_eq!(facts["changes"]["removed"], lines);
+    assert_eq!(facts["changes"]["complete"], false);
+    // The hunk shown is cut where the bounds fall; the new text goes on after its `+` lines.
+    let shown = facts["diffs"].as_array().expect("hunks");
+    assert_eq!(shown.len(), 1);
+    let lines_shown = shown[0]["lines"].as_array().expect("lines");
+    let bytes_shown: usize = lines_shown
+        .iter()
+        .filter_map(|l| l.as_str().map(str::len))
+        .sum();
+    assert!(
+        lines_shown.len() <= 200 && bytes_shown <= 8 * 1024 && bytes_shown > 8 * 1024 - 80,
+        "filled to the byte bound: {} lines, {bytes_shown} bytes",
+        lines_shown.len()
+    );
+    let added_shown = lines_shown
+        .iter()
+        .filter(|l| l.as_str().is_some_and(|l| l.starts_with('+')))
+        .count();
+    assert_eq!(facts["changes"]["rest_from_line"], added_shown + 1);
+    client.cancel().await.expect("close");
+}
+
+/// A link whose target the session may not see is listed as a link, its target withheld — the
+/// README's promise — not as an `(other)` non-link.
+#[tokio::test]
+async fn a_link_out_of_the_root_is_listed_as_a_link_whose_target_is_not_shown() {
+    let outer = tempfile::tempdir().expect("tempdir");
+    let root = outer.path().join("ws");
+    std::fs::create_dir(&root).expect("root");
+    std::fs::write(outer.path().join("secret.txt"), "s3cret\n").expect("outside");
+    std::os::unix::fs::symlink(outer.path().join("secret.txt"), root.join("out")).expect("link");
+    std::os::unix::fs::symlink("a.txt", root.join("in")).expect("link in");
+    std::fs::write(root.join("a.txt"), "a\n").expect("a");
+    let client = serve(&root, &[]).await;
+
+    let list = call(&client, "list", json!({"path": "."})).await;
+    let text = ok(&list);
+    assert!(text.contains("\nout (link)  (target not shown)"), "{text}");
+    assert!(text.contains("\nin (link)  2 bytes"), "{text}");
+    assert!(
+        !text.contains("secret") && !text.contains("7 bytes"),
+        "{text}"
+    );
+    let entries = &list.structured_content.expect("facts")["entries"];
+    let out = entries
+        .as_array()
+        .and_then(|e| e.iter().find(|e| e["name"] == "out"))
+        .expect("out listed");
+    assert_eq!(
+        out,
+        &json!({"name": "out", "kind": "other", "size": null, "link": true})
+    );
+    let tree = ok(&call(&client, "tree", json!({"path": "."})).await);
+    assert!(tree.contains("out (link)  (target not shown)"), "{tree}");
+    client.cancel().await.expect("close");
+}
+
+/// A name longer than any file system allows is refused as the bad argument it is, naming its
+/// length, before any I/O — not `FS_NOT_FOUND` "cannot resolve".
+#[tokio::test]
+async fn a_300_byte_name_is_refused_as_too_long_and_nothing_is_written() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let client = serve(root, &[]).await;
+    let long = "n".repeat(300);
+    for (tool, args) in [
+        (
+            "write",
+            json!({"file_path": format!("d/{long}"), "content": "x"}),
+        ),
+        ("read", json!({"file_path": long.clone()})),
+        ("create_directory", json!({"path": long.clone()})),
+        ("move", json!({"source": "a", "destination": long.clone()})),
+    ] {
+        let r = call(&client, tool, args).await;
+        let (error, text) = support::mcp::text(&r);
+        assert!(error, "{tool}: {text}");
+        assert!(
+            text.starts_with("Error: ")
+                && text.contains("has a name of 300 bytes")
+                && text.contains("longer than the 255 bytes a file name may have"),
+            "{tool}: {text}"
+        );
+        assert!(text.len() < 200, "the name is not echoed whole: {text}");
+    }
+    let left: Vec<_> = std::fs::read_dir(root).expect("list").collect();
+    assert!(left.is_empty(), "nothing was created");
+    client.cancel().await.expect("close");
+}

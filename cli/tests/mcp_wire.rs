@@ -164,6 +164,27 @@ fn every_malformed_message_gets_its_json_rpc_error_and_the_session_goes_on() {
     let a = s.request(6, "no/such/method", json!({}));
     assert_eq!(code(&a), -32601, "{a}");
 
+    // Neither a request, a notification nor a response: answered, not dropped.
+    s.raw(br#"{"jsonrpc":"2.0"}"#);
+    let a = s.answer();
+    assert_eq!((code(&a), a["id"].clone()), (-32600, Value::Null), "{a}");
+    s.raw(br#"{"jsonrpc":"2.0","id":61}"#);
+    let a = s.answer();
+    assert_eq!((code(&a), a["id"].clone()), (-32600, json!(61)), "{a}");
+
+    // A batch is refused for being a batch, not for a missing "jsonrpc" its items have.
+    s.raw(br#"[{"jsonrpc":"2.0","id":62,"method":"tools/list"}]"#);
+    let a = s.answer();
+    let why = a["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(code(&a), -32600, "{a}");
+    assert!(
+        why.contains("batch") && !why.contains("is required"),
+        "the cause named is the batch: {why}"
+    );
+
     // The session goes on: a read, then a write of a new file, checked on disk.
     let a = s.call(7, "read", json!({"file_path": "a.txt"}));
     assert_eq!(a["result"]["isError"], json!(false), "{a}");

@@ -42,10 +42,10 @@ pub fn error_text(e: &ToolError) -> String {
 }
 
 /// A tool's result as MCP's: content blocks in order (images as image blocks); the tool's
-/// metadata, when it has some, as `structuredContent` (when the tool declares its shape:
-/// `structured`) and, for clients that read it there, under `_meta["seam/metadata"]`; a
-/// failure as a tool error whose `_meta["seam/error"]` carries its kind and code for a client
-/// that branches on them.
+/// metadata, when it has some, once — as `structuredContent` when the tool declares its shape
+/// (`structured`), else under `_meta["seam/metadata"]` (never both: an answer carries each fact
+/// once); a failure as a tool error whose `_meta["seam/error"]` carries its kind and code for a
+/// client that branches on them.
 pub(crate) fn call_result(result: ToolResult, structured: bool) -> CallToolResult {
     match result {
         Ok(out) => {
@@ -59,9 +59,8 @@ pub(crate) fn call_result(result: ToolResult, structured: bool) -> CallToolResul
                 .collect();
             let mut result = CallToolResult::success(blocks);
             if structured && out.metadata.is_object() {
-                result.structured_content = Some(out.metadata.clone());
-            }
-            if !out.metadata.is_null() {
+                result.structured_content = Some(out.metadata);
+            } else if !out.metadata.is_null() {
                 result.meta = Some(meta("seam/metadata", out.metadata));
             }
             result
@@ -135,6 +134,10 @@ mod tests {
         );
         let structured = call_result(Ok(out), true);
         assert_eq!(structured.structured_content, Some(json!({"lines": 1})));
+        assert!(
+            structured.meta.is_none(),
+            "structured content is not repeated under _meta"
+        );
         assert_eq!(result.is_error, Some(false));
         assert_eq!(result.content.len(), 2);
         assert_eq!(

@@ -200,11 +200,37 @@ fn judge(line: &[u8]) -> Verdict {
             ));
         }
     };
+    if value.is_array() {
+        return Verdict::Answer(error_line(
+            &Value::Null,
+            INVALID_REQUEST,
+            "invalid request: a batch (a JSON array) is not accepted — MCP 2025-06-18 took batching out of the protocol; send each message on a line of its own",
+        ));
+    }
+    if !value.is_object() {
+        return Verdict::Answer(error_line(
+            &Value::Null,
+            INVALID_REQUEST,
+            "invalid request: a message must be a JSON object",
+        ));
+    }
     let id = value.get("id").cloned();
     let is_request = value.get("method").is_some() && id.is_some();
     let answer_id = id.clone().unwrap_or(Value::Null);
+    if value.get("method").is_none()
+        && value.get("result").is_none()
+        && value.get("error").is_none()
+    {
+        // Neither a request, a notification nor a response: nobody could tell what it was for,
+        // so it is answered (with its id, when it has one) rather than dropped.
+        return Verdict::Answer(error_line(
+            &answer_id,
+            INVALID_REQUEST,
+            "invalid request: the message has no \"method\" (a request or notification) and no \"result\" or \"error\" (a response)",
+        ));
+    }
     if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return if is_request || !value.is_object() {
+        return if is_request {
             Verdict::Answer(error_line(
                 &answer_id,
                 INVALID_REQUEST,
@@ -614,7 +640,27 @@ mod tests {
             answer(r#"{"id":4,"method":"tools/list"}"#)["error"]["code"],
             -32600
         );
-        assert_eq!(answer("[1,2]")["error"]["code"], -32600);
+        let batch = answer(r#"[{"jsonrpc":"2.0","id":8,"method":"ping"}]"#);
+        assert_eq!(batch["error"]["code"], -32600);
+        let why = batch["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            why.contains("batch"),
+            "the batch is named as the cause: {why}"
+        );
+        assert!(!why.contains("\"jsonrpc\": \"2.0\" is required"), "{why}");
+        assert_eq!(answer("7")["error"]["code"], -32600);
+        // A message with neither a method nor a result: answered, with its id if it has one.
+        let empty = answer(r#"{"jsonrpc":"2.0"}"#);
+        assert_eq!(
+            (empty["id"].clone(), empty["error"]["code"].clone()),
+            (Value::Null, json!(-32600))
+        );
+        assert_eq!(answer(r#"{"jsonrpc":"2.0","id":9}"#)["id"], 9);
+        // A notification stays unanswered, however malformed.
+        assert!(matches!(
+            judge(br#"{"method":"notifications/initialized"}"#),
+            Verdict::Drop
+        ));
         assert!(matches!(judge(b"  "), Verdict::Drop));
         assert!(matches!(
             judge(br#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#),

@@ -25,9 +25,30 @@ impl<'a> Args<'a> {
             .filter(|v| !v.is_null())
     }
 
-    /// `file_path`: a string that is not blank.
+    /// `file_path`: a path (see [`Args::path`]).
     pub(crate) fn file_path(&self) -> Result<&'a str, ToolError> {
-        self.non_empty_string("file_path")
+        self.path("file_path")
+    }
+
+    /// A path: a string that is not blank and whose every name fits a file system's
+    /// ([`seam::paths::NAME_MAX`] bytes). A longer name could name nothing anywhere, so it is
+    /// refused as the argument it is — `<name> has a name of <n> bytes ("abc…"), longer than the
+    /// 255 bytes a file name may have` — before any I/O, rather than left to the provider's
+    /// `FS_NOT_FOUND`.
+    pub(crate) fn path(&self, name: &str) -> Result<&'a str, ToolError> {
+        let path = self.non_empty_string(name)?;
+        if let Some(long) = path
+            .split(['/', '\\'])
+            .find(|c| c.len() > seam::paths::NAME_MAX)
+        {
+            let shown: String = long.chars().take(24).collect();
+            return Err(ToolError::arguments(format!(
+                "{name} has a name of {} bytes (\"{shown}…\"), longer than the {} bytes a file name may have",
+                long.len(),
+                seam::paths::NAME_MAX
+            )));
+        }
+        Ok(path)
     }
 
     /// A string with at least one non-whitespace character: `<name> must be a non-empty string`.
@@ -134,6 +155,21 @@ mod tests {
                 Err(format!("{bad} must be an integer from 0 to 5"))
             );
         }
+    }
+
+    #[test]
+    fn a_name_longer_than_a_file_system_allows_is_refused_with_its_length() {
+        let long = "x".repeat(300);
+        let v = serde_json::json!({"file_path": format!("a/{long}/b"), "ok": format!("a/{}", "y".repeat(255))});
+        let a = Args::new(&v);
+        assert_eq!(
+            a.file_path().map_err(|e| e.message().to_string()),
+            Err(format!(
+                "file_path has a name of 300 bytes (\"{}…\"), longer than the 255 bytes a file name may have",
+                "x".repeat(24)
+            ))
+        );
+        assert!(a.path("ok").is_ok(), "255 bytes is a name");
     }
 
     #[test]

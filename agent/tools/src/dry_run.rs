@@ -5,7 +5,7 @@
 //! decides when the call runs, and the file may change before then (the real call is guarded by
 //! the version it was read at).
 
-use crate::diff::{Hunk, hunks};
+use crate::diff::{BoundedDiff, bounded};
 use crate::exec::Exec;
 use crate::output::{ContentBlock, ToolOutput, ToolResult};
 use crate::paths::resolve;
@@ -23,11 +23,12 @@ pub(crate) fn schema_field() -> serde_json::Value {
     })
 }
 
-/// A unified diff of `path` from its hunks.
-fn unified(path: &str, created: bool, hunks: &[Hunk]) -> String {
+/// A unified diff of `path` from its hunks (bounded: what is not shown is counted, with the line
+/// where it starts).
+fn unified(path: &str, created: bool, diff: &BoundedDiff) -> String {
     let from = if created { "/dev/null" } else { path };
     let mut out = format!("--- {from}\n+++ {path}");
-    for h in hunks {
+    for h in &diff.hunks {
         out.push_str(&format!(
             "\n@@ -{},{} +{},{} @@",
             h.old_start, h.old_lines, h.new_start, h.new_lines
@@ -36,6 +37,21 @@ fn unified(path: &str, created: bool, hunks: &[Hunk]) -> String {
             out.push('\n');
             out.push_str(line);
         }
+    }
+    if !diff.complete {
+        let shown = diff
+            .hunks
+            .iter()
+            .flat_map(|h| &h.lines)
+            .filter(|l| !l.starts_with(' '))
+            .count();
+        let rest = (diff.added + diff.removed).saturating_sub(shown);
+        out.push_str(&format!(
+            "\n… {rest} more changed lines not shown ({} added and {} removed in all); the new text goes on from line {}",
+            diff.added,
+            diff.removed,
+            diff.rest_from_line.unwrap_or(1)
+        ));
     }
     out
 }
@@ -49,13 +65,13 @@ fn answer(
 ) -> ToolResult {
     // A new file is diffed against nothing (every line added).
     let created = before.is_none();
-    let hunks = hunks(Some(before.unwrap_or("")), after);
-    let text = if hunks.is_empty() {
+    let diff = bounded(Some(before.unwrap_or("")), after);
+    let text = if diff.hunks.is_empty() {
         format!("Dry run: {tool} would leave {path} as it is (nothing was changed).")
     } else {
         format!(
             "Dry run: {tool} would {operation} {path} (nothing was changed; the sandbox and the file's version are checked when the call runs).\n\n{}",
-            unified(path, created, &hunks)
+            unified(path, created, &diff)
         )
     };
     Ok(ToolOutput {
@@ -64,7 +80,8 @@ fn answer(
             "dry_run": true,
             "path": path,
             "operation": operation,
-            "diffs": hunks.iter().map(Hunk::to_json).collect::<Vec<_>>(),
+            "diffs": diff.hunks_json(),
+            "changes": diff.summary_json(),
         }),
     })
 }

@@ -197,12 +197,12 @@ impl Tool for EditTool {
         };
         Ok(ToolOutput {
             content: vec![ContentBlock::Text(text)],
-            metadata: json!({
-                "path": display,
-                "before": outcome.before,
-                "after": outcome.after,
-                "diffs": crate::diff::hunks_json(Some(&outcome.before), &outcome.after),
-            }),
+            metadata: crate::diff::mutation_metadata(
+                display,
+                "update",
+                &outcome.version,
+                Some(&crate::diff::bounded(Some(&outcome.before), &outcome.after)),
+            ),
         })
     }
 }

@@ -358,10 +358,16 @@ impl Tool for StrReplaceEditorTool {
     async fn execute(&self, args: &Value, exec: &Exec) -> ToolResult {
         let args = Args::new(args);
         let command = args.non_empty_string("command")?;
-        let path = args.non_empty_string("path")?;
+        let path = args.path("path")?;
         if !path.starts_with('/') {
+            // The guess is the path beneath the session's working directory: `/<path>` would
+            // send the model out of the workspace (and into a sandbox refusal).
+            let guess = match exec.cwd.as_deref() {
+                Some(cwd) => format!("{}/{path}", cwd.trim_end_matches('/')),
+                None => format!("/{path}"),
+            };
             return Err(ToolError::arguments(format!(
-                "The path {path} is not an absolute path, it should start with `/`. Maybe you meant /{path}?"
+                "The path {path} is not an absolute path, it should start with `/`. Maybe you meant {guess}?"
             )));
         }
         match command {

@@ -26,14 +26,24 @@ fn kind_name(kind: FsKind) -> &'static str {
 }
 
 /// Whether an entry is a link (or another name for something elsewhere): its key is not its
-/// directory's key plus its name.
+/// directory's key plus its name, or it is a name whose target cannot be seen.
 fn is_link(parent: &FsTarget, entry: &FsDirEntry) -> bool {
     let base = parent.key.as_str().trim_end_matches('/');
-    entry.target.key.as_str() != format!("{base}/{}", entry.name)
+    withheld(entry) || entry.target.key.as_str() != format!("{base}/{}", entry.name)
+}
+
+/// Whether an entry is a link whose target is not shown: the contract lists a link that leads
+/// nowhere — dangling, looping, or out of the sandbox's reach — as `other` with no version
+/// (everything that exists has one), and a listing says it is a link and withholds the rest.
+fn withheld(entry: &FsDirEntry) -> bool {
+    entry.kind == FsKind::Other && entry.version.is_none()
 }
 
 /// One entry as a row: `name/` for a directory, `name  <size> bytes` for a file, a link marked.
 fn row(parent: &FsTarget, e: &FsDirEntry) -> String {
+    if withheld(e) {
+        return format!("{} (link)  (target not shown)", e.name);
+    }
     let link = if is_link(parent, e) { " (link)" } else { "" };
     match (e.kind, e.size) {
         (FsKind::Directory, _) => format!("{}/{link}", e.name),

@@ -141,7 +141,7 @@ impl Tool for CreateDirectoryTool {
 
     async fn execute(&self, args: &Value, exec: &Exec) -> ToolResult {
         let args = Args::new(args);
-        let path = args.non_empty_string("path")?;
+        let path = args.path("path")?;
         let stamp = sandbox::stamp(exec, None, None, "create_directory", path).await?;
         if args.optional_bool(crate::dry_run::DRY_RUN)? == Some(true) {
             let target = resolve(exec, path, true).await.map_err(ToolError::fs)?;
@@ -266,7 +266,7 @@ impl Tool for DeleteTool {
 
     async fn execute(&self, args: &Value, exec: &Exec) -> ToolResult {
         let args = Args::new(args);
-        let path = args.non_empty_string("path")?;
+        let path = args.path("path")?;
         let dry_run = args.optional_bool(crate::dry_run::DRY_RUN)? == Some(true);
         let stamp = sandbox::stamp(exec, None, None, "delete", path).await?;
         let fail = |e: FsError| ToolError::fs(with_remedy(stamp.map_denial(exec, e)));
@@ -402,8 +402,8 @@ impl Tool for MoveTool {
 
     async fn execute(&self, args: &Value, exec: &Exec) -> ToolResult {
         let args = Args::new(args);
-        let from = args.non_empty_string("source")?;
-        let to = args.non_empty_string("destination")?;
+        let from = args.path("source")?;
+        let to = args.path("destination")?;
         let dry_run = args.optional_bool(crate::dry_run::DRY_RUN)? == Some(true);
         let stamp = sandbox::stamp(exec, None, None, "move", from).await?;
         let fail = |e: FsError| ToolError::fs(with_remedy(stamp.map_denial(exec, e)));

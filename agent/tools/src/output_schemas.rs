@@ -38,19 +38,31 @@ pub(crate) static READ: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-/// `write` and `edit`: the outcome (a dry run has `dry_run` and no texts).
+/// `write` and `edit`: the outcome, sized by what changed — the new version, the first hunks of
+/// the diff (bounded: `crate::diff::DIFF_MAX_BYTES`) and the counts of the whole change (`null`
+/// with no prior text to diff against); never the texts (a dry run has `dry_run` and no
+/// version).
 pub(crate) static MUTATION: LazyLock<Value> = LazyLock::new(|| {
     json!({
         "type": "object",
         "properties": {
             "path": {"type": "string"},
             "operation": {"type": "string", "enum": ["create", "update"]},
-            "before": {"type": ["string", "null"]},
-            "after": {"type": "string"},
+            "version": {"type": "string"},
             "diffs": diffs(),
+            "changes": {
+                "type": ["object", "null"],
+                "properties": {
+                    "added": {"type": "integer"},
+                    "removed": {"type": "integer"},
+                    "complete": {"type": "boolean"},
+                    "rest_from_line": {"type": ["integer", "null"]}
+                },
+                "required": ["added", "removed", "complete", "rest_from_line"]
+            },
             "dry_run": {"type": "boolean"}
         },
-        "required": ["path", "diffs"]
+        "required": ["path", "operation", "diffs", "changes"]
     })
 });
 

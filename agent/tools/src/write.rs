@@ -180,13 +180,16 @@ impl Tool for WriteTool {
         );
         Ok(ToolOutput {
             content: vec![ContentBlock::Text(text)],
-            metadata: json!({
-                "path": target.display_path,
-                "operation": operation_name(outcome.operation),
-                "before": outcome.before,
-                "after": outcome.after,
-                "diffs": crate::diff::hunks_json(outcome.before.as_deref(), &outcome.after),
-            }),
+            metadata: crate::diff::mutation_metadata(
+                &target.display_path,
+                operation_name(outcome.operation),
+                &outcome.version,
+                outcome
+                    .before
+                    .as_deref()
+                    .map(|before| crate::diff::bounded(Some(before), &outcome.after))
+                    .as_ref(),
+            ),
         })
     }
 }
