@@ -96,14 +96,31 @@ fn a_backend_that_serves_one_call_at_a_time_is_told_visibility_does_not_apply_in
     };
     assert!(why.contains("serves one call at a time"), "{why}");
     assert!(why.contains("crash check"), "{why}");
-    // Nothing claims an overlap that did not happen: no read was answered during a write (the
-    // checks it made are of the mutations themselves, and of the reads once answered).
+    // Nothing claims an overlap that did not happen: no read was answered while a write was
+    // paused (that needs no clock). The free-running reads are timed by the threads' clocks,
+    // which a busy machine skews (under scripts/load.sh, 3 of 85 once looked answered within a
+    // write of this backend); when any do, the verdict's reason says the clocks do not decide.
     let detail = p.detail.as_deref().unwrap_or_default();
     assert!(
-        detail.starts_with("0 reads answered while a mutation was paused at a checkpoint")
-            && detail.contains(" 0 of "),
+        detail.starts_with("0 reads answered while a mutation was paused at a checkpoint"),
         "{detail}"
     );
+    let timed_within = detail
+        .split("; ")
+        .nth(1)
+        .and_then(|free| free.split(' ').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .expect("the free-running tally");
+    if timed_within == 0 {
+        assert!(why.contains("all answered after the write"), "{why}");
+    } else {
+        assert!(
+            why.contains(&format!(
+                "{timed_within} of them looked answered within one by the threads' clocks"
+            )) && why.contains("the paused readers, which need no clock, decide"),
+            "{why}"
+        );
+    }
     assert_eq!(report.stats.paused_reads_served, 0);
     assert!(report.stats.paused_reads_unserved > 0);
     let r = rule(&report);
