@@ -72,6 +72,15 @@ fn start(range: &std::ops::Range<usize>) -> usize {
     }
 }
 
+/// A change's mark in a hunk line: `' '` context, `'-'` removed, `'+'` added.
+fn sign(tag: ChangeTag) -> char {
+    match tag {
+        ChangeTag::Equal => ' ',
+        ChangeTag::Delete => '-',
+        ChangeTag::Insert => '+',
+    }
+}
+
 /// The hunks turning `before` into `after`; none when `before` is unknown (`None`: a create,
 /// or a prior file the provider gave no diff basis for) or the texts are equal.
 pub fn hunks(before: Option<&str>, after: &str) -> Vec<Hunk> {
@@ -92,11 +101,7 @@ pub fn hunks(before: Option<&str>, after: &str) -> Vec<Hunk> {
         let mut lines = Vec::new();
         for op in &group {
             for change in diff.iter_changes(op) {
-                let sign = match change.tag() {
-                    ChangeTag::Equal => ' ',
-                    ChangeTag::Delete => '-',
-                    ChangeTag::Insert => '+',
-                };
+                let sign = sign(change.tag());
                 let text = change.value();
                 let text = text.strip_suffix('\n').unwrap_or(text);
                 lines.push(format!("{sign}{text}"));
@@ -111,11 +116,6 @@ pub fn hunks(before: Option<&str>, after: &str) -> Vec<Hunk> {
         });
     }
     out
-}
-
-/// The hunks as a JSON array.
-pub fn hunks_json(before: Option<&str>, after: &str) -> Value {
-    Value::Array(hunks(before, after).iter().map(Hunk::to_json).collect())
 }
 
 /// A mutation's diff as its answer carries it: the first hunks, up to [`DIFF_MAX_LINES`] lines
@@ -306,11 +306,7 @@ pub fn bounded(before: Option<&str>, after: &str) -> BoundedDiff {
         let mut cut = false;
         'ops: for op in &group {
             for change in diff.iter_changes(op) {
-                let sign = match change.tag() {
-                    ChangeTag::Equal => ' ',
-                    ChangeTag::Delete => '-',
-                    ChangeTag::Insert => '+',
-                };
+                let sign = sign(change.tag());
                 let text = change.value();
                 let line = shown_line(sign, text.strip_suffix('\n').unwrap_or(text));
                 if hunk.lines.len() == lines_left || line.len() > bytes_left {
