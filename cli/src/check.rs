@@ -149,6 +149,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
             "seam: stopped {left} process(es) that calls given up on had left running (adapters, servers)"
         );
     }
+    let cases = seam_cli::case_dirs::remove_abandoned();
+    if cases > 0 {
+        eprintln!("seam: removed {cases} case director(ies) that calls given up on had left");
+    }
     let failed = io_failed || all.iter().any(|r| r.verdict == Verdict::Fail);
     let incomplete = all
         .iter()

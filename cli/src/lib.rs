@@ -5,6 +5,7 @@
 //! the tests that check the shipped providers (one local factory, not one per test crate).
 
 pub mod agent;
+pub mod case_dirs;
 pub mod providers;
 pub mod remote;
 pub mod shell;

@@ -531,7 +531,10 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("seam __unprivileged: {e}");
-                ExitCode::from(1)
+                ExitCode::from(match e {
+                    unprivileged::ChildError::CannotStart(_) => unprivileged::CANNOT_START,
+                    unprivileged::ChildError::Other(_) => 1,
+                })
             }
         },
     }

@@ -231,10 +231,10 @@ impl Factory for LocalFactory {
 
 /// A fresh temporary directory for one case, its world, and the local configuration the case
 /// asks for.
-fn case_root(options: &CaseOptions) -> Result<(tempfile::TempDir, DiskWorld, LocalConfig), String> {
-    let dir = tempfile::Builder::new()
-        .prefix("seam-check-")
-        .tempdir()
+fn case_root(
+    options: &CaseOptions,
+) -> Result<(crate::case_dirs::CaseDir, DiskWorld, LocalConfig), String> {
+    let dir = crate::case_dirs::CaseDir::new("seam-check-")
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let world = DiskWorld::new(dir.path()).map_err(|e| e.to_string())?;
     let config = local_config(&world.root_display(), options, options.seed)?;

@@ -62,18 +62,23 @@ pub fn run(args: &ReplayArgs<'_>) -> Result<bool, crate::Usage> {
     };
     let agent: Arc<dyn seam_conformance::AgentFactory> =
         Arc::new(seam_cli::agent::ToolAgentFactory);
-    let outcome = match replay_with(factory.clone(), Some(agent), &trace, &config) {
+    let name = factory.name();
+    let outcome = replay_with(factory.clone(), Some(agent), &trace, &config);
+    // The factory goes first, as at the end of `seam check`: an `exec:` adapter serving the run
+    // sees its input end and removes its cases itself. Only then is what a call given up on
+    // kept alive on its thread stopped (killed before, the adapter left its cases in TMPDIR).
+    drop(factory);
+    seam_remote::children::stop_all();
+    seam_cli::case_dirs::remove_abandoned();
+    let outcome = match outcome {
         Ok(o) => o,
         // The backend did not start (or the run could not): not a usage mistake, and not a
         // departure at a step either — said, exit 1.
         Err(f) => {
-            seam_remote::children::stop_all();
-            println!("cannot replay on {}: {f}", factory.name());
+            println!("cannot replay on {name}: {f}");
             return Ok(false);
         }
     };
-    // A call given up on keeps its adapter alive on its thread: stop what is left.
-    seam_remote::children::stop_all();
     for r in &outcome.records {
         let mark = if r.failure.is_some() { "✗" } else { "✓" };
         println!("{mark} {:>2}. {}", r.index, r.description);

@@ -3,7 +3,7 @@
 //! `std::process::Command` drops the supplementary groups and the ids in the child before exec,
 //! which needs no unsafe code of ours.
 
-use seam_conformance::{CaseOutcome, PermissionCase, Unprivileged, run_cases};
+use seam_conformance::{CaseOutcome, PermissionCase, Unprivileged, UnprivilegedError, run_cases};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -12,6 +12,21 @@ use std::process::{Command, Stdio};
 
 /// The user and group the child runs as.
 pub const NOBODY: u32 = 65534;
+
+/// The child's exit status when it could not start the backend as itself (its command cannot
+/// be executed by `nobody`): the permission cases were not run, which is not a failure.
+pub const CANNOT_START: u8 = 3;
+
+/// Why the child stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildError {
+    /// The backend could not be made as this user ([`CANNOT_START`]).
+    #[error("cannot start the backend as this user: {0}")]
+    CannotStart(String),
+    /// Anything else.
+    #[error("{0}")]
+    Other(String),
+}
 
 /// Re-executes the `seam` binary as `nobody`.
 pub struct SelfExec {
@@ -42,7 +57,32 @@ impl SelfExec {
 }
 
 impl Unprivileged for SelfExec {
-    fn run(&self, root: &str, cases: &[PermissionCase]) -> Result<Vec<CaseOutcome>, String> {
+    fn run(
+        &self,
+        root: &str,
+        cases: &[PermissionCase],
+    ) -> Result<Vec<CaseOutcome>, UnprivilegedError> {
+        self.run_cases(root, cases).map_err(|e| match e {
+            Ran::CannotStart(why) => UnprivilegedError::CannotStart(why),
+            Ran::Failed(why) => UnprivilegedError::Failed(why),
+        })
+    }
+}
+
+/// How running the child went wrong.
+enum Ran {
+    CannotStart(String),
+    Failed(String),
+}
+
+impl From<String> for Ran {
+    fn from(why: String) -> Self {
+        Ran::Failed(why)
+    }
+}
+
+impl SelfExec {
+    fn run_cases(&self, root: &str, cases: &[PermissionCase]) -> Result<Vec<CaseOutcome>, Ran> {
         let exe = &self.exe;
         let input = serde_json::to_vec(cases).map_err(|e| e.to_string())?;
         // The binary may live where `nobody` cannot reach (a root-owned home or checkout); then
@@ -69,38 +109,56 @@ impl Unprivileged for SelfExec {
                 child
             }
             Err(e) => {
-                return Err(format!(
+                return Err(Ran::Failed(format!(
                     "cannot start the unprivileged child as uid {NOBODY}: {e}"
-                ));
+                )));
             }
         };
         if let Some(mut stdin) = child.stdin.take() {
             stdin.write_all(&input).map_err(|e| e.to_string())?;
         }
         let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        let said = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() == Some(i32::from(CANNOT_START)) {
+            // What the backend's command said (a shell's "Permission denied") and the child's
+            // own line, as one.
+            let lines: Vec<&str> = said
+                .lines()
+                .map(|l| l.trim().trim_start_matches("seam __unprivileged: "))
+                .filter(|l| !l.is_empty())
+                .collect();
+            return Err(Ran::CannotStart(format!(
+                "the backend could not be started as uid {NOBODY} (nobody), which permission \
+                 cases must run as when the gate is root: {}",
+                lines.join("; ")
+            )));
+        }
         if !out.status.success() {
-            return Err(format!(
+            return Err(Ran::Failed(format!(
                 "the unprivileged child failed ({}): {}",
                 out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+                said.trim()
+            )));
         }
         serde_json::from_slice(&out.stdout)
-            .map_err(|e| format!("the unprivileged child answered nonsense: {e}"))
+            .map_err(|e| Ran::Failed(format!("the unprivileged child answered nonsense: {e}")))
     }
 }
 
 /// The child's side: read cases from stdin, run them, print outcomes.
-pub fn child(provider: &str, root: &str) -> Result<(), String> {
+pub fn child(provider: &str, root: &str) -> Result<(), ChildError> {
     if rustix::process::geteuid().is_root() {
-        return Err("refusing to run permission cases as root".into());
+        return Err(ChildError::Other(
+            "refusing to run permission cases as root".into(),
+        ));
     }
     let cases: Vec<PermissionCase> = serde_json::from_reader(std::io::stdin())
-        .map_err(|e| format!("bad case list on stdin: {e}"))?;
-    let fs = crate::providers::provider_at(provider, root)?;
-    let rt = seam_conformance::runtime().map_err(|e| format!("cannot start a runtime: {e}"))?;
+        .map_err(|e| ChildError::Other(format!("bad case list on stdin: {e}")))?;
+    let fs = crate::providers::provider_at(provider, root).map_err(ChildError::CannotStart)?;
+    let rt = seam_conformance::runtime()
+        .map_err(|e| ChildError::Other(format!("cannot start a runtime: {e}")))?;
     let outcomes = rt.block_on(run_cases(fs.as_ref(), root, &cases));
-    let json = serde_json::to_string(&outcomes).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string(&outcomes).map_err(|e| ChildError::Other(e.to_string()))?;
     println!("{json}");
     Ok(())
 }

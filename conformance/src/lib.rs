@@ -73,7 +73,9 @@ pub use failure::{Failure, FailureKind};
 pub use generate::text_corpus;
 pub use harness::{Harness, HarnessConfig, MessageCheck, NEVER_ISSUED, StepRecord};
 pub use laws::Laws;
-pub use properties::permissions::{CaseOutcome, PermissionCase, Unprivileged, run_cases};
+pub use properties::permissions::{
+    CaseOutcome, PermissionCase, Unprivileged, UnprivilegedError, run_cases,
+};
 pub use report::{
     Coverage, PropertyResult, Report, RuleLine, Skipped, Status, Verdict, junit_document,
 };

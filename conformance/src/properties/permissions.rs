@@ -57,8 +57,31 @@ pub struct CaseOutcome {
 /// Runs cases as an unprivileged user against a provider rooted at `root`.
 pub trait Unprivileged: Send + Sync {
     /// Runs `cases` and returns one outcome per case, in order.
-    fn run(&self, root: &str, cases: &[PermissionCase]) -> Result<Vec<CaseOutcome>, String>;
+    fn run(
+        &self,
+        root: &str,
+        cases: &[PermissionCase],
+    ) -> Result<Vec<CaseOutcome>, UnprivilegedError>;
 }
+
+/// Why cases could not be run as the unprivileged user.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum UnprivilegedError {
+    /// The backend could not be started as that user at all — its command cannot be executed
+    /// by them (an interpreter under root's home, a script only root may read): a fact of this
+    /// machine, not of what the backend refuses. The property is reported as not run, with
+    /// the reason and the remedy.
+    #[error("{0}")]
+    CannotStart(String),
+    /// Anything else went wrong running them: the property fails its setup.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// What to do when the unprivileged user cannot start the backend.
+const CANNOT_START_REMEDY: &str = "to check what the backend refuses, make its command one \
+     every user may execute (an interpreter outside root's home, e.g. /usr/bin/python3, and a \
+     script others may read), or run the check as a user other than root";
 
 /// The cases; every one must be `FS_PERMISSION_DENIED`.
 pub fn cases() -> Vec<PermissionCase> {
@@ -239,7 +262,17 @@ fn run(cx: &Context, out: &mut Run) -> Result<(), Failure> {
     let before: BTreeMap<String, SnapEntry> = world.snapshot().map_err(setup)?;
     let cases = cases();
     let outcomes = match cx.config.unprivileged.as_ref().filter(|_| as_root) {
-        Some(runner) => runner.run(&root, &cases).map_err(setup)?,
+        Some(runner) => match runner.run(&root, &cases) {
+            Ok(outcomes) => outcomes,
+            Err(UnprivilegedError::CannotStart(why)) => {
+                for e in teardown() {
+                    let _ = world.apply(&e);
+                }
+                out.not_checked = Some(NotChecked::NotRun(format!("{why}; {CANNOT_START_REMEDY}")));
+                return Ok(());
+            }
+            Err(e @ UnprivilegedError::Failed(_)) => return Err(setup(e)),
+        },
         None => cx
             .runtime()?
             .block_on(run_cases(subject.fs.as_ref(), &root, &cases)),
