@@ -314,7 +314,15 @@ impl Harness {
         };
         let expected = self.model.read_text_target(&r);
         let actual = if stream {
-            collect_stream(self.fs.stream_text(&t, &Signal::none()).await).await
+            let long = expected
+                .as_ref()
+                .is_ok_and(|text| text.len() > SLOW_READER_FROM);
+            let stream = self.fs.stream_text(&t, &Signal::none()).await;
+            if long {
+                collect_stream_slowly(stream).await
+            } else {
+                collect_stream(stream).await
+            }
         } else {
             self.fs.read_text(&t, &Signal::none()).await
         };
@@ -465,6 +473,34 @@ pub(super) async fn collect_stream(
 ) -> Result<String, FsError> {
     let mut s = stream?;
     let mut text = String::new();
+    while let Some(chunk) = s.next().await {
+        text.push_str(&chunk?);
+    }
+    Ok(text)
+}
+
+/// A stream the model says is longer than this is read slowly: more than a window of chunks
+/// of any backend here (8 chunks of 16 KiB, the kits'), so that a backend sending past its
+/// window has something to send.
+const SLOW_READER_FROM: usize = 128 * 1024;
+
+/// How long a slow reader stops after its first chunk.
+const SLOW_READER_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// [`collect_stream`] by a reader slower than the backend: it stops after the first chunk for
+/// [`SLOW_READER_PAUSE`], as an agent's client does while it works on what it has. A backend
+/// that honours flow control waits for credit meanwhile; one that ignores it sends on past the
+/// window it was granted, which a client that counts (the remote one does) refuses — the
+/// stream then fails, and the step departs with that reason.
+async fn collect_stream_slowly(
+    stream: Result<seam::TextStream, FsError>,
+) -> Result<String, FsError> {
+    let mut s = stream?;
+    let mut text = String::new();
+    if let Some(chunk) = s.next().await {
+        text.push_str(&chunk?);
+        tokio::time::sleep(SLOW_READER_PAUSE).await;
+    }
     while let Some(chunk) = s.next().await {
         text.push_str(&chunk?);
     }

@@ -5,6 +5,7 @@
 //! `RemoteFileSystem` can be awaited from any executor (and its blocking helpers called from
 //! plain threads, as the suite's `World` is).
 
+use crate::credit::Credit;
 use crate::frame::{Frame, Limits, ReadError, read_frame};
 use crate::wire::{self, error_in, message, target_from_server, target_to_server, unpack_key};
 use seam::{
@@ -101,7 +102,8 @@ pub enum RemoteError {
 
 enum Waiter {
     Call(oneshot::Sender<Frame>),
-    Stream(mpsc::UnboundedSender<Frame>),
+    /// A stream's frames, and its flow control.
+    Stream(mpsc::UnboundedSender<Frame>, Arc<Credit>),
 }
 
 /// The calls waiting for an answer, and whether answers have ended (the server's stream closed
@@ -364,7 +366,7 @@ async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
                         Waiter::Call(tx) => {
                             let _ = tx.send(frame);
                         }
-                        Waiter::Stream(tx) => {
+                        Waiter::Stream(tx, _) => {
                             let _ = tx.send(frame);
                         }
                     }
@@ -382,8 +384,18 @@ async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
             _ => None,
         };
         if let Some(id) = stream_id {
-            if let Some(Waiter::Stream(tx)) = lock(&inner.pending).by_id.get(&id) {
-                let _ = tx.send(frame);
+            let chunk = frame.json.get("method").and_then(Value::as_str) == Some("stream/chunk");
+            let mut pending = lock(&inner.pending);
+            if let Some(Waiter::Stream(tx, credit)) = pending.by_id.get(&id) {
+                if !chunk || credit.arrived() {
+                    let _ = tx.send(frame);
+                } else {
+                    // Past the window: the stream ends here (its reader sees why, in
+                    // `credit`), and the server is told to stop sending it.
+                    pending.by_id.remove(&id);
+                    drop(pending);
+                    inner.notify("$/cancel", json!({ "id": id }));
+                }
             }
             continue;
         }
@@ -398,7 +410,7 @@ async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
             Some(Waiter::Call(tx)) => {
                 let _ = tx.send(frame);
             }
-            Some(Waiter::Stream(tx)) => {
+            Some(Waiter::Stream(tx, _)) => {
                 let _ = tx.send(frame);
             }
             None => {}
@@ -859,7 +871,9 @@ impl FileSystem for RemoteFileSystem {
         let inner = &self.conn.inner;
         let id = inner.id();
         let (tx, mut rx) = mpsc::unbounded_channel();
-        lock(&inner.pending).add(id, Waiter::Stream(tx));
+        let window = self.conn.hello()["limits"]["stream_window"].as_u64();
+        let credit = Arc::new(Credit::new(window));
+        lock(&inner.pending).add(id, Waiter::Stream(tx, credit.clone()));
         let request = message(
             Some(id),
             "stream_text",
@@ -886,6 +900,7 @@ impl FileSystem for RemoteFileSystem {
         Ok(Box::pin(RemoteText {
             inner: inner.clone(),
             rx,
+            credit,
             id,
             done: false,
             pending: Vec::new(),
@@ -1082,6 +1097,7 @@ impl FileSystem for RemoteFileSystem {
 struct RemoteText {
     inner: Arc<Inner>,
     rx: mpsc::UnboundedReceiver<Frame>,
+    credit: Arc<Credit>,
     id: u64,
     done: bool,
     /// The segments of the last chunk not yet handed out, last first.
@@ -1099,16 +1115,32 @@ impl futures_core::Stream for RemoteText {
         if self.done {
             return Poll::Ready(None);
         }
+        if let Some(why) = self.credit.broken() {
+            // Ended by the reader the moment a chunk came past the window; what came before
+            // it is not handed out, as the stream is already wrong.
+            self.done = true;
+            return Poll::Ready(Some(Err(FsError::new(
+                FsErrorCode::IoError,
+                format!("remote stream_text: {why}"),
+            ))));
+        }
         let mut frame = match self.rx.poll_recv(cx) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(None) => {
                 self.done = true;
-                return Poll::Ready(Some(Err(lost(Verb::Read, RemoteError::Closed))));
+                return Poll::Ready(Some(Err(match self.credit.broken() {
+                    Some(why) => {
+                        FsError::new(FsErrorCode::IoError, format!("remote stream_text: {why}"))
+                    }
+                    None => lost(Verb::Read, RemoteError::Closed),
+                })));
             }
             Poll::Ready(Some(f)) => f,
         };
         if frame.json.get("method").and_then(Value::as_str) == Some("stream/chunk") {
             let id = self.id;
+            // Counted before it is sent: the server can never have seen more.
+            self.credit.grant();
             self.inner
                 .notify("stream/credit", json!({ "id": id, "chunks": 1 }));
             // One chunk may carry several segments (we said `stream_segments`): each is whole

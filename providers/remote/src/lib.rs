@@ -33,6 +33,7 @@ mod accept;
 mod budget;
 pub mod children;
 mod client;
+mod credit;
 pub mod frame;
 mod outbox;
 mod server;

@@ -1,0 +1,102 @@
+//! Stream flow control over the wire. An adapter that sends every chunk of a `stream_text` at
+//! once, past the window of 8 it announced, is caught by `sequences` at fresh seeds with a short
+//! trace that names `stream/credit` — the gate reads long streams slowly, and the client counts
+//! what it granted — beside the same adapter honouring the window passing at the same seed.
+//! (Before, nothing compared the chunks in flight with the window, and it passed.)
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[path = "support/interpreters.rs"]
+mod interpreters;
+use interpreters::python_or_skip;
+
+fn adapter(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/adapters")
+        .join(name)
+        .canonicalize()
+        .expect("the adapter")
+}
+
+/// A fresh seed, different at every run (printed with the command that repeats it).
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish() >> 16
+}
+
+/// Runs `sequences` on `adapter` at `seed`; returns the exit code, what was said, and the
+/// steps of the trace it saved (if it saved one).
+fn sequences(adapter: &Path, seed: u64) -> (Option<i32>, String, Option<usize>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let provider = format!("exec:python3 {} --test-control", adapter.display());
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args([
+            "check",
+            "--provider",
+            &provider,
+            "--seed",
+            &seed.to_string(),
+        ])
+        .args(["--property", "sequences", "--trace-dir", "traces"])
+        .current_dir(dir.path())
+        .output()
+        .expect("run seam");
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let steps = std::fs::read_dir(dir.path().join("traces"))
+        .ok()
+        .and_then(|mut d| d.next())
+        .and_then(Result::ok)
+        .map(|e| {
+            let trace: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(e.path()).expect("trace"))
+                    .expect("a trace is JSON");
+            trace["steps"].as_array().expect("steps").len()
+        });
+    (out.status.code(), said, steps)
+}
+
+#[test]
+fn an_adapter_that_ignores_stream_credit_is_caught_at_fresh_seeds_beside_one_that_honours_it() {
+    if !python_or_skip() {
+        return;
+    }
+    for _ in 0..3 {
+        let seed = fresh_seed();
+        let repeat = format!(
+            "repeat with: seam check --provider 'exec:python3 fixtures/adapters/broken/ignores_credit.py --test-control' --property sequences --seed {seed}"
+        );
+        let (code, said, steps) = sequences(&adapter("broken/ignores_credit.py"), seed);
+        assert_eq!(code, Some(1), "{repeat}\n{said}");
+        let failed = said
+            .lines()
+            .find(|l| l.starts_with("FAILED sequences"))
+            .unwrap_or_else(|| panic!("{repeat}\n{said}"));
+        assert!(
+            failed.contains("(stream_text ") && failed.contains("it ignores stream/credit"),
+            "{repeat}\n{failed}"
+        );
+        // Shrunk to the read of a long file and what made it.
+        let steps = steps.unwrap_or_else(|| panic!("no trace saved: {repeat}\n{said}"));
+        assert!(steps <= 4, "{steps} steps: {repeat}\n{said}");
+
+        let (code, said, steps) = sequences(&adapter("python/seam_adapter.py"), seed);
+        assert!(
+            said.contains("\n  sequences              passed"),
+            "the honest adapter at seed {seed}:\n{said}"
+        );
+        // Only `sequences` was asked for: incomplete, never failed, and no trace.
+        assert_eq!(code, Some(3), "{said}");
+        assert_eq!(steps, None, "{said}");
+    }
+}
