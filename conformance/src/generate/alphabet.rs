@@ -10,14 +10,18 @@ use seam::paths::NAME_MAX;
 use seam::text::NUL_SAMPLE_BYTES;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Names, with weights: lower and upper case (byte order vs locale order), a multi-byte name, the
-/// names that directories and links tend to get, a sibling whose name extends a directory's
-/// (`d`, `dd`: a string prefix that is not containment), and one of exactly 255 bytes.
+/// Names, with weights: lower and upper case (byte order vs locale order), a multi-byte name in
+/// its two Unicode spellings — precomposed (NFC) and decomposed, `e` and a combining acute
+/// (NFD): two names to the contract, one to a store that normalises (some macOS volumes, several
+/// object stores) — the names that directories and links tend to get, a sibling whose name
+/// extends a directory's (`d`, `dd`: a string prefix that is not containment), and one of
+/// exactly 255 bytes.
 pub(crate) const NAMES: &[(u32, &str)] = &[
     (8, "a"),
     (2, "b"),
     (3, "B"),
     (1, "é"),
+    (1, "e\u{301}"),
     (4, "d"),
     (1, "dd"),
     (2, "e"),
