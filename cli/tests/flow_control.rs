@@ -4,12 +4,18 @@
 //! what it granted — beside the same adapter honouring the window passing at the same seed.
 //! (Before, nothing compared the chunks in flight with the window, and it passed.)
 
+#[path = "support/seeds.rs"]
+mod seeds;
+use seeds::{fresh_seed, sequences};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 #[path = "support/interpreters.rs"]
 mod interpreters;
 use interpreters::python_or_skip;
+
+fn python(adapter: &Path) -> String {
+    format!("exec:python3 {} --test-control", adapter.display())
+}
 
 fn adapter(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -17,53 +23,6 @@ fn adapter(name: &str) -> PathBuf {
         .join(name)
         .canonicalize()
         .expect("the adapter")
-}
-
-/// A fresh seed, different at every run (printed with the command that repeats it).
-fn fresh_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.finish() >> 16
-}
-
-/// Runs `sequences` on `adapter` at `seed`; returns the exit code, what was said, and the
-/// steps of the trace it saved (if it saved one).
-fn sequences(adapter: &Path, seed: u64) -> (Option<i32>, String, Option<usize>) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let provider = format!("exec:python3 {} --test-control", adapter.display());
-    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
-        .args([
-            "check",
-            "--provider",
-            &provider,
-            "--seed",
-            &seed.to_string(),
-        ])
-        .args(["--property", "sequences", "--trace-dir", "traces"])
-        .current_dir(dir.path())
-        .output()
-        .expect("run seam");
-    let said = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let steps = std::fs::read_dir(dir.path().join("traces"))
-        .ok()
-        .and_then(|mut d| d.next())
-        .and_then(Result::ok)
-        .map(|e| {
-            let trace: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(e.path()).expect("trace"))
-                    .expect("a trace is JSON");
-            trace["steps"].as_array().expect("steps").len()
-        });
-    (out.status.code(), said, steps)
 }
 
 #[test]
@@ -76,7 +35,7 @@ fn an_adapter_that_ignores_stream_credit_is_caught_at_fresh_seeds_beside_one_tha
         let repeat = format!(
             "repeat with: seam check --provider 'exec:python3 fixtures/adapters/broken/ignores_credit.py --test-control' --property sequences --seed {seed}"
         );
-        let (code, said, steps) = sequences(&adapter("broken/ignores_credit.py"), seed);
+        let (code, said, steps) = sequences(&python(&adapter("broken/ignores_credit.py")), seed);
         assert_eq!(code, Some(1), "{repeat}\n{said}");
         let failed = said
             .lines()
@@ -90,7 +49,7 @@ fn an_adapter_that_ignores_stream_credit_is_caught_at_fresh_seeds_beside_one_tha
         let steps = steps.unwrap_or_else(|| panic!("no trace saved: {repeat}\n{said}"));
         assert!(steps <= 4, "{steps} steps: {repeat}\n{said}");
 
-        let (code, said, steps) = sequences(&adapter("python/seam_adapter.py"), seed);
+        let (code, said, steps) = sequences(&python(&adapter("python/seam_adapter.py")), seed);
         assert!(
             said.contains("\n  sequences              passed"),
             "the honest adapter at seed {seed}:\n{said}"

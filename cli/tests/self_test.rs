@@ -6,12 +6,15 @@
 //! * every deliberately broken variant (`seam-faults`) fails, in the property and for the reason
 //!   (`FailureKind`) it is known for, at the same seed and breadth, with a short trace.
 
+#[path = "support/seeds.rs"]
+mod seeds;
 use seam_cli::providers::{LocalFactory, SandboxFactory};
 use seam_cli::unprivileged::SelfExec;
 use seam_conformance::{
     Report, SequenceConfig, Status, SuiteConfig, Timing, Verdict, property_names, run_suite,
 };
 use seam_faults::{Fault, FaultyFactory};
+use seeds::fresh_seed;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -423,19 +426,6 @@ fn every_sandbox_mode_passes_the_generated_fence_and_the_broken_fences_are_caugh
         }
     }
     assert!(escapes > 0, "no broken fence was reported as an escape");
-}
-
-/// A fresh seed, different at every run of the tests (printed by the tests that use it, with
-/// the command that repeats the run).
-fn fresh_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.finish() >> 16
 }
 
 /// The departures that need two things to line up — one guard met by one interference, a shape
