@@ -259,6 +259,7 @@ caught! {
     catches_a_rename_that_ignores_its_signal => RenameIgnoresCancel,
     catches_a_competitor_taken_for_a_file_whatever_it_is => CompetitorTakenForAFile,
     catches_emptiness_left_to_the_removal_after_before_stage => EmptinessCheckedAtRemoval,
+    catches_a_listing_that_keeps_only_its_first_page => ListingKeepsFirstPage,
 }
 
 #[test]

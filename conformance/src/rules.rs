@@ -104,6 +104,9 @@ rules! {
     ListNotDirectory = "list.not-directory", CORE, "listing a file is FS_NOT_DIRECTORY";
     ListMissing = "list.missing", CORE, "listing nothing is FS_NOT_FOUND";
     ListThroughLink = "list.through-link", LINKS, "a directory asked for through a link to it is listed";
+    ListBig = "list.big", CORE, "a directory of thousands of entries is listed whole, in byte order, each entry with its kind and size, its first and last entries statted and read";
+    ListLongNames = "list.long-names", CORE, "a directory of hundreds of names near the length limit is listed whole, in byte order";
+    ResolveDeep = "resolve.deep", CORE, "a file 64 directories deep is resolved, listed, statted and read";
     WriteCreate = "write.create", CORE, "a write creates a file";
     WriteReplace = "write.replace", CORE, "an unguarded write replaces a file";
     WriteCreateIfAbsentExists = "write.create-if-absent-exists", CORE, "create-if-absent on an existing file is FS_NOT_OBSERVED, file untouched";

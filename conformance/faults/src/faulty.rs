@@ -583,6 +583,9 @@ impl FileSystem for Faulty {
             return Err(e);
         }
         let mut entries = self.inner.list_dir(target, signal).await?;
+        if self.fault == Fault::ListingKeepsFirstPage {
+            entries.truncate(1024);
+        }
         if self.fault == Fault::LocaleOrderedListing {
             entries.sort_by(|a, b| {
                 a.name

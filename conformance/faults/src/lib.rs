@@ -173,11 +173,14 @@ pub enum Fault {
     /// anything. The disk providers shipped this until the short cases found it; the random
     /// sequences found it at about one seed in four.
     EmptinessCheckedAtRemoval,
+    /// A listing keeps only its first page of 1,024 entries (as a backend over an API that
+    /// pages its listings does when it forgets to ask for the next page).
+    ListingKeepsFirstPage,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 51] = [
+    pub const ALL: [Fault; 52] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -229,6 +232,7 @@ impl Fault {
         Fault::RenameIgnoresCancel,
         Fault::CompetitorTakenForAFile,
         Fault::EmptinessCheckedAtRemoval,
+        Fault::ListingKeepsFirstPage,
     ];
 
     /// A stable kebab-case name.
@@ -285,6 +289,7 @@ impl Fault {
             Fault::RenameIgnoresCancel => "rename-ignores-cancel",
             Fault::CompetitorTakenForAFile => "competitor-taken-for-a-file",
             Fault::EmptinessCheckedAtRemoval => "emptiness-checked-at-removal",
+            Fault::ListingKeepsFirstPage => "listing-keeps-first-page",
         }
     }
 
@@ -391,6 +396,7 @@ impl Fault {
             Fault::RenameIgnoresCancel => &["expected FS_ABORTED \"rename aborted\""],
             Fault::CompetitorTakenForAFile => &["expected FS_NOT_REGULAR_FILE"],
             Fault::EmptinessCheckedAtRemoval => &["directory not empty\", got FS_ABORTED"],
+            Fault::ListingKeepsFirstPage => &["shows 1024 entries; the directory has 3030"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -453,6 +459,7 @@ impl Fault {
             Fault::CompetitorTakenForAFile | Fault::EmptinessCheckedAtRemoval => {
                 ("short-cases", &K::Outcome)
             }
+            Fault::ListingKeepsFirstPage => ("big-directories", &K::ListingLaw),
         }
     }
 }

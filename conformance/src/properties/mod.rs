@@ -5,6 +5,7 @@
 //! (claims, races, staging, permissions, sandbox) drive the provider directly.
 
 pub mod bad_input;
+pub mod big_dirs;
 pub mod claims;
 pub mod containment;
 mod containment_ns;
@@ -230,6 +231,7 @@ pub fn registry() -> Vec<Arc<dyn Property>> {
         Arc::new(facts::PathFacts),
         Arc::new(bad_input::BadInput),
         Arc::new(identity::SymlinkIdentity),
+        Arc::new(big_dirs::BigDirectories),
         Arc::new(staging::StagingPrivate),
         Arc::new(staging::StagingNotClobbered),
         Arc::new(races::CasRaces),
