@@ -450,7 +450,9 @@ impl Fault {
             Fault::FileUrlLeavesReserved => ("sequences", &K::PathFacts),
             Fault::GuardNotRechecked => ("sequences", &K::Outcome),
             Fault::RenameByCopy => ("sequences", &K::BytesOnDisk),
-            Fault::RemoveFollowsLink => ("sequences", &K::Litter),
+            // Found by construction (a link to a file, removed), at every seed; the random
+            // sequences found it at most seeds, not all (at 1000003, once é had two spellings).
+            Fault::RemoveFollowsLink => ("short-cases", &K::Litter),
             Fault::RemoveIgnoresGuard | Fault::RenameReplacesWithoutGuard => {
                 ("sequences", &K::Outcome)
             }
