@@ -51,21 +51,29 @@ fn real(dir: &Path) -> String {
 }
 
 fn spawn(role: &str, dir: &str, id: usize, staging: &str) -> Child {
-    Command::new(std::env::current_exe().expect("test binary"))
-        .args([
-            "--exact",
-            "child_process",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("SEAM_CHILD", role)
-        .env("SEAM_CHILD_DIR", dir)
-        .env("SEAM_CHILD_ID", id.to_string())
-        .env("SEAM_CHILD_STAGING", staging)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn the child")
+    spawn_with(role, dir, id, staging, None)
+}
+
+/// [`spawn`], the child told where to say it is ready (`SEAM_CHILD_READY`).
+fn spawn_with(role: &str, dir: &str, id: usize, staging: &str, ready: Option<&Path>) -> Child {
+    let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
+    if let Some(ready) = ready {
+        cmd.env("SEAM_CHILD_READY", ready);
+    }
+    cmd.args([
+        "--exact",
+        "child_process",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("SEAM_CHILD", role)
+    .env("SEAM_CHILD_DIR", dir)
+    .env("SEAM_CHILD_ID", id.to_string())
+    .env("SEAM_CHILD_STAGING", staging)
+    .stdout(Stdio::null())
+    .stderr(Stdio::inherit())
+    .spawn()
+    .expect("spawn the child")
 }
 
 fn wait_for(path: &Path, limit: Duration) -> bool {
@@ -258,7 +266,14 @@ fn states(i: usize) -> Vec<String> {
 fn crasher(fs: &LocalFileSystem, id: usize) {
     let rt = runtime();
     let mut n = id;
+    // Says, after its first mutation, that it is in its loop (`SEAM_CHILD_READY`).
+    let mut ready = std::env::var_os("SEAM_CHILD_READY");
     loop {
+        if n > id
+            && let Some(path) = ready.take()
+        {
+            std::fs::write(path, b"").expect("say ready");
+        }
         n += 1;
         let i = n % TARGETS;
         let t = rt
@@ -311,8 +326,17 @@ fn processes_killed_mid_mutation_leave_whole_files_no_lock_and_staging_the_next_
         for i in 0..TARGETS {
             std::fs::write(Path::new(&dir).join(format!("t{i}")), &states(i)[0]).expect("seed");
         }
+        let ctl = tempfile::tempdir().expect("tempdir");
         for kill in 0..KILLS * soak() / 2 {
-            let mut child = spawn("crasher", &dir, kill + half, staging);
+            // The kill is timed from when the crasher is in its loop, not from its start: on a
+            // loaded machine starting a process can take longer than the whole delay, and the
+            // kills then landed before the first write.
+            let ready = ctl.path().join(format!("ready-{kill}"));
+            let mut child = spawn_with("crasher", &dir, kill + half, staging, Some(&ready));
+            assert!(
+                wait_for(&ready, Duration::from_secs(120)),
+                "crasher {kill} ({staging}) did not start its loop within 120 s"
+            );
             std::thread::sleep(Duration::from_micros(2_000 + next() % 18_000));
             child.kill().expect("SIGKILL");
             child.wait().expect("reap");
