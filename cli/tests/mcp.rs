@@ -1019,6 +1019,11 @@ async fn a_300_byte_name_is_refused_as_too_long_and_nothing_is_written() {
         ("read", json!({"file_path": long.clone()})),
         ("create_directory", json!({"path": long.clone()})),
         ("move", json!({"source": "a", "destination": long.clone()})),
+        // The tools whose path is optional refuse it the same way (they once passed it on).
+        ("list", json!({"path": long.clone()})),
+        ("tree", json!({"path": long.clone()})),
+        ("glob", json!({"path": long.clone(), "pattern": "*"})),
+        ("grep", json!({"path": long.clone(), "pattern": "x"})),
     ] {
         let r = call(&client, tool, args).await;
         let (error, text) = support::mcp::text(&r);

@@ -45,12 +45,13 @@ pub(crate) fn search_error(tool: &str, e: SearchError) -> ToolError {
     }
 }
 
-/// `path`, when given: not blank.
+/// `path`, when given: not blank, and no name in it longer than a file name may be (as
+/// [`Args::path`] refuses it).
 pub(crate) fn optional_path<'a>(args: &Args<'a>) -> Result<Option<&'a str>, ToolError> {
     match args.get("path") {
         None => Ok(None),
         Some(v) => match v.as_str() {
-            Some(s) if !s.trim().is_empty() => Ok(Some(s)),
+            Some(s) if !s.trim().is_empty() => args.path("path").map(Some),
             _ => Err(ToolError::arguments(
                 "path must be a non-empty string when given",
             )),
