@@ -6,7 +6,7 @@
 
 #[path = "support/seeds.rs"]
 mod seeds;
-use seeds::{fresh_seed, sequences};
+use seeds::caught_at_fresh_seeds_beside;
 use std::path::{Path, PathBuf};
 
 #[path = "support/interpreters.rs"]
@@ -27,35 +27,11 @@ fn adapter(name: &str) -> PathBuf {
 
 #[test]
 fn an_adapter_that_ignores_stream_credit_is_caught_at_fresh_seeds_beside_one_that_honours_it() {
-    if !python_or_skip() {
-        return;
-    }
-    for _ in 0..3 {
-        let seed = fresh_seed();
-        let repeat = format!(
-            "repeat with: seam check --provider 'exec:python3 fixtures/adapters/broken/ignores_credit.py --test-control' --property sequences --seed {seed}"
+    if python_or_skip() {
+        caught_at_fresh_seeds_beside(
+            &python(&adapter("broken/ignores_credit.py")),
+            &python(&adapter("python/seam_adapter.py")),
+            &["(stream_text ", "it ignores stream/credit"],
         );
-        let (code, said, steps) = sequences(&python(&adapter("broken/ignores_credit.py")), seed);
-        assert_eq!(code, Some(1), "{repeat}\n{said}");
-        let failed = said
-            .lines()
-            .find(|l| l.starts_with("FAILED sequences"))
-            .unwrap_or_else(|| panic!("{repeat}\n{said}"));
-        assert!(
-            failed.contains("(stream_text ") && failed.contains("it ignores stream/credit"),
-            "{repeat}\n{failed}"
-        );
-        // Shrunk to the read of a long file and what made it.
-        let steps = steps.unwrap_or_else(|| panic!("no trace saved: {repeat}\n{said}"));
-        assert!(steps <= 4, "{steps} steps: {repeat}\n{said}");
-
-        let (code, said, steps) = sequences(&python(&adapter("python/seam_adapter.py")), seed);
-        assert!(
-            said.contains("\n  sequences              passed"),
-            "the honest adapter at seed {seed}:\n{said}"
-        );
-        // Only `sequences` was asked for: incomplete, never failed, and no trace.
-        assert_eq!(code, Some(3), "{said}");
-        assert_eq!(steps, None, "{said}");
     }
 }

@@ -44,3 +44,35 @@ pub fn sequences(provider: &str, seed: u64) -> (Option<i32>, String, Option<usiz
         });
     (out.status.code(), said, steps)
 }
+
+/// `broken` is caught by `sequences` at three fresh seeds — its FAILED line carrying every one
+/// of `reason`, its trace at most four steps — beside `good` passing at the same seeds.
+pub fn caught_at_fresh_seeds_beside(broken: &str, good: &str, reason: &[&str]) {
+    for _ in 0..3 {
+        let seed = fresh_seed();
+        let repeat = format!(
+            "repeat with: seam check --provider '{broken}' --property sequences --seed {seed}"
+        );
+        let (code, said, steps) = sequences(broken, seed);
+        assert_eq!(code, Some(1), "{repeat}\n{said}");
+        let failed = said
+            .lines()
+            .find(|l| l.starts_with("FAILED sequences"))
+            .unwrap_or_else(|| panic!("{repeat}\n{said}"));
+        assert!(
+            reason.iter().all(|r| failed.contains(r)),
+            "{reason:?}: {repeat}\n{failed}"
+        );
+        let steps = steps.unwrap_or_else(|| panic!("no trace saved: {repeat}\n{said}"));
+        assert!(steps <= 4, "{steps} steps: {repeat}\n{said}");
+
+        let (code, said, steps) = sequences(good, seed);
+        assert!(
+            said.contains("\n  sequences              passed"),
+            "{good} at seed {seed}:\n{said}"
+        );
+        // Only `sequences` was asked for: incomplete, never failed, and no trace.
+        assert_eq!(code, Some(3), "{said}");
+        assert_eq!(steps, None, "{said}");
+    }
+}
