@@ -71,13 +71,19 @@ impl Mcp {
         self.stdin.flush().expect("flush");
     }
 
-    /// The next line the server writes, within a minute (else the test fails: no hang).
-    fn answer(&mut self) -> Value {
+    /// The next line the server writes, as it was written, within a minute (else the test
+    /// fails: no hang).
+    fn line(&mut self) -> String {
         match self.lines.recv_timeout(Duration::from_secs(60)) {
-            Ok(line) => serde_json::from_str(&line).expect("the server writes JSON"),
+            Ok(line) => line,
             Err(RecvTimeoutError::Timeout) => panic!("no answer within 60 s"),
             Err(RecvTimeoutError::Disconnected) => panic!("the server closed its stdout"),
         }
+    }
+
+    /// [`Mcp::line`], parsed.
+    fn answer(&mut self) -> Value {
+        serde_json::from_str(&self.line()).expect("the server writes JSON")
     }
 
     fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
@@ -168,9 +174,33 @@ fn every_malformed_message_gets_its_json_rpc_error_and_the_session_goes_on() {
     s.raw(br#"{"jsonrpc":"2.0"}"#);
     let a = s.answer();
     assert_eq!((code(&a), a["id"].clone()), (-32600, Value::Null), "{a}");
+    let why = a["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("\"method\"") && why.contains("\"result\""),
+        "the cause named is what is missing: {why}"
+    );
     s.raw(br#"{"jsonrpc":"2.0","id":61}"#);
     let a = s.answer();
     assert_eq!((code(&a), a["id"].clone()), (-32600, json!(61)), "{a}");
+
+    // Not an object at all: refused as such, whatever it is.
+    for line in [&b"42"[..], b"\"str\"", b"null", b"true"] {
+        s.raw(line);
+        let a = s.answer();
+        let why = a["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(code(&a), -32600, "{a}");
+        assert!(why.contains("must be a JSON object"), "{why}");
+    }
+    // An empty batch is a batch too.
+    s.raw(b"[]");
+    let a = s.answer();
+    assert_eq!(code(&a), -32600, "{a}");
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("batch")),
+        "{a}"
+    );
 
     // A batch is refused for being a batch, not for a missing "jsonrpc" its items have.
     s.raw(br#"[{"jsonrpc":"2.0","id":62,"method":"tools/list"}]"#);
@@ -247,5 +277,46 @@ fn a_message_over_the_limit_is_refused_naming_it_and_the_next_call_is_served() {
     assert_eq!(
         std::fs::read(root.join("c.txt")).expect("written"),
         b"small"
+    );
+}
+
+/// A one-line edit of a 4 MiB file, measured where it counts: the bytes of the answer's line on
+/// the wire (a size taken from a client library's parsed result leaves out what the library
+/// drops, and cannot fail for it). Under 16 KiB, and the file on disk is the edit exactly.
+#[test]
+fn a_one_line_edit_of_four_mib_answers_under_16_kib_on_the_wire() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lines: Vec<String> = (0..150_000)
+        .map(|i| format!("line {i:06} of the big file\n"))
+        .collect();
+    let before = lines.concat();
+    assert!(before.len() >= 4 << 20, "{} bytes", before.len());
+    std::fs::write(dir.path().join("big.txt"), &before).expect("write");
+    let mut mcp = Mcp::start(dir.path(), &[]);
+    mcp.raw(
+        &serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "read", "arguments": {"file_path": "big.txt"}}}))
+        .expect("json"),
+    );
+    let read = mcp.line();
+    assert!(
+        read.contains("\"id\":1"),
+        "{}",
+        &read[..read.len().min(300)]
+    );
+    mcp.raw(
+        &serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "edit", "arguments": {"file_path": "big.txt",
+                "old_string": "line 040000 of the big file", "new_string": "line 040000, edited"}}}))
+        .expect("json"),
+    );
+    let edit = mcp.line();
+    let answer: Value = serde_json::from_str(&edit).expect("JSON");
+    assert_eq!(answer["result"]["isError"], json!(false), "{edit}");
+    assert!(edit.len() < 16 * 1024, "{} bytes on the wire", edit.len());
+    let after = before.replace("line 040000 of the big file", "line 040000, edited");
+    assert_eq!(
+        std::fs::read(dir.path().join("big.txt")).expect("read back"),
+        after.as_bytes()
     );
 }
