@@ -212,15 +212,12 @@ fn the_python_sdk_client_validates_every_tool() {
         "the Python client failed: {}\n{stdout}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The big edit went through this client too. Its size is not asserted here: the SDK's
+    // parsed result drops what it does not know, so a size taken from it cannot see an answer
+    // that grew (1 MiB injected into every answer still measured 1 KB). The TypeScript test
+    // above and `mcp_wire.rs` measure the answer on the wire.
     let calls = calls(&stdout);
-    let edit = calls
-        .iter()
-        .rfind(|c| c["tool"] == "edit")
-        .expect("the big edit");
-    assert!(
-        edit["bytes"].as_u64().is_some_and(|b| b < 16 * 1024),
-        "{edit}"
-    );
+    assert!(calls.iter().any(|c| c["tool"] == "edit"), "{stdout}");
     tour_left(root.path());
     assert_eq!(
         std::fs::read(root.path().join("big-4.txt")).expect("big"),

@@ -52,7 +52,8 @@ async def main(seam: str, root: str) -> None:
                 "error": bool(result.is_error),
                 "structured": result.structured_content is not None,
                 "schema": name in with_schema,
-                "bytes": len(result.model_dump_json(by_alias=True, exclude_none=True)),
+                # What the SDK kept of the answer, not what came over the wire.
+                "parsed_bytes": len(result.model_dump_json(by_alias=True, exclude_none=True)),
                 "ms": round((time.monotonic() - started) * 1000),
             }
             if result.is_error:
