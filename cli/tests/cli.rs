@@ -252,23 +252,29 @@ fn every_saved_counterexample_replays_to_the_end_on_the_local_provider() {
         assert!(text(&ok.stdout).contains("follows the model through all"));
     }
     assert!(seen >= 7, "only {seen} counterexamples");
-    // Where the shipped providers once disagreed with each other, every one of them.
-    let p = dir.join("rename-to-an-empty-path-from-beneath-a-loop.json");
-    let p = p.to_string_lossy();
-    for provider in [
-        "memory",
-        "sandbox:read-only",
-        "sandbox:workspace-write",
-        "sandbox:danger-full-access",
-        "remote",
+    // Where the shipped providers once disagreed with each other (or with the model), every one
+    // of them.
+    for name in [
+        "rename-to-an-empty-path-from-beneath-a-loop.json",
+        "rename-denied-at-both-ends-names-the-source.json",
     ] {
-        let ok = seam(&["replay", &p, "--provider", provider], Path::new("."));
-        assert_eq!(
-            ok.status.code(),
-            Some(0),
-            "{provider}:\n{}",
-            text(&ok.stdout)
-        );
+        let p = dir.join(name);
+        let p = p.to_string_lossy();
+        for provider in [
+            "memory",
+            "sandbox:read-only",
+            "sandbox:workspace-write",
+            "sandbox:danger-full-access",
+            "remote",
+        ] {
+            let ok = seam(&["replay", &p, "--provider", provider], Path::new("."));
+            assert_eq!(
+                ok.status.code(),
+                Some(0),
+                "{provider}:\n{}",
+                text(&ok.stdout)
+            );
+        }
     }
 }
 

@@ -378,7 +378,10 @@ pub trait FileSystem: Send + Sync {
     /// Versions: both parents' versions change (their entries did); the moved entry gets a
     /// version never issued before (a moved directory's may stay the same), returned in the
     /// outcome and equal to a fresh `lstat` of `to`; what was inside a moved directory keeps
-    /// its versions. Both ends are fenced by a fencing backend (each on its parent's real path).
+    /// its versions. Both ends are fenced by a fencing backend (each on its parent's real path),
+    /// the source's end first and whole — its path, then its walk: a source whose parent is
+    /// inside by its real path but reached through a link that leads out is denied as the
+    /// source. When both ends are denied, the denial names `from`.
     ///
     /// # Errors
     ///

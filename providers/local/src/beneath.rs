@@ -40,6 +40,15 @@ impl Confinement {
     pub(crate) fn root(&self) -> &Root {
         &self.root
     }
+
+    /// Whether the walk to the directory at `key` (a real path beneath this confinement; links
+    /// on the way and at the end followed) would leave it. A directory that is missing, or a
+    /// file, does not lead out: the operation that goes there says what it is. A look, not a
+    /// guarantee — what a confined operation then does is held beneath the root regardless —
+    /// so it serves only to decide which of two denials to name.
+    pub fn leads_out(&self, key: &str) -> bool {
+        matches!(self.root.open_dir(key), Err(Errno::XDEV))
+    }
 }
 
 /// Whether a mutation beneath a [`Confinement`] failed because it would have left it.

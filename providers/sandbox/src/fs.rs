@@ -408,8 +408,21 @@ impl FileSystem for SandboxFileSystem {
                 .await
                 .map_err(|e| entry_denied_if_escape(e, &to_display, mode));
         };
-        // Both ends must be allowed, and beneath one root: the move runs confined to it.
-        let dest = Self::within(dest, &to, mode)?;
+        // Both ends must be allowed, and beneath one root: the move runs confined to it. When
+        // the destination is denied, the source's end is still the one decided first: a source
+        // whose parent lies inside by its real path but whose walk leaves (a dangling link out)
+        // is denied by name before the destination is.
+        let dest = match Self::within(dest, &to, mode) {
+            Ok(dest) => dest,
+            Err(denied) => {
+                if let Within::Confined(c) = &source
+                    && c.leads_out(&entry_parent(&from, Verb::Rename)?)
+                {
+                    return Err(FsError::sandbox_denied(&from, mode));
+                }
+                return Err(denied);
+            }
+        };
         let within = match (source, dest) {
             (Within::Host, Within::Host) => Within::Host,
             (Within::Confined(a), Within::Confined(b)) if a.path() == b.path() => {

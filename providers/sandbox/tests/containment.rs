@@ -570,3 +570,70 @@ fn cancellation_comes_before_the_fence() {
         assert_eq!(e.code(), FsErrorCode::Aborted);
     });
 }
+
+/// A rename both of whose ends are denied names the source, whichever way each leaves: the
+/// source's end is decided first (its parent's walk included), as the contract orders it. Here
+/// the source's parent is a dangling link inside the workspace that points out (its real path
+/// is inside; only the walk leaves) and the destination lies outside by its path. Each way,
+/// nothing moves and nothing outside changes.
+#[test]
+fn a_rename_denied_at_both_ends_names_the_source() {
+    let rt = rt();
+    let l = Layout::new();
+    let fs = sandbox(&l.ws(), SandboxMode::WorkspaceWrite);
+    let before = l.outside();
+    let (ws, out) = (l.ws(), l.out.to_string_lossy().into_owned());
+    let denied =
+        |p: &str| format!("cannot write \"{p}\": file access denied under workspace-write mode");
+    rt.block_on(async {
+        for (from, to, named) in [
+            // The source's walk leaves, the destination is outside by its path.
+            (
+                format!("{ws}/dangling-out/x"),
+                format!("{out}/new"),
+                format!("{ws}/dangling-out/x"),
+            ),
+            // Both leave through links.
+            (
+                format!("{ws}/dangling-out/x"),
+                format!("{ws}/abs-dir/new"),
+                format!("{ws}/dangling-out/x"),
+            ),
+            // The source outside by its path, the destination's walk leaves.
+            (
+                format!("{out}/canary"),
+                format!("{ws}/dangling-out/new"),
+                format!("{out}/canary"),
+            ),
+            // Only the destination leaves: it is the one named.
+            (
+                format!("{ws}/inside/file"),
+                format!("{out}/new"),
+                format!("{out}/new"),
+            ),
+        ] {
+            let e = fs
+                .rename(
+                    &from,
+                    &to,
+                    ResolveOptions::default(),
+                    &seam::RenameOptions::default(),
+                    None,
+                    &Signal::none(),
+                )
+                .await
+                .expect_err(&from);
+            assert_eq!(
+                e.code(),
+                FsErrorCode::SandboxDenied,
+                "{from} -> {to}: {e:?}"
+            );
+            assert_eq!(e.message(), denied(&named), "{from} -> {to}");
+        }
+    });
+    assert_eq!(l.outside(), before);
+    assert_eq!(
+        std::fs::read(l.ws.join("inside/file")).expect("still there"),
+        b"inside\n"
+    );
+}
