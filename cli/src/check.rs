@@ -68,6 +68,8 @@ struct SeedRun {
 
 /// Exit status: 0 pass, 1 a property failed (or a file could not be written), 3 incomplete.
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
+    // Every case of the command in one run directory, removed when the command ends.
+    let _run = seam_cli::case_dirs::hold();
     let known = property_names();
     for p in &args.properties {
         if !known.contains(&p.as_str()) {

@@ -234,7 +234,7 @@ impl Factory for LocalFactory {
 fn case_root(
     options: &CaseOptions,
 ) -> Result<(crate::case_dirs::CaseDir, DiskWorld, LocalConfig), String> {
-    let dir = crate::case_dirs::CaseDir::new("seam-check-")
+    let dir = crate::case_dirs::CaseDir::new("case-")
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let world = DiskWorld::new(dir.path()).map_err(|e| e.to_string())?;
     let config = local_config(&world.root_display(), options, options.seed)?;

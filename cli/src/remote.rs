@@ -170,6 +170,8 @@ fn start(exe: &PathBuf) -> Result<Started, String> {
     let socket = dir.path().join("seam.sock");
     let cases = dir.path().join("cases");
     std::fs::create_dir(&cases).map_err(|e| format!("cannot create {}: {e}", cases.display()))?;
+    // The server makes and removes a directory per case in it (see `case_dirs`).
+    crate::case_dirs::spread(&cases);
     let mut child = Command::new(exe)
         .arg("serve")
         .arg("--root")
@@ -317,6 +319,7 @@ pub(crate) fn serve_stdio_command(
         .prefix("seam-crash-")
         .tempdir()
         .map_err(|e| NotKillable::Failed(format!("cannot create the cases' directory: {e}")))?;
+    crate::case_dirs::spread(base.path());
     let command = format!(
         "exec {} serve --listen stdio --test-control --provider {} --root {}",
         crate::shell::shell_word(&exe.display().to_string()),

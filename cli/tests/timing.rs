@@ -143,9 +143,11 @@ fn a_departure_whose_shrinking_meets_hanging_candidates_keeps_its_own_shrunk_tra
             if op != "edit_text" {
                 return Before::Go;
             }
-            // The path within its case's directory (each case, and each replay, has its own).
+            // The path within its case's directory (each case, and each replay, has its own,
+            // in the run's directory).
             let within = path
                 .split_once("seam-check-")
+                .and_then(|(_, rest)| rest.split_once("/case-"))
                 .and_then(|(_, rest)| rest.split_once('/'))
                 .map_or(path, |(_, p)| p)
                 .to_string();
