@@ -46,6 +46,7 @@
 //! never names a concrete provider: it only sees what the factory hands it.
 
 mod agent;
+mod concurrent;
 mod excerpt;
 mod factory;
 mod failure;

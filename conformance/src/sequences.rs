@@ -5,6 +5,7 @@
 //! generates the same cases and shrinks to the same trace.
 
 use crate::agent::AgentFactory;
+use crate::concurrent;
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind};
 use crate::generate::{
@@ -531,6 +532,69 @@ pub(crate) fn run_sequences_watched(
     drop(probe);
 
     let strategy = sequence_strategy(gen_config, config.max_steps, subjects.agent.is_some());
+    let every = u64::from(config.full_durability_every.max(1));
+    let options_for = |case_no: u64| {
+        let durability = if case_no.is_multiple_of(every) {
+            CaseDurability::Full
+        } else {
+            CaseDurability::Relaxed
+        };
+        let configuration = configurations
+            .get((case_no as usize) % configurations.len().max(1))
+            .cloned()
+            .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
+        CaseOptions::new(config.seed, durability, configuration)
+    };
+    // Every case first, a few at a time (`crate::concurrent`), up to the first that fails.
+    let generated = generate(&strategy, config.cases, config.seed)?;
+    let (mut done, mut steps_so_far) = (0u64, 0u64);
+    let pre = concurrent::in_order(
+        generated.len(),
+        &|i| {
+            run_case_supervised(
+                subjects,
+                monitor,
+                false,
+                &options_for(i as u64),
+                harness_config,
+                &generated[i],
+                None,
+            )
+        },
+        &mut |result| {
+            done += 1;
+            if let Ok((_, stats)) = result {
+                steps_so_far += stats.steps;
+            }
+            progress(Progress::Case {
+                done,
+                total: u64::from(config.cases),
+                steps: steps_so_far,
+            });
+        },
+    );
+    drop(generated);
+    if !pre.last().is_some_and(concurrent::failed) {
+        let mut outcome = SequenceOutcome::default();
+        for (case_no, result) in pre.into_iter().enumerate() {
+            let (_, stats) = result?;
+            let options = options_for(case_no as u64);
+            outcome.cases += 1;
+            if options.durability == CaseDurability::Full {
+                outcome.full_durability_cases += 1;
+            }
+            *outcome
+                .configurations
+                .entry(options.configuration)
+                .or_default() += 1;
+            outcome.stats.merge(&stats);
+        }
+        outcome.seconds = started.elapsed().as_secs_f64();
+        return Ok(outcome);
+    }
+    // A case failed. The runner draws the same cases again, one at a time: those already run
+    // are taken as they came out (not run twice), and the failing one is shrunk from there.
+    let pre = RefCell::new(pre.into_iter().map(Some).collect::<Vec<_>>());
     let proptest_config = Config {
         cases: config.cases,
         failure_persistence: None,
@@ -547,20 +611,7 @@ pub(crate) fn run_sequences_watched(
         shrink_runs: 0,
         setup: None,
     });
-    let every = u64::from(config.full_durability_every.max(1));
     let progress = RefCell::new(progress);
-    let options_for = |case_no: u64| {
-        let durability = if case_no.is_multiple_of(every) {
-            CaseDurability::Full
-        } else {
-            CaseDurability::Relaxed
-        };
-        let configuration = configurations
-            .get((case_no as usize) % configurations.len().max(1))
-            .cloned()
-            .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
-        CaseOptions::new(config.seed, durability, configuration)
-    };
     let result = runner.run(
         &strategy,
         |(_, steps, seen): (GenState, Vec<Step>, Option<Arc<AtomicUsize>>)| {
@@ -583,15 +634,32 @@ pub(crate) fn run_sequences_watched(
                 Some((options, kind)) => (options.clone(), *kind == FailureKind::Timeout),
                 None => (options_for(case_no), false),
             };
-            let ran = run_case_supervised(
-                subjects,
-                monitor,
-                lowered,
-                &options,
-                harness_config,
-                &steps,
-                seen,
-            );
+            let already = match found {
+                None => pre
+                    .borrow_mut()
+                    .get_mut(case_no as usize)
+                    .and_then(Option::take),
+                Some(_) => None,
+            };
+            let replayed = already.is_some();
+            let ran = match already {
+                Some(ran) => {
+                    // As if it had just run: the steps it reached are what shrinking may touch.
+                    if let (Some(seen), Ok((records, _))) = (&seen, &ran) {
+                        seen.store(records.len(), Ordering::SeqCst);
+                    }
+                    ran
+                }
+                None => run_case_supervised(
+                    subjects,
+                    monitor,
+                    lowered,
+                    &options,
+                    harness_config,
+                    &steps,
+                    seen,
+                ),
+            };
             let mut st = state.borrow_mut();
             let (records, stats) = match ran {
                 Ok(r) => r,
@@ -666,7 +734,9 @@ pub(crate) fn run_sequences_watched(
                 steps: st.outcome.stats.steps,
             };
             drop(st);
-            (progress.borrow_mut())(p);
+            if !replayed {
+                (progress.borrow_mut())(p);
+            }
             match failure {
                 Some((index, f)) => Err(TestCaseError::fail(format!("step {index}: {f}"))),
                 None => Ok(()),
@@ -763,7 +833,7 @@ fn sequence_strategy(
     gen_config: GenConfig,
     max_steps: usize,
     agent_mode: bool,
-) -> Sequential<GenState, Step, BoxedStrategy<GenState>, BoxedStrategy<Step>> {
+) -> SequenceStrategy {
     // The reference state during generation is a model of the world, used to aim steps at
     // entries that exist. Every step is valid in every state (the model predicts its outcome),
     // so preconditions always hold and shrinking may delete any step.
@@ -831,27 +901,35 @@ pub fn generated_cases(
     };
     drop(probe);
     let strategy = sequence_strategy(gen_config, config.max_steps, false);
-    // The runner of a real run, drawing its cases the same way; each is kept, none is run.
+    generate(&strategy, config.cases, config.seed)
+}
+
+/// The `cases` cases a run at `seed` draws from `strategy`, in order, none run: the runner of
+/// a real run, drawing the same way.
+fn generate(strategy: &SequenceStrategy, cases: u32, seed: u64) -> Result<Vec<Vec<Step>>, Failure> {
     let proptest_config = Config {
-        cases: config.cases,
+        cases,
         failure_persistence: None,
         fork: false,
         timeout: 0,
         ..Config::default()
     };
-    let mut runner = TestRunner::new_with_rng(proptest_config, rng_for(config.seed));
-    let cases = RefCell::new(Vec::new());
+    let mut runner = TestRunner::new_with_rng(proptest_config, rng_for(seed));
+    let drawn = RefCell::new(Vec::new());
     runner
         .run(
-            &strategy,
+            strategy,
             |(_, steps, _): (GenState, Vec<Step>, Option<Arc<AtomicUsize>>)| {
-                cases.borrow_mut().push(steps);
+                drawn.borrow_mut().push(steps);
                 Ok(())
             },
         )
         .map_err(|e| Failure::new(FailureKind::Setup, format!("cannot generate: {e}")))?;
-    Ok(cases.into_inner())
+    Ok(drawn.into_inner())
 }
+
+/// The strategy of a run's sequences.
+type SequenceStrategy = Sequential<GenState, Step, BoxedStrategy<GenState>, BoxedStrategy<Step>>;
 
 /// How long shrinking a hang may take: each candidate that still hangs costs its (lowered)
 /// limit and the grace after it.

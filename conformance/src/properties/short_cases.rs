@@ -10,17 +10,14 @@
 //! outcome, message, version laws, keys, fresh stats, bytes and modes on disk, no litter.
 
 use super::{Context, Property, Run, let_through_step};
-use crate::StepRecord;
+use crate::concurrent;
 use crate::factory::{CaseDurability, CaseOptions};
 use crate::failure::{Failure, FailureKind};
 use crate::generate::{ShortConfig, short_cases};
 use crate::sequences::{Progress, Subjects, run_case_supervised};
-use crate::stats::Stats;
 use crate::step::Step;
 use crate::suite::SuiteProgress;
 use crate::trace::Trace;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// `short-cases`.
 pub struct ShortCases;
@@ -81,13 +78,38 @@ impl Property for ShortCases {
             };
             jobs.push((options, steps, case.shape));
         }
-        let ran = run_concurrently(cx, &jobs, total);
+        let subjects = Subjects {
+            factory: cx.inner.clone(),
+            reference: None,
+            agent: None,
+        };
+        let config = cx.harness_config();
+        let (mut finished, mut steps_so_far) = (0u64, 0u64);
+        let ran = concurrent::in_order(
+            jobs.len(),
+            &|i| {
+                let (options, steps, _) = &jobs[i];
+                run_case_supervised(&subjects, &cx.monitor, false, options, config, steps, None)
+            },
+            &mut |result| {
+                finished += 1;
+                if let Ok((_, stats)) = result {
+                    steps_so_far += stats.steps;
+                }
+                if finished.is_multiple_of(64)
+                    && let Some(tx) = &cx.progress
+                {
+                    let _ = tx.send(SuiteProgress::Sequences(Progress::Case {
+                        done: finished,
+                        total,
+                        steps: steps_so_far,
+                    }));
+                }
+            },
+        );
         // In the cases' order, up to the first that failed: the verdict, its trace and the
         // counts are those of a run case by case.
         for (i, result) in ran.into_iter().enumerate() {
-            let Some(result) = result else {
-                break;
-            };
             let (options, steps, shape) = &jobs[i];
             let (records, stats) = result?;
             out.stats.merge(&stats);
@@ -126,90 +148,4 @@ impl Property for ShortCases {
         ));
         Ok(())
     }
-}
-
-/// How many cases run at once. The cases are independent (each on a fresh subject in a
-/// directory of its own), and a backend whose calls wait on a socket or a pipe (`remote`, an
-/// `exec:` adapter) spends most of a case waiting: a few at once keep both the gate and the
-/// backend busy.
-const AT_ONCE: usize = 4;
-
-/// The result of one case: its records and counts, or why it could not run.
-type CaseResult = Result<(Vec<StepRecord>, Stats), Failure>;
-
-/// Runs `jobs` [`AT_ONCE`] at a time, each on a thread of its own watched by a monitor of its
-/// own (a hang gives up that case alone, as a generated case's). Returns each case's result in
-/// order; once a case fails, no case after it is started, so the results end — `None` — after
-/// the first failure, with every case before it run.
-fn run_concurrently(
-    cx: &Context,
-    jobs: &[(&CaseOptions, Vec<Step>, &str)],
-    total: u64,
-) -> Vec<Option<CaseResult>> {
-    let subjects = Subjects {
-        factory: cx.inner.clone(),
-        reference: None,
-        agent: None,
-    };
-    let results: Vec<Mutex<Option<CaseResult>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let first_failed = AtomicUsize::new(usize::MAX);
-    let (done, steps) = (AtomicU64::new(0), AtomicU64::new(0));
-    let config = cx.harness_config();
-    std::thread::scope(|scope| {
-        for _ in 0..AT_ONCE.min(jobs.len()) {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= jobs.len() || i > first_failed.load(Ordering::SeqCst) {
-                        return;
-                    }
-                    let (options, case_steps, _) = &jobs[i];
-                    let result = run_case_supervised(
-                        &subjects,
-                        &cx.monitor,
-                        false,
-                        options,
-                        config,
-                        case_steps,
-                        None,
-                    );
-                    let failed = match &result {
-                        Ok((records, stats)) => {
-                            steps.fetch_add(stats.steps, Ordering::SeqCst);
-                            records.last().is_some_and(|r| r.failure.is_some())
-                        }
-                        Err(_) => true,
-                    };
-                    if failed {
-                        first_failed.fetch_min(i, Ordering::SeqCst);
-                    }
-                    *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
-                    let d = done.fetch_add(1, Ordering::SeqCst) + 1;
-                    if d.is_multiple_of(64)
-                        && let Some(tx) = &cx.progress
-                    {
-                        let _ = tx.send(SuiteProgress::Sequences(Progress::Case {
-                            done: d,
-                            total,
-                            steps: steps.load(Ordering::SeqCst),
-                        }));
-                    }
-                }
-            });
-        }
-    });
-    let mut ordered: Vec<Option<CaseResult>> = results
-        .into_iter()
-        .map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
-        .collect();
-    // A case after the first failure may have been running already: it is not part of the run.
-    if let Some(first) = ordered.iter().position(|r| match r {
-        Some(Ok((records, _))) => records.last().is_some_and(|r| r.failure.is_some()),
-        Some(Err(_)) => true,
-        None => false,
-    }) {
-        ordered.truncate(first + 1);
-    }
-    ordered
 }
