@@ -88,18 +88,70 @@ export function literalEdit(data: Uint8Array, old: string, replacement: string, 
   display: string): { data: Uint8Array; before: string; after: string };
 
 /** The contract over a Store, for one connection. */
-export class TreeBackend {
+export class TreeBackend implements ServedBackend {
   constructor(store: Store, name: string, claims?: string[]);
+  claims: string[];
+  describe(): Record<string, unknown>;
+  close(): void;
+  world(method: string, params: Params): Promise<unknown>;
+  resolve(params: Params): Promise<unknown>;
+  stat(params: Params): Promise<unknown>;
+  lstat(params: Params): Promise<unknown>;
+  list_dir(params: Params): Promise<unknown>;
+  read_text(params: Params): Promise<string>;
+  read_bytes(params: Params): Promise<Uint8Array>;
+  write_text(params: Params, checkpoint: Checkpoint): Promise<unknown>;
+  edit_text(params: Params, checkpoint: Checkpoint): Promise<unknown>;
+  create_dir(params: Params, checkpoint: Checkpoint): Promise<unknown>;
+  remove(params: Params, checkpoint: Checkpoint): Promise<unknown>;
+  rename(params: Params, checkpoint: Checkpoint): Promise<unknown>;
+}
+
+/** A request's parameters, as the protocol sends them (docs/protocol.md). */
+export type Params = Record<string, unknown>;
+
+/**
+ * Told of a checkpoint (`staged`, `committed`, …) when the caller asked for them; resolves once
+ * the caller lets the call go on. Throws the contract's `aborted` when the caller cancels there.
+ */
+export type Checkpoint = (point: string) => unknown;
+
+/**
+ * What `serve` and `Server` drive: the protocol's methods over an implementation of your own.
+ * Each answers with the result the protocol names (or its Promise) and throws `FsError` for a
+ * contract failure; anything else thrown is answered -32602. `TreeBackend` is one.
+ */
+export interface ServedBackend {
+  /** The `initialize` result: protocol, server, capabilities, limits, … */
+  describe(): Record<string, unknown>;
+  /** The connection ended. */
+  close(): void;
+  /** Claims that route methods: `namespace` routes `create_dir`, `remove`, `rename` here. */
+  claims?: string[];
+  /** `world/*` requests (test control), by method name. */
+  world(method: string, params: Params): Maybe<unknown>;
+  resolve(params: Params): Maybe<unknown>;
+  stat(params: Params): Maybe<unknown>;
+  lstat(params: Params): Maybe<unknown>;
+  list_dir(params: Params): Maybe<unknown>;
+  /** The file's text; `stream_text` is answered from it too. */
+  read_text(params: Params): Maybe<string | Uint8Array>;
+  read_bytes(params: Params): Maybe<Uint8Array>;
+  write_text(params: Params, checkpoint: Checkpoint): Maybe<unknown>;
+  edit_text(params: Params, checkpoint: Checkpoint): Maybe<unknown>;
+  create_dir?(params: Params, checkpoint: Checkpoint): Maybe<unknown>;
+  remove?(params: Params, checkpoint: Checkpoint): Maybe<unknown>;
+  rename?(params: Params, checkpoint: Checkpoint): Maybe<unknown>;
 }
 
 /** One connection of the protocol. */
 export class Server {
-  constructor(backend: unknown, input: NodeJS.ReadableStream, output: NodeJS.WritableStream,
+  constructor(backend: ServedBackend, input: NodeJS.ReadableStream, output: NodeJS.WritableStream,
     runOffer?: ((path: string) => Promise<boolean>) | null);
   run(): Promise<void>;
 }
 
 /** Runs an adapter process with a fresh backend per connection; resolves to the exit status. */
-export function serve(makeBackend: () => unknown, name?: string, argv?: string[]): Promise<number>;
+export function serve(makeBackend: () => ServedBackend, name?: string, argv?: string[]): Promise<number>;
 /** Serves one Store for the whole process, with the contract's rules on top. */
 export function serveStore(store: Store, name?: string, claims?: string[], argv?: string[]): Promise<number>;

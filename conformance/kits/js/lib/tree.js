@@ -66,12 +66,25 @@ class Store {
 }
 
 let cases = 0;
+
+// Whether the process whose number a case root carries (`/seam-kit/case-PID-N`) is gone.
+function makerGone(root) {
+  const pid = Number(root.split('/').pop().split('-')[1]);
+  if (!Number.isInteger(pid) || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return e.code === 'ESRCH';
+  }
+}
 const byBytes = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /** The contract over a Store, for one connection. */
 class TreeBackend {
   constructor(store, name, claims = ['read_bytes', 'cancel_points', 'modes']) {
-    Object.assign(this, { store, name, claims: [...claims], cwd: '/', caseRoot: null, made: null });
+    Object.assign(this, { store, name, claims: [...claims], cwd: '/', caseRoot: null, made: null,
+      adopted: null });
     // A store that can unlink and move gets the namespace operations.
     const own = (m) => typeof store[m] === 'function' && store[m] !== Store.prototype[m];
     if (own('unlink') && own('move') && !this.claims.includes('namespace')) this.claims.push('namespace');
@@ -85,8 +98,13 @@ class TreeBackend {
       cwd: this.cwd, test_control: true, volatile: this.store.volatile, limits };
   }
 
+  // The connection ended: the case it made goes, and so does a case it reopened whose maker is
+  // gone (a killed process's, reopened by the crash property's fresh process).
   close() {
-    if (this.made) Promise.resolve().then(() => this.store.remove(this.made)).catch(() => {});
+    for (const root of [this.made, this.adopted]) {
+      if (!root || (root === this.adopted && !makerGone(root))) continue;
+      Promise.resolve().then(() => this.store.remove(root)).catch(() => {});
+    }
   }
 
   async parentsOk(key) {
@@ -372,14 +390,18 @@ class TreeBackend {
     if (method === 'world/case' || method === 'world/reopen') {
       let root;
       if (method === 'world/case') {
-        root = `/seam-kit/case-${++cases}`;
-        for (const d of ['/seam-kit', root]) if (!(await store.node(d))) await store.makeDir(d);
+        // The process's number in the name: processes sharing a store never meet in one case,
+        // and one left by an earlier process of the same number is skipped.
+        if (!(await store.node('/seam-kit'))) await store.makeDir('/seam-kit');
+        do root = `/seam-kit/case-${process.pid}-${++cases}`; while (await store.node(root));
+        await store.makeDir(root);
         this.made = root;
       } else {
         root = lexical(p.root || '/');
         if (!root.startsWith('/seam-kit/case-') || !(await store.node(root))) {
-          throw new ProtocolError(-32602, `world/reopen ${root}: not a case of this process`);
+          throw new ProtocolError(-32602, `world/reopen ${root}: not a case of this store`);
         }
+        this.adopted = root;
       }
       this.caseRoot = root;
       this.cwd = root;

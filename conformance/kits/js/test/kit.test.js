@@ -63,3 +63,26 @@ test('a missing file is a coded error naming its path', async () => {
   );
   assert.deepEqual(answers[2][0].error, { code: -32010, message: 'cannot read "/n": not found', data: { fs: 'FS_NOT_FOUND' } });
 });
+
+// Case roots carry their maker's process number; a reopened case goes on close only when its
+// maker is gone (the crash property's fresh process), never while it lives.
+test('a reopened case goes with its dead maker and stays with a live one', async () => {
+  const { spawnSync } = require('node:child_process');
+  const store = new MapStore();
+  const maker = new kit.TreeBackend(store, 't');
+  const live = (await maker.world('world/case', {})).root;
+  assert.ok(live.startsWith(`/seam-kit/case-${process.pid}-`), live);
+  const exited = spawnSync('true');
+  const dead = `/seam-kit/case-${exited.pid}-1`;
+  await store.makeDir(dead);
+  for (const [root, stays] of [[live, true], [dead, false]]) {
+    const other = new kit.TreeBackend(store, 't');
+    assert.equal((await other.world('world/reopen', { root })).root, root);
+    other.close();
+    await new Promise((r) => setImmediate(r));
+    assert.equal((await store.node(root)) !== null, stays, root);
+  }
+  maker.close();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(await store.node(live), null);
+});

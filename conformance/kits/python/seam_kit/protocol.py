@@ -183,7 +183,9 @@ class Server:
                 wants = bool(p.get("checkpoints"))
                 checkpoint = lambda point: wants and self.ask(rid, point, verb, display)  # noqa: E731
                 result = getattr(self.backend, method)(p, checkpoint)
-            elif method in ("create_dir", "remove", "rename") and "namespace" in self.backend.claims:
+            elif method in ("create_dir", "remove", "rename") and "namespace" in getattr(
+                self.backend, "claims", ()
+            ):
                 verb = VERBS[method]
                 display = p.get("path") or p.get("from") or ""
                 wants = bool(p.get("checkpoints"))

@@ -13,6 +13,7 @@ is never reused.
 
 import collections
 import itertools
+import os
 
 from .contract import (CATALOGUE, FsError, decode, display_path, fail, file_url, lexical, lf,
                        literal_edit)
@@ -99,6 +100,23 @@ class Store:
 _cases = itertools.count(1)
 
 
+def _maker_gone(root):
+    """Whether the process whose number a case root carries (`/seam-kit/case-PID-N`) is gone."""
+    try:
+        pid = int(root.rsplit("/", 1)[-1].split("-")[1])
+    except (IndexError, ValueError):
+        return False
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 class TreeBackend:
     """The contract over a `Store`, for one connection. `claims` are the capabilities claimed
     (the kit supports "read_bytes", "cancel_points" and "modes")."""
@@ -109,7 +127,7 @@ class TreeBackend:
         if (type(store).unlink is not Store.unlink and type(store).move is not Store.move
                 and "namespace" not in self.claims):
             self.claims.append("namespace")
-        self.cwd, self.case, self.made = "/", None, None
+        self.cwd, self.case, self.made, self.adopted = "/", None, None, None
         self.diff_limit = store.diff_limit or 10 * 1024 * 1024
 
     def describe(self):
@@ -121,9 +139,13 @@ class TreeBackend:
                 "volatile": self.store.volatile, "limits": limits}
 
     def close(self):
-        if self.made is not None:
+        """The connection ended: the case it made goes, and so does a case it reopened whose
+        maker is gone (a killed process's, reopened by the crash property's fresh process)."""
+        for root in (self.made, self.adopted):
+            if root is None or (root == self.adopted and not _maker_gone(root)):
+                continue
             try:
-                self.store.remove(self.made)
+                self.store.remove(root)
             except (FsError, KeyError, OSError):
                 pass
 
@@ -434,15 +456,20 @@ class TreeBackend:
         store = self.store
         if method in ("world/case", "world/reopen"):
             if method == "world/case":
-                root = f"/seam-kit/case-{next(_cases)}"
-                for d in ("/seam-kit", root):
-                    if store.node(d) is None:
-                        store.make_dir(d)
+                # The process's number in the name: processes sharing a store never meet in
+                # one case, and one left by an earlier process of the same number is skipped.
+                if store.node("/seam-kit") is None:
+                    store.make_dir("/seam-kit")
+                root = f"/seam-kit/case-{os.getpid()}-{next(_cases)}"
+                while store.node(root) is not None:
+                    root = f"/seam-kit/case-{os.getpid()}-{next(_cases)}"
+                store.make_dir(root)
                 self.made = root
             else:
                 root = lexical(p.get("root") or "/")
                 if not root.startswith("/seam-kit/case-") or store.node(root) is None:
-                    raise ProtocolError(-32602, f"world/reopen {root!r}: not a case of this process")
+                    raise ProtocolError(-32602, f"world/reopen {root!r}: not a case of this store")
+                self.adopted = root
             self.case = self.cwd = root
             if store.diff_limit is None:
                 self.diff_limit = p.get("diff_basis_max_bytes", self.diff_limit)

@@ -103,6 +103,59 @@ class Protocol(unittest.TestCase):
         self.assertEqual(message["error"]["message"], 'cannot read "/n": not found')
         self.assertEqual(json.loads(json.dumps(message))["id"], 2)
 
+    def test_a_backend_without_claims_is_told_the_namespace_methods_are_unknown(self):
+        """A backend written on `serve` alone need not say `claims`: the namespace methods are
+        then unknown (-32601), as in the JavaScript kit, not a crash on the missing attribute."""
+
+        class Bare:
+            def describe(self):
+                return {"protocol": seam_kit.PROTOCOL, "server": "bare", "capabilities": []}
+
+            def close(self):
+                pass
+
+        inp = io.BytesIO()
+        for r in (
+            {"id": 1, "method": "initialize", "params": {"protocol": 1}},
+            {"id": 2, "method": "create_dir", "params": {"path": "/d"}},
+            {"id": 3, "method": "rename", "params": {"from": "/a", "to": "/b"}},
+        ):
+            write_frame(inp, dict(r, jsonrpc="2.0"))
+        inp.seek(0)
+        out = io.BytesIO()
+        Server(Bare(), inp, out).run()
+        out.seek(0)
+        answers = []
+        while (frame := read_frame(out)) is not None:
+            answers.append(frame[0])
+        self.assertEqual([a["error"]["code"] for a in answers[1:]], [-32601, -32601], answers)
+
+
+class Cases(unittest.TestCase):
+    """Case roots carry their maker's process number; a reopened case is removed on close only
+    when its maker is gone (the crash property's fresh process), never while it lives."""
+
+    def test_a_reopened_case_goes_with_its_dead_maker_and_stays_with_a_live_one(self):
+        import subprocess
+
+        import dict_backend
+        store = dict_backend.DictStore()
+        maker = seam_kit.TreeBackend(store, "t")
+        live = maker.world("world/case", {})["root"]
+        self.assertTrue(live.startswith(f"/seam-kit/case-{os.getpid()}-"), live)
+        # A case of a process that has exited (its number is free again only much later).
+        exited = subprocess.Popen(["true"])
+        exited.wait()
+        dead = f"/seam-kit/case-{exited.pid}-1"
+        store.make_dir(dead)
+        for root, stays in ((live, True), (dead, False)):
+            other = seam_kit.TreeBackend(store, "t")
+            self.assertEqual(other.world("world/reopen", {"root": root})["root"], root)
+            other.close()
+            self.assertEqual(store.node(root) is not None, stays, root)
+        maker.close()
+        self.assertIsNone(store.node(live))
+
 
 if __name__ == "__main__":
     unittest.main()
