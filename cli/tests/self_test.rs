@@ -260,6 +260,7 @@ caught! {
     catches_a_competitor_taken_for_a_file_whatever_it_is => CompetitorTakenForAFile,
     catches_emptiness_left_to_the_removal_after_before_stage => EmptinessCheckedAtRemoval,
     catches_a_listing_that_keeps_only_its_first_page => ListingKeepsFirstPage,
+    catches_a_listing_that_shows_unreported_staging => ListingShowsStaging,
 }
 
 #[test]
@@ -489,5 +490,45 @@ fn a_two_step_departure_is_found_at_every_one_of_twenty_fresh_seeds() {
             found.insert(format!("{message} {trace:?}"));
         }
         assert_eq!(found.len(), 1, "{}: {found:#?}", fault.name());
+    }
+}
+
+/// Litter a reader sees: a listing taken while a write is paused at a checkpoint that shows a
+/// staging file the backend never reported is caught by `atomic-visibility` at fresh seeds, as
+/// litter, beside the correct local provider — which stages beside the target too (its
+/// `directory` configuration), reports it, and passes.
+#[test]
+fn a_listing_that_shows_unreported_staging_is_caught_at_fresh_seeds() {
+    for _ in 0..5 {
+        let seed = fresh_seed();
+        let repeat = format!(
+            "repeat with: cargo run --release -p seam-cli --features faults -- check --provider local --fault listing-shows-staging --property atomic-visibility --seed {seed}"
+        );
+        let c = config(seed, vec!["atomic-visibility".into()]);
+        let good = run_suite(Arc::new(LocalFactory), &c, &mut |_| {}).expect("the suite runs");
+        assert_eq!(
+            property(&good, "atomic-visibility").status,
+            Status::Passed,
+            "the correct provider at seed {seed}:\n{}",
+            good.render()
+        );
+        let broken = Arc::new(FaultyFactory::new(
+            Arc::new(LocalFactory),
+            Fault::ListingShowsStaging,
+        ));
+        let report = run_suite(broken, &c, &mut |_| {}).expect("the suite runs");
+        let p = property(&report, "atomic-visibility");
+        assert_eq!(p.status, Status::Failed, "{repeat}:\n{}", report.render());
+        assert_eq!(
+            p.failure_kind,
+            Some(seam_conformance::FailureKind::Litter),
+            "{repeat}: {:?}",
+            p.failure
+        );
+        let message = p.failure.as_deref().unwrap_or_default();
+        assert!(
+            message.contains("list_dir") && message.contains(".stage-0001.tmp"),
+            "{repeat}: {message}"
+        );
     }
 }

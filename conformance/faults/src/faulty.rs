@@ -29,6 +29,24 @@ pub(crate) struct Faulty {
     cache: Mutex<HashMap<FsTargetKey, String>>,
     /// The inner provider's diff-basis limit, for a `before` the fault computes itself.
     pub(crate) diff_limit: u64,
+    /// Writes and edits running now ([`Fault::ListingShowsStaging`]).
+    writing: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// A write or edit counted as running while it lives.
+struct Writing(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Writing {
+    fn start(count: &Arc<std::sync::atomic::AtomicUsize>) -> Self {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(count.clone())
+    }
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// The local provider's token without its last field (ctime); other tokens unchanged.
@@ -235,6 +253,7 @@ impl Faulty {
             cache: Mutex::new(HashMap::new()),
             instance_lock: futures_util::lock::Mutex::new(()),
             diff_limit,
+            writing: Arc::default(),
         }
     }
 
@@ -583,6 +602,24 @@ impl FileSystem for Faulty {
             return Err(e);
         }
         let mut entries = self.inner.list_dir(target, signal).await?;
+        if self.fault == Fault::ListingShowsStaging
+            && self.writing.load(std::sync::atomic::Ordering::SeqCst) > 0
+        {
+            // The staging file of the write in flight, in whatever directory is listed.
+            let name = ".stage-0001.tmp";
+            let display = format!("{}/{name}", target.display_path.trim_end_matches('/'));
+            entries.push(FsDirEntry {
+                name: name.into(),
+                kind: FsKind::File,
+                target: FsTarget {
+                    key: FsTargetKey::new(display.clone()),
+                    display_path: display,
+                },
+                version: Some(FsVersion::new("staging")),
+                size: Some(0),
+            });
+            entries.sort_by(|a, b| a.name.cmp(&b.name));
+        }
         if self.fault == Fault::ListingKeepsFirstPage {
             entries.truncate(1024);
         }
@@ -610,6 +647,7 @@ impl FileSystem for Faulty {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<WriteOutcome, FsError> {
+        let _writing = Writing::start(&self.writing);
         if let Some(e) = self.staging_overflow(target, Verb::Write) {
             return Err(e);
         }
@@ -743,6 +781,7 @@ impl FileSystem for Faulty {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<EditOutcome, FsError> {
+        let _writing = Writing::start(&self.writing);
         if self.fault == Fault::PanicsInEdit {
             panic!("a deliberately broken edit_text");
         }

@@ -176,11 +176,14 @@ pub enum Fault {
     /// A listing keeps only its first page of 1,024 entries (as a backend over an API that
     /// pages its listings does when it forgets to ask for the next page).
     ListingKeepsFirstPage,
+    /// A listing shows the staging file of a write in flight, which the backend never reported
+    /// (litter a reader sees: a backend that stages beside the target and forgets its listings).
+    ListingShowsStaging,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 52] = [
+    pub const ALL: [Fault; 53] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -233,6 +236,7 @@ impl Fault {
         Fault::CompetitorTakenForAFile,
         Fault::EmptinessCheckedAtRemoval,
         Fault::ListingKeepsFirstPage,
+        Fault::ListingShowsStaging,
     ];
 
     /// A stable kebab-case name.
@@ -290,6 +294,7 @@ impl Fault {
             Fault::CompetitorTakenForAFile => "competitor-taken-for-a-file",
             Fault::EmptinessCheckedAtRemoval => "emptiness-checked-at-removal",
             Fault::ListingKeepsFirstPage => "listing-keeps-first-page",
+            Fault::ListingShowsStaging => "listing-shows-staging",
         }
     }
 
@@ -397,6 +402,7 @@ impl Fault {
             Fault::CompetitorTakenForAFile => &["expected FS_NOT_REGULAR_FILE"],
             Fault::EmptinessCheckedAtRemoval => &["directory not empty\", got FS_ABORTED"],
             Fault::ListingKeepsFirstPage => &["shows 1024 entries; the directory has 3030"],
+            Fault::ListingShowsStaging => &[".stage-0001.tmp"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -462,6 +468,7 @@ impl Fault {
                 ("short-cases", &K::Outcome)
             }
             Fault::ListingKeepsFirstPage => ("big-directories", &K::ListingLaw),
+            Fault::ListingShowsStaging => ("atomic-visibility", &K::Litter),
         }
     }
 }

@@ -234,12 +234,22 @@ impl Harness {
     /// What a reader of `r` sees now, as the model says — for a step with readers at its
     /// checkpoints only (it copies the file).
     fn expect_if_read(&self, step: &Step, r: &Resolved) -> Option<Expect> {
+        let parent = match r.display.rsplit_once('/') {
+            Some(("", _)) | None => "/",
+            Some((parent, _)) => parent,
+        };
         matches!(step.interfere, Interfere::ReadersAtCheckpoints(_)).then(|| Expect {
             text: self.model.read_text_target(r).map_err(|e| e.code),
             bytes: self
                 .model
                 .read_bytes_target(r, READ_BYTES_CAP)
                 .map_err(|e| e.code),
+            names: Some(
+                self.model
+                    .list_dir(parent)
+                    .map(|entries| entries.into_iter().map(|e| e.name).collect())
+                    .map_err(|e| e.code),
+            ),
         })
     }
 

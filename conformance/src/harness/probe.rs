@@ -6,6 +6,10 @@
 //! Where a step asks for it ([`Interfere::ReadersAtCheckpoints`]), readers read the target while
 //! the mutation is paused at each checkpoint — the overlap of a reader and a writer made, not
 //! hoped for — and what they see is checked against the file before and after the mutation.
+//! They list the target's directory too: a listing taken mid-mutation shows the directory's
+//! entries before it (after it, at `committed`) and nothing else but the staging entries the
+//! backend reported at that checkpoint — a staging file a reader stumbles on without the backend
+//! saying so is litter, whatever it is called.
 //!
 //! The competitor is placed through the backend's world on a helper thread with a bounded wait:
 //! a provider that holds a lock its world needs across `checkpoint` would otherwise deadlock the
@@ -34,11 +38,13 @@ pub(super) struct ProbeLog {
     late: Vec<LateReads>,
 }
 
-/// What a reader must see: the file's text (or the code reading it fails with) and its bytes.
+/// What a reader must see: the file's text (or the code reading it fails with) and its bytes,
+/// and the names in its directory (in byte order; `None`: not listed).
 #[derive(Clone, Debug)]
 pub(super) struct Expect {
     pub text: Result<String, FsErrorCode>,
     pub bytes: Result<Vec<u8>, FsErrorCode>,
+    pub names: Option<Result<Vec<String>, FsErrorCode>>,
 }
 
 /// The readers a mutation's probe runs at its checkpoints (see [`Interfere::ReadersAtCheckpoints`]).
@@ -70,6 +76,8 @@ pub(super) struct LateReads {
     answers: mpsc::Receiver<(ReadHow, Result<Vec<u8>, FsError>)>,
     old: Expect,
     new: Expect,
+    /// The staging entries the backend reported at that checkpoint.
+    staging: Vec<String>,
 }
 
 /// How a reader reads.
@@ -78,6 +86,8 @@ pub(super) enum ReadHow {
     Text,
     Stream,
     Bytes,
+    /// `list_dir` of the file's directory (its names, one per line).
+    List,
 }
 
 impl ReadHow {
@@ -86,6 +96,7 @@ impl ReadHow {
             ReadHow::Text => "read_text",
             ReadHow::Stream => "stream_text",
             ReadHow::Bytes => "read_bytes",
+            ReadHow::List => "list_dir",
         }
     }
 }
@@ -107,14 +118,55 @@ async fn read_as(fs: &dyn FileSystem, target: &FsTarget, how: ReadHow) -> Result
             }
             Ok(text.into_bytes())
         }
+        ReadHow::List => {
+            let parent = match target.display_path.rsplit_once('/') {
+                Some(("", _)) | None => "/",
+                Some((parent, _)) => parent,
+            };
+            let dir = fs
+                .resolve(parent, seam::ResolveOptions::default(), &none)
+                .await?;
+            let mut names: Vec<String> = fs
+                .list_dir(&dir, &none)
+                .await?
+                .into_iter()
+                .map(|e| e.name)
+                .collect();
+            names.sort_unstable();
+            Ok(names.join("\n").into_bytes())
+        }
     }
 }
 
-/// Whether a read's answer is what `e` says the file holds.
-fn matches(e: &Expect, how: ReadHow, got: &Result<Vec<u8>, FsError>) -> bool {
+/// The last component of a reported staging path.
+fn base_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Whether a read's answer is what `e` says the file holds (a listing: the directory's names,
+/// leaving out the `staging` entries the backend reported).
+fn matches(e: &Expect, how: ReadHow, got: &Result<Vec<u8>, FsError>, staging: &[String]) -> bool {
+    if how == ReadHow::List {
+        let Some(want) = &e.names else {
+            return true;
+        };
+        return match (want, got) {
+            (Ok(want), Ok(got)) => {
+                let staged: Vec<&str> = staging.iter().map(|p| base_name(p)).collect();
+                let seen: Vec<&str> = std::str::from_utf8(got)
+                    .unwrap_or_default()
+                    .split('\n')
+                    .filter(|n| !n.is_empty() && !staged.contains(n))
+                    .collect();
+                seen == want.iter().map(String::as_str).collect::<Vec<_>>()
+            }
+            (Err(code), Err(e)) => *code == e.code(),
+            _ => false,
+        };
+    }
     let want = match how {
         ReadHow::Bytes => e.bytes.as_ref().map(|b| b.as_slice()),
-        ReadHow::Text | ReadHow::Stream => e.text.as_ref().map(|t| t.as_bytes()),
+        ReadHow::Text | ReadHow::Stream | ReadHow::List => e.text.as_ref().map(|t| t.as_bytes()),
     };
     match (want, got) {
         (Ok(w), Ok(g)) => w == g.as_slice(),
@@ -123,8 +175,12 @@ fn matches(e: &Expect, how: ReadHow, got: &Result<Vec<u8>, FsError>) -> bool {
     }
 }
 
-fn show_read(got: &Result<Vec<u8>, FsError>) -> String {
+fn show_read(how: ReadHow, got: &Result<Vec<u8>, FsError>) -> String {
     match got {
+        Ok(b) if how == ReadHow::List => format!(
+            "the entries {:?}",
+            String::from_utf8_lossy(b).split('\n').collect::<Vec<_>>()
+        ),
         Ok(b) => super::show_bytes(b),
         Err(e) => format!("{} {:?}", e.code(), e.message()),
     }
@@ -132,6 +188,11 @@ fn show_read(got: &Result<Vec<u8>, FsError>) -> String {
 
 fn show_expect(e: &Expect, how: ReadHow) -> String {
     match how {
+        ReadHow::List => match &e.names {
+            Some(Ok(names)) => format!("the entries {names:?}"),
+            Some(Err(c)) => c.to_string(),
+            None => "not listed".into(),
+        },
         ReadHow::Bytes => match &e.bytes {
             Ok(b) => super::show_bytes(b),
             Err(c) => c.to_string(),
@@ -144,11 +205,15 @@ fn show_expect(e: &Expect, how: ReadHow) -> String {
 }
 
 impl Readers {
-    /// Sends the reads at `point` and waits for them while the mutation is paused.
-    fn at(&self, point: CancelPoint, log: &mut ProbeLog) {
+    /// Sends the reads at `point` (where the backend reported `staging`) and waits for them
+    /// while the mutation is paused.
+    fn at(&self, point: CancelPoint, staging: &[String], log: &mut ProbeLog) {
         let mut hows = vec![ReadHow::Text, ReadHow::Stream];
         if self.bytes {
             hows.push(ReadHow::Bytes);
+        }
+        if self.old.names.is_some() {
+            hows.push(ReadHow::List);
         }
         let started = std::time::Instant::now();
         let (tx, rx) = mpsc::channel();
@@ -181,16 +246,26 @@ impl Readers {
                     break;
                 };
                 pending -= 1;
-                if matches(expect, how, &got) {
+                if matches(expect, how, &got, staging) {
                     log.served += 1;
                 } else {
+                    let kind = if how == ReadHow::List {
+                        FailureKind::Litter
+                    } else {
+                        FailureKind::TornRead
+                    };
                     log.problems.push(fail(
-                        FailureKind::TornRead,
+                        kind,
                         format!(
-                            "while the mutation was paused at {point:?}, a {} on instance {} returned {}; the file {} is {}",
+                            "while the mutation was paused at {point:?}, a {} on instance {} returned {}; the {} {} is {}",
                             how.name(),
                             self.instance,
-                            show_read(&got),
+                            show_read(how, &got),
+                            if how == ReadHow::List {
+                                "directory (leaving out the staging entries the backend reported)"
+                            } else {
+                                "file"
+                            },
                             if point == CancelPoint::Committed {
                                 "after it"
                             } else {
@@ -213,6 +288,7 @@ impl Readers {
                 answers: rx,
                 old: self.old.clone(),
                 new: self.new.clone(),
+                staging: staging.to_vec(),
             });
         }
     }
@@ -278,7 +354,7 @@ impl Harness {
                 ));
             }
             if let Some(r) = &readers {
-                r.at(cp.point, &mut log);
+                r.at(cp.point, cp.staging, &mut log);
             }
             if cp.point == competitor_at {
                 let effect = competitor.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -352,15 +428,21 @@ impl Harness {
                     break;
                 };
                 self.stats.check();
-                if !matches(&late.old, how, &got) && !matches(&late.new, how, &got) {
+                if !matches(&late.old, how, &got, &late.staging)
+                    && !matches(&late.new, how, &got, &late.staging)
+                {
                     log.problems.push(fail(
-                        FailureKind::TornRead,
+                        if how == ReadHow::List {
+                            FailureKind::Litter
+                        } else {
+                            FailureKind::TornRead
+                        },
                         format!(
-                            "a {} on instance {} sent while the mutation was paused at {:?} returned {}: neither the file before the mutation ({}) nor after it ({})",
+                            "a {} on instance {} sent while the mutation was paused at {:?} returned {}: neither what was there before the mutation ({}) nor after it ({})",
                             how.name(),
                             late.instance,
                             late.point,
-                            show_read(&got),
+                            show_read(how, &got),
                             show_expect(&late.old, how),
                             show_expect(&late.new, how)
                         ),

@@ -180,6 +180,11 @@ pub trait FileSystem: Send + Sync {
     /// Each child's kind follows links; a dangling or looping link is
     /// [`crate::FsKind::Other`] with no version and no size; directories have no size.
     ///
+    /// A listing taken while a mutation in the directory is in flight shows its entries before
+    /// the mutation or after it, and beside them nothing but the staging entries the backend
+    /// reports at that mutation's checkpoints ([`crate::Capability::StagingProbe`]): a backend
+    /// that stages beside the target and does not report it must not show it.
+    ///
     /// # Errors
     ///
     /// `FS_NOT_FOUND` (nothing there), `FS_NOT_DIRECTORY` ([`FsError::not_a_directory`]),
