@@ -308,6 +308,9 @@ fn a_directory_swapped_for_a_link_out_while_reads_run_never_shows_the_outside() 
                     let _ = std::fs::remove_file(&d);
                     let _ = std::fs::rename(&parked, &d);
                     swaps += 1;
+                    // The directory is real for a moment between swaps: on a loaded machine a
+                    // swapper that never pauses leaves no read a chance to land inside.
+                    std::thread::sleep(std::time::Duration::from_micros(50));
                 }
             }
             swaps
@@ -321,7 +324,11 @@ fn a_directory_swapped_for_a_link_out_while_reads_run_never_shows_the_outside() 
             .resolve(&path, ResolveOptions::default(), &none)
             .await
             .expect("resolve");
-        for i in 0..2000 {
+        // At least 2,000 reads, and on until some landed inside and some were denied (a busy
+        // machine can starve either side for a while), within a bound.
+        let mut i = 0u32;
+        while i < 2000 || ((inside == 0 || denied == 0) && i < 200_000) {
+            i += 1;
             let t = if i % 2 == 0 {
                 early.clone()
             } else {
@@ -363,8 +370,5 @@ fn a_directory_swapped_for_a_link_out_while_reads_run_never_shows_the_outside() 
     stop.store(true, Ordering::Relaxed);
     let swaps = swapper.join().expect("swapper");
     assert!(swaps > 0, "no swap happened");
-    assert!(
-        inside > 0 && inside + denied > 0,
-        "inside {inside}, denied {denied}"
-    );
+    assert!(inside > 0 && denied > 0, "inside {inside}, denied {denied}");
 }
