@@ -329,7 +329,7 @@ fn a_directory_swapped_for_a_link_out_while_reads_run_never_shows_the_outside() 
         let mut i = 0u32;
         while i < 2000 || ((inside == 0 || denied == 0) && i < 200_000) {
             i += 1;
-            let t = if i % 2 == 0 {
+            let t = if i.is_multiple_of(2) {
                 early.clone()
             } else {
                 match fs.resolve(&path, ResolveOptions::default(), &none).await {
