@@ -16,7 +16,10 @@
 //! into it hung: the suite then gives the call up with its thread, and what the thread holds is
 //! never dropped. So every case directory is listed here while it lives, and a command that
 //! gives calls up removes what is left with [`remove_abandoned`] before it exits (as it stops
-//! the processes, `seam_remote::children`), leaving TMPDIR as it found it.
+//! the processes, `seam_remote::children`), leaving TMPDIR as it found it — when the command
+//! ends. A command killed or interrupted (SIGINT) runs no cleanup: its run directory stays, as
+//! does a `seam-serve-*` or `seam-crash-*` directory of the remote server or crash children
+//! (`remote.rs`), which are plain temporary directories outside this registry.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -224,6 +227,7 @@ mod tests {
         let dropped_path = dropped.path().to_path_buf();
         let run = REGISTRY.run_dir().expect("a run directory");
         assert_eq!(dropped_path.parent(), Some(run.as_path()));
+        assert_topdir_on_ext4(&run);
         let mode = std::fs::metadata(&run)
             .expect("run dir")
             .permissions()
@@ -244,6 +248,17 @@ mod tests {
         assert!(!path.exists(), "{} is left", path.display());
         assert!(!run.exists(), "{} is left", run.display());
         assert_eq!(REGISTRY.remove_all(), 0);
+    }
+
+    /// The run directory is spread (on ext2/3/4; elsewhere there is no flag to look at).
+    fn assert_topdir_on_ext4(dir: &std::path::Path) {
+        use rustix::fs::{IFlags, Mode, OFlags, ioctl_getflags, open, statfs};
+        if statfs(dir).map(|fs| fs.f_type) != Ok(0xEF53) {
+            return;
+        }
+        let fd = open(dir, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).expect("open");
+        let flags = ioctl_getflags(&fd).expect("flags");
+        assert!(flags.contains(IFlags::TOPDIR), "{} is not spread", dir.display());
     }
 
     /// On ext2/3/4 (this machine's TMPDIR) the flag is set; elsewhere `spread` does nothing.

@@ -75,7 +75,11 @@ test('a reopened case goes with its dead maker and stays with a live one', async
   const exited = spawnSync('true');
   const dead = `/seam-kit/case-${exited.pid}-1`;
   await store.makeDir(dead);
-  for (const [root, stays] of [[live, true], [dead, false]]) {
+  // A case of another process that still runs.
+  const running = require('node:child_process').spawn('sleep', ['30']);
+  const alive = `/seam-kit/case-${running.pid}-1`;
+  await store.makeDir(alive);
+  for (const [root, stays] of [[live, true], [alive, true], [dead, false]]) {
     const other = new kit.TreeBackend(store, 't');
     assert.equal((await other.world('world/reopen', { root })).root, root);
     other.close();
@@ -83,6 +87,21 @@ test('a reopened case goes with its dead maker and stays with a live one', async
     assert.equal((await store.node(root)) !== null, stays, root);
   }
   maker.close();
+  running.kill();
   await new Promise((r) => setImmediate(r));
   assert.equal(await store.node(live), null);
+});
+
+test('a case name left by an earlier process is skipped', async () => {
+  const store = new MapStore();
+  await store.makeDir('/seam-kit');
+  const left = new Set();
+  for (let n = 1; n < 200; n++) {
+    const root = `/seam-kit/case-${process.pid}-${n}`;
+    left.add(root);
+    await store.makeDir(root);
+  }
+  const { root } = await new kit.TreeBackend(store, 't').world('world/case', {});
+  assert.ok(!left.has(root), root);
+  assert.ok(root.startsWith(`/seam-kit/case-${process.pid}-`), root);
 });

@@ -148,13 +148,30 @@ class Cases(unittest.TestCase):
         exited.wait()
         dead = f"/seam-kit/case-{exited.pid}-1"
         store.make_dir(dead)
-        for root, stays in ((live, True), (dead, False)):
+        # A case of another process that still runs.
+        running = subprocess.Popen(["sleep", "30"])
+        self.addCleanup(running.wait)
+        self.addCleanup(running.kill)
+        alive = f"/seam-kit/case-{running.pid}-1"
+        store.make_dir(alive)
+        for root, stays in ((live, True), (alive, True), (dead, False)):
             other = seam_kit.TreeBackend(store, "t")
             self.assertEqual(other.world("world/reopen", {"root": root})["root"], root)
             other.close()
             self.assertEqual(store.node(root) is not None, stays, root)
         maker.close()
         self.assertIsNone(store.node(live))
+
+    def test_a_case_name_left_by_an_earlier_process_is_skipped(self):
+        import dict_backend
+        store = dict_backend.DictStore()
+        store.make_dir("/seam-kit")
+        left = {f"/seam-kit/case-{os.getpid()}-{n}" for n in range(1, 200)}
+        for root in left:
+            store.make_dir(root)
+        root = seam_kit.TreeBackend(store, "t").world("world/case", {})["root"]
+        self.assertNotIn(root, left)
+        self.assertTrue(root.startswith(f"/seam-kit/case-{os.getpid()}-"), root)
 
 
 if __name__ == "__main__":
