@@ -258,7 +258,11 @@ mod tests {
         }
         let fd = open(dir, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).expect("open");
         let flags = ioctl_getflags(&fd).expect("flags");
-        assert!(flags.contains(IFlags::TOPDIR), "{} is not spread", dir.display());
+        assert!(
+            flags.contains(IFlags::TOPDIR),
+            "{} is not spread",
+            dir.display()
+        );
     }
 
     /// On ext2/3/4 (this machine's TMPDIR) the flag is set; elsewhere `spread` does nothing.
