@@ -67,9 +67,9 @@ fn the_memory_provider_is_read_while_paused_at_every_checkpoint_on_both_instance
         let report = run(Arc::new(MemoryFactory), seed);
         let p = visibility(&report);
         assert_eq!(p.status, Status::Passed, "{}", report.render());
-        // Four mutations, three checkpoints each, two readers each (`read_bytes` too where
-        // claimed), on two instances: every one of them answered while the writer waited.
-        let reads = if report.capabilities.read_bytes { 3 } else { 2 };
+        // Four mutations, three checkpoints each, two readers and a listing each (`read_bytes`
+        // too where claimed), on two instances: every one answered while the writer waited.
+        let reads = if report.capabilities.read_bytes { 4 } else { 3 };
         assert_eq!(report.stats.paused_reads_served, 2 * 4 * 3 * reads);
         assert_eq!(report.stats.paused_reads_unserved, 0);
         assert_eq!(rule(&report).coverage, Coverage::Reached);
