@@ -464,12 +464,14 @@ pub struct RemoteWorld {
 }
 
 /// What a world over the wire can do, from the `world` member of the `world/case` answer
-/// (`{"fifos": bool, "restore_mtime": bool}`); a member left out means it can (what protocol 1
-/// asked of every world before the member existed).
+/// (`{"fifos": bool, "restore_mtime": bool, "modes": bool}`); a member left out means it can
+/// (what protocol 1 asked of every world before the member existed).
 #[derive(Clone, Copy, Debug)]
 struct Abilities {
     fifos: bool,
     restore_mtime: bool,
+    /// Whether the storage keeps permission bits (`"modes": false`: an object store).
+    modes: bool,
 }
 
 impl Abilities {
@@ -483,6 +485,7 @@ impl Abilities {
         Self {
             fifos: can("fifos"),
             restore_mtime: can("restore_mtime"),
+            modes: can("modes"),
         }
     }
 }
@@ -499,6 +502,11 @@ impl World for RemoteWorld {
     fn apply(&self, effect: &WorldEffect) -> io::Result<()> {
         let mut segments = Vec::new();
         let params = match effect {
+            WorldEffect::CreateFile { path, bytes, .. } if !self.abilities.modes => {
+                // A storage without permission bits is never given one.
+                segments.push(bytes.clone());
+                json!({"effect": "create_file", "path": path, "bytes": {"$payload": 0}})
+            }
             WorldEffect::CreateFile { path, bytes, mode } => {
                 segments.push(bytes.clone());
                 json!({"effect": "create_file", "path": path, "bytes": {"$payload": 0}, "mode": mode})
@@ -516,6 +524,11 @@ impl World for RemoteWorld {
                 json!({"effect": "symlink", "path": path, "target": target})
             }
             WorldEffect::Remove { path } => json!({"effect": "remove", "path": path}),
+            WorldEffect::Chmod { path, .. } if !self.abilities.modes => {
+                return Err(io::Error::other(format!(
+                    "chmod {path:?}: the storage keeps no permission bits (\"modes\": false)"
+                )));
+            }
             WorldEffect::Chmod { path, mode } => {
                 json!({"effect": "chmod", "path": path, "mode": mode})
             }
@@ -586,6 +599,10 @@ impl World for RemoteWorld {
 
     fn restores_mtime(&self) -> bool {
         self.abilities.restore_mtime
+    }
+
+    fn keeps_modes(&self) -> bool {
+        self.abilities.modes
     }
 
     /// The case root opened to other users (0755, a `chmod` of `.`), for the permission

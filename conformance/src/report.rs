@@ -669,6 +669,7 @@ mod tests {
                 caps,
                 fifos: true,
                 restore_mtime: true,
+                modes: true,
                 diff_limit: limit,
                 policies: crate::generate::Policies::None,
             });

@@ -180,6 +180,7 @@ rules! {
     ClaimCancelPoints = "claim.cancel-points", CORE, "checkpoints are shown in order when claimed and never when not";
     ClaimStagingProbe = "claim.staging-probe", CORE, "staging paths are reported and exist when claimed, and are empty when not";
     ClaimSandboxMode = "claim.sandbox-mode", CORE, "sandbox_mode() is set exactly when sandbox modes are claimed";
+    ClaimModes = "claim.modes", CORE, "a world that keeps permission bits reads back the mode it gave a file; one that says it keeps none reports none, and modes is not claimed";
     SandboxReadOnly = "sandbox.read-only", SANDBOX, "read-only denies writes and edits with FS_SANDBOX_DENIED and changes nothing";
     SandboxFullAccess = "sandbox.full-access", SANDBOX, "danger-full-access and a workspace-write root that holds the target allow the mutation";
     SandboxWayOutDenied = "sandbox.way-out-denied", SANDBOX, "under workspace-write a mutation whose path leads out (a link of any kind, `..`, a sibling prefix) is FS_SANDBOX_DENIED and changes nothing anywhere";

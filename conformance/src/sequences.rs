@@ -481,8 +481,11 @@ pub(crate) fn run_sequences_watched(
     let mut caps = probe.fs.capabilities();
     // Compared with a reference, only what both backends claim and both worlds can do is
     // generated: a step the reference cannot carry out would be charged to it as a departure.
-    let (mut fifos, mut restore_mtime) =
-        (probe.world.supports_fifos(), probe.world.restores_mtime());
+    let (mut fifos, mut restore_mtime, mut modes) = (
+        probe.world.supports_fifos(),
+        probe.world.restores_mtime(),
+        probe.world.keeps_modes(),
+    );
     if let Some(reference) = &subjects.reference {
         let theirs = WatchedFactory {
             inner: reference.clone(),
@@ -505,6 +508,7 @@ pub(crate) fn run_sequences_watched(
         })?;
         fifos &= theirs.world.supports_fifos();
         restore_mtime &= theirs.world.restores_mtime();
+        modes &= theirs.world.keeps_modes();
         // The fence is the subject's deployment, which the comparison already handles (the
         // per-call policies below); every other claim must be both sides'.
         let their_caps = theirs.fs.capabilities();
@@ -522,6 +526,7 @@ pub(crate) fn run_sequences_watched(
         caps,
         fifos,
         restore_mtime,
+        modes,
         diff_limit: probe.diff_basis_max_bytes,
         policies: policies_for(
             caps.sandbox_modes,
@@ -896,6 +901,7 @@ pub fn generated_cases(
         caps,
         fifos: probe.world.supports_fifos(),
         restore_mtime: probe.world.restores_mtime(),
+        modes: probe.world.keeps_modes(),
         diff_limit: probe.diff_basis_max_bytes,
         policies: policies_for(caps.sandbox_modes, probe.fs.sandbox_mode(), false),
     };

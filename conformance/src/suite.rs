@@ -127,7 +127,7 @@ pub fn run_suite(
         .cloned()
         .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
     let probe_options = CaseOptions::new(seq.seed, CaseDurability::Relaxed, first);
-    let (caps, (fifos, restore_mtime), diff_limit) = supervised(
+    let (caps, (fifos, restore_mtime, modes), diff_limit) = supervised(
         &monitor,
         move || -> Result<_, String> {
             let s = watched
@@ -144,7 +144,11 @@ pub fn run_suite(
                     caps = caps.with(seam::Capability::ReadFence);
                 }
             }
-            let world = (s.world.supports_fifos(), s.world.restores_mtime());
+            let world = (
+                s.world.supports_fifos(),
+                s.world.restores_mtime(),
+                s.world.keeps_modes(),
+            );
             Ok((caps, world, s.diff_basis_max_bytes))
         },
         &mut || {},
@@ -286,6 +290,7 @@ pub fn run_suite(
         caps,
         fifos,
         restore_mtime,
+        modes,
         diff_limit,
         policies: crate::generate::Policies::None,
     };

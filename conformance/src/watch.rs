@@ -727,6 +727,12 @@ impl World for WatchedWorld {
         )
     }
 
+    fn keeps_modes(&self) -> bool {
+        self.sync("world keeps_modes".into(), "world keeps_modes", || {
+            self.inner.keeps_modes()
+        })
+    }
+
     fn open_to_others(&self) -> std::io::Result<()> {
         self.sync(
             "world open_to_others".into(),

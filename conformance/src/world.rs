@@ -58,6 +58,15 @@ pub trait World: Send + Sync {
         true
     }
 
+    /// Whether the storage keeps permission bits at all. One that keeps none (an object store)
+    /// says so: it is then never asked to set a mode, its snapshots report none, the backend
+    /// cannot claim [`seam::Capability::Modes`], and the report says why no permission bits were
+    /// generated. `claims` holds both answers to the world's snapshots: a world that keeps
+    /// modes reads back the mode it was given, one that keeps none reports none.
+    fn keeps_modes(&self) -> bool {
+        true
+    }
+
     /// Lets other users traverse the root (for running cases as an unprivileged user).
     fn open_to_others(&self) -> io::Result<()> {
         Ok(())

@@ -7,8 +7,8 @@ export interface Node {
   version: string;
   /** A file's length in bytes; null otherwise. */
   size: number | null;
-  /** Permission bits. */
-  mode: number;
+  /** Permission bits; null where the storage keeps none (`world.modes` false). */
+  mode: number | null;
 }
 
 /** What `Store.publish` gives back: the new version and the bytes replaced (null: created). */
@@ -32,8 +32,11 @@ export class Conflict extends Error {}
 export class Store {
   /** The storage dies with the process (default true): the gate does not kill it. */
   volatile: boolean;
-  /** What the gate's world can do on this store. */
-  world: { fifos: boolean; restore_mtime: boolean };
+  /**
+   * What the gate's world can do on this store; `modes: false` for storage without permission
+   * bits (never given a mode, `mode` null everywhere, `modes` not claimed).
+   */
+  world: { fifos: boolean; restore_mtime: boolean; modes?: boolean };
   /** A diff-basis limit of the backend's own, declared to the gate; null: the gate's. */
   diffLimit: number | null;
   node(key: string): Maybe<Node | null>;
@@ -91,6 +94,8 @@ export function literalEdit(data: Uint8Array, old: string, replacement: string, 
 export class TreeBackend implements ServedBackend {
   constructor(store: Store, name: string, claims?: string[]);
   claims: string[];
+  /** Always true: its calls run at once (mutations one at a time per store, reads any time). */
+  concurrent: boolean;
   describe(): Record<string, unknown>;
   close(): void;
   world(method: string, params: Params): Promise<unknown>;
@@ -128,6 +133,11 @@ export interface ServedBackend {
   close(): void;
   /** Claims that route methods: `namespace` routes `create_dir`, `remove`, `rename` here. */
   claims?: string[];
+  /**
+   * True: every call starts as it arrives, without waiting for the others on its connection.
+   * Otherwise calls are answered one at a time, in order.
+   */
+  concurrent?: boolean;
   /** `world/*` requests (test control), by method name. */
   world(method: string, params: Params): Maybe<unknown>;
   resolve(params: Params): Maybe<unknown>;

@@ -35,6 +35,8 @@ pub struct GenConfig {
     pub fifos: bool,
     /// Whether the world can put a file's old mtime back exactly after rewriting it.
     pub restore_mtime: bool,
+    /// Whether the storage keeps permission bits at all ([`crate::World::keeps_modes`]).
+    pub modes: bool,
     /// The backend's diff-basis limit.
     pub diff_limit: u64,
     /// The per-call sandbox policies mutations carry.
@@ -729,7 +731,12 @@ pub fn skipped_steps(config: &GenConfig) -> Vec<(String, String)> {
             "not claimed (symlinks)",
         );
     }
-    if !caps.modes {
+    if !config.modes {
+        skip(
+            "permission bits and chmod",
+            "the storage keeps none (its world says \"modes\": false), so none is compared",
+        );
+    } else if !caps.modes {
         skip("permission bits and chmod", "not claimed (modes)");
     }
     if !caps.read_bytes {

@@ -4,8 +4,10 @@
 //! never shown to a probe, unclaimed staging paths are never reported, an unclaimed
 //! `create_dir` fails and makes nothing (a claimed one makes the directory and `remove` takes
 //! it away), and `sandbox_mode()` is
-//! set exactly when sandbox modes are claimed. A backend that claims nothing it has, or has
-//! what it does not claim, fails here — with the claim named.
+//! set exactly when sandbox modes are claimed. The world's word on permission bits is held to
+//! its snapshots: a storage that keeps them reads back the mode the world gave a file, one that
+//! says it keeps none (an object store) reports none and cannot claim `modes`. A backend that
+//! claims nothing it has, or has what it does not claim, fails here — with the claim named.
 
 use super::{Context, Property, Run};
 use crate::failure::{Failure, FailureKind, fail};
@@ -71,6 +73,8 @@ impl Property for Claims {
             ));
         }
         stats.rule(Rule::ClaimSandboxMode);
+
+        modes_as_declared(world.as_ref(), caps.modes, stats)?;
 
         // read_bytes works when claimed, returns no content when not.
         let old = rt.block_on(fs.resolve("old", opts, &none)).map_err(|e| {
@@ -282,4 +286,85 @@ impl Property for Claims {
         drop(subject);
         Ok(())
     }
+}
+
+/// The world's word on permission bits, held to its snapshot: a world that keeps them reads back
+/// the mode it gave a file (0640, which no default produces); one that says it keeps none reports
+/// none for any entry, and its backend does not claim `modes`.
+fn modes_as_declared(
+    world: &dyn crate::World,
+    modes_claimed: bool,
+    stats: &mut crate::stats::Stats,
+) -> Result<(), Failure> {
+    let keeps = world.keeps_modes();
+    stats.check();
+    if !keeps && modes_claimed {
+        return Err(fail(
+            FailureKind::Claim,
+            "modes is claimed, but the world says the storage keeps no permission bits (\"modes\": false)",
+        ));
+    }
+    if keeps {
+        world
+            .apply(&WorldEffect::CreateFile {
+                path: "mode-640".into(),
+                bytes: b"bits\n".to_vec(),
+                mode: 0o640,
+            })
+            .map_err(|e| {
+                fail(
+                    FailureKind::Setup,
+                    format!("the world cannot create a file of mode 640: {e}"),
+                )
+            })?;
+    }
+    let snapshot = world.snapshot().map_err(|e| {
+        fail(
+            FailureKind::Setup,
+            format!("cannot read the world back: {e}"),
+        )
+    })?;
+    if keeps {
+        let mode = match snapshot.get("mode-640") {
+            Some(seam_model::SnapEntry::File { mode, .. }) => *mode,
+            other => {
+                return Err(fail(
+                    FailureKind::Setup,
+                    format!("the world made \"mode-640\" and reads back {other:?}"),
+                ));
+            }
+        };
+        if mode != Some(0o640) {
+            return Err(fail(
+                FailureKind::Claim,
+                format!(
+                    "the world gave \"mode-640\" mode 640 and reads back {}: a storage that keeps no permission bits says so (\"modes\": false in the `world` of the world/case answer, World::keeps_modes in Rust)",
+                    mode.map_or_else(|| "no mode".to_string(), |m| format!("mode {m:o}"))
+                ),
+            ));
+        }
+        world
+            .apply(&WorldEffect::Remove {
+                path: "mode-640".into(),
+            })
+            .map_err(|e| {
+                fail(
+                    FailureKind::Setup,
+                    format!("the world cannot remove a file: {e}"),
+                )
+            })?;
+    } else if let Some((path, mode)) = snapshot.iter().find_map(|(p, e)| match e {
+        seam_model::SnapEntry::File { mode: Some(m), .. }
+        | seam_model::SnapEntry::Dir { mode: Some(m) } => Some((p, *m)),
+        _ => None,
+    }) {
+        return Err(fail(
+            FailureKind::Claim,
+            format!(
+                "the world says the storage keeps no permission bits (\"modes\": false), yet reports mode {mode:o} for {path:?}"
+            ),
+        ));
+    }
+    stats.rule(Rule::ClaimModes);
+    Ok(())
 }

@@ -201,10 +201,10 @@ class Backend {
       this.case = this.cwd = `/case-${++cases}`;
       put(this.case, null);
       if (p.diff_basis_max_bytes !== undefined) this.diffLimit = p.diff_basis_max_bytes;
-      return { ...this.describe(), root: this.case, world: { fifos: false, restore_mtime: true } };
+      return { ...this.describe(), root: this.case, world: { fifos: false, restore_mtime: true, modes: false } };
     }
     if (!this.case) throw new ProtocolError(-32602, `${method} needs world/case first`);
-    if (method === 'world/snapshot') { // no "mode" in the entries: modes are not claimed
+    if (method === 'world/snapshot') { // no "mode" in the entries: it keeps none (modes: false)
       const found = [...entries].filter(([k]) => k.startsWith(this.case + '/'))
         .map(([k, e]) => [k.slice(this.case.length + 1), e]).sort((a, b) => byBytes(a[0], b[0]));
       return { entries: found.map(([rel, e]) => [rel,

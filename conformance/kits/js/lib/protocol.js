@@ -90,23 +90,42 @@ function attach(value, out) {
   return value;
 }
 
-/** One connection: reads requests, answers them in order (one at a time). */
+/**
+ * One connection. Its reader (`run`) reads every frame in order: it answers `initialize` and
+ * carries out `world/*` requests itself, in the order they arrive (each finished before the next
+ * frame is read), and starts the contract calls without waiting for them. A backend whose
+ * `concurrent` is true has every call started at once — a read is answered while a write waits
+ * at a checkpoint or awaits its storage, as docs/protocol.md section 2 allows; any other backend
+ * gets its calls one at a time, in order. Answers to the kit's own checkpoint requests, stream
+ * credit and `$/cancel` are routed to the call waiting for them.
+ */
 class Server {
   constructor(backend, input, output, runOffer = null) {
     this.backend = backend;
     this.reader = new FrameReader(input);
     this.out = output;
-    this.backlog = [];
     this.initialized = false;
     this.asked = 0;
     this.early = []; // `$/cancel`s for requests not read yet (the newest 64)
     this.runOffer = runOffer;
+    this.answers = new Map(); // checkpoint request id -> the resolve of its waiting call
+    this.streams = new Map(); // request id -> { credit, cancelled, wake }
+    this.calls = new Set(); // the promises of the calls in flight
+    this.closed = false;
+    // A backend that does not say `concurrent: true` gets its calls one at a time, in the order
+    // they came (the reader still serves `world/*` meanwhile).
+    this.queue = backend.concurrent ? null : Promise.resolve();
   }
 
   reply(id, result, error) {
     const message = { jsonrpc: '2.0', id };
     const segments = [];
     if (error) message.error = error; else message.result = attach(result === undefined ? null : result, segments);
+    this.write(message, segments);
+  }
+
+  write(message, segments = []) {
+    if (this.out.destroyed || this.out.writableEnded) return; // nobody to answer
     writeFrame(this.out, message, segments);
   }
 
@@ -115,59 +134,59 @@ class Server {
     if (this.early.length > 64) this.early.shift();
   }
 
-  /** Shows a checkpoint to the client's probe; true when it says cancel. */
-  async ask(id, point, verb, display) {
+  /**
+   * Shows a checkpoint to the client's probe; true when it says cancel. A checkpoint left
+   * unanswered for a minute, or whose connection ended, cancels.
+   */
+  ask(id, point, verb, display) {
     const sid = `s${++this.asked}`;
-    writeFrame(this.out, { jsonrpc: '2.0', id: sid, method: 'checkpoint',
-      params: { id, point, verb, display_path: display, staging: [] } });
-    for (;;) {
-      const frame = await this.reader.next();
-      if (frame === null) return true;
-      const [m] = frame;
-      if (m.id === sid && m.method === undefined) return Boolean((m.result || {}).cancel ?? true);
-      if (String(m.method || '').startsWith('world/') && m.id !== undefined) await this.handle(frame);
-      else if (m.method === '$/cancel') this.remember((m.params || {}).id);
-      else this.backlog.push(frame);
-    }
+    return new Promise((resolve) => {
+      if (this.closed) { resolve(true); return; }
+      const timer = setTimeout(() => { this.answers.delete(sid); resolve(true); }, 60_000);
+      this.answers.set(sid, (m) => {
+        clearTimeout(timer);
+        this.answers.delete(sid);
+        resolve(m === null ? true : Boolean((m.result || {}).cancel ?? true));
+      });
+      this.write({ jsonrpc: '2.0', id: sid, method: 'checkpoint',
+        params: { id, point, verb, display_path: display, staging: [] } });
+    });
   }
 
   async stream(id, p) {
     const text = await this.backend.read_text(p);
-    writeFrame(this.out, { jsonrpc: '2.0', method: 'stream/start', params: { id } });
-    let credit = WINDOW;
-    let cancelled = false;
-    for (let i = 0; i < text.length; i += CHUNK_CHARS) {
-      while (credit === 0 && !cancelled) {
-        const frame = await this.reader.next();
-        if (frame === null) return null;
-        const [m] = frame;
-        const params = m.params || {};
-        if (m.method === 'stream/credit' && params.id === id) credit += params.chunks || 0;
-        else if (m.method === '$/cancel' && params.id === id) cancelled = true;
-        else this.backlog.push(frame);
+    const state = { credit: WINDOW, cancelled: false, wake: null };
+    const at = this.early.indexOf(id);
+    if (at !== -1) { this.early.splice(at, 1); state.cancelled = true; } // while its text was read
+    if (this.closed) state.cancelled = true;
+    this.streams.set(id, state);
+    try {
+      this.write({ jsonrpc: '2.0', method: 'stream/start', params: { id } });
+      for (let i = 0; i < text.length; i += CHUNK_CHARS) {
+        while (state.credit <= 0 && !state.cancelled) {
+          await new Promise((resolve) => { state.wake = resolve; });
+        }
+        if (state.cancelled) throw fail('aborted', { verb: 'read' });
+        // Chunks end on a character: a surrogate pair is never split.
+        let end = Math.min(i + CHUNK_CHARS, text.length);
+        if (end < text.length && /[\ud800-\udbff]/.test(text[end - 1])) end += 1;
+        this.write({ jsonrpc: '2.0', method: 'stream/chunk', params: { id } },
+          [Buffer.from(text.slice(i, end))]);
+        i = end - CHUNK_CHARS;
+        state.credit -= 1;
       }
-      if (cancelled) throw fail('aborted', { verb: 'read' });
-      // Chunks end on a character: a surrogate pair is never split.
-      let end = Math.min(i + CHUNK_CHARS, text.length);
-      if (end < text.length && /[\ud800-\udbff]/.test(text[end - 1])) end += 1;
-      writeFrame(this.out, { jsonrpc: '2.0', method: 'stream/chunk', params: { id } },
-        [Buffer.from(text.slice(i, end))]);
-      i = end - CHUNK_CHARS;
-      credit -= 1;
+      return { end: true };
+    } finally {
+      this.streams.delete(id);
     }
-    return { end: true };
   }
 
+  /** Answers one request. */
   async handle(frame) {
     const [message, segments] = frame;
     const { method, id } = message;
-    const p = take(message.params || {}, segments);
-    if (method === undefined) return this.reply(id, null, { code: -32600, message: 'a request needs a method' });
-    if (id === undefined) {
-      if (method === '$/cancel') this.remember(p.id);
-      return undefined;
-    }
     try {
+      const p = take(message.params || {}, segments);
       let result;
       if (method === 'initialize') {
         if (p.protocol !== PROTOCOL) throw new ProtocolError(-32602, `protocol ${p.protocol} is not spoken here`);
@@ -183,7 +202,6 @@ class Server {
         throw fail('aborted', { verb: VERBS[method] });
       } else if (method === 'stream_text') {
         result = await this.stream(id, p);
-        if (result === null) return undefined;
       } else if (method === 'write_text' || method === 'edit_text') {
         const verb = VERBS[method];
         const display = (p.target || {}).display_path || '';
@@ -212,17 +230,62 @@ class Server {
     }
   }
 
-  async run() {
-    for (;;) {
-      let frame;
-      try {
-        frame = this.backlog.length ? this.backlog.shift() : await this.reader.next();
-      } catch (e) {
-        this.reply(null, null, { code: -32700, message: `parse error: ${e.message}` });
-        return;
+  /** What the reader does with one frame, in the order frames arrive. */
+  async route(frame) {
+    const [m] = frame;
+    const { method, id } = m;
+    const params = (m.params && typeof m.params === 'object') ? m.params : {};
+    if (method === undefined) {
+      const waiting = this.answers.get(id);
+      if (waiting) waiting(m); // the client's answer to a checkpoint
+      else if (m.result === undefined && m.error === undefined) {
+        this.reply(id === undefined ? null : id, null, { code: -32600, message: 'a request needs a method' });
       }
-      if (frame === null) return;
-      await this.handle(frame);
+      return;
+    }
+    if (id === undefined) { // a notification
+      const state = this.streams.get(params.id);
+      if (method === 'stream/credit' && state) state.credit += params.chunks || 0;
+      else if (method === '$/cancel' && state) state.cancelled = true;
+      // Its request follows, or it runs already (a mutation is cancelled at its checkpoints).
+      else if (method === '$/cancel') this.remember(params.id);
+      if (state && state.wake) { const w = state.wake; state.wake = null; w(); }
+      return;
+    }
+    if (method === 'initialize' || !this.initialized || String(method).startsWith('world/')
+      || (this.early.includes(id) && VERBS[method])) {
+      await this.handle(frame); // in order, before anything read after it
+      return;
+    }
+    const started = this.queue ? this.queue.then(() => this.handle(frame)) : this.handle(frame);
+    if (this.queue) this.queue = started;
+    const call = started.finally(() => this.calls.delete(call));
+    this.calls.add(call);
+  }
+
+  async run() {
+    try {
+      for (;;) {
+        let frame;
+        try {
+          frame = await this.reader.next();
+        } catch (e) {
+          this.reply(null, null, { code: -32700, message: `parse error: ${e.message}` });
+          return;
+        }
+        if (frame === null) return;
+        await this.route(frame);
+      }
+    } finally {
+      // The connection ended: waiting checkpoints cancel, streams stop, and the calls in flight
+      // finish before the backend is closed.
+      this.closed = true;
+      for (const waiting of [...this.answers.values()]) waiting(null);
+      for (const state of this.streams.values()) {
+        state.cancelled = true;
+        if (state.wake) { const w = state.wake; state.wake = null; w(); }
+      }
+      await Promise.allSettled([...this.calls]);
     }
   }
 }

@@ -17,12 +17,24 @@ const ABSENT = Symbol('ABSENT');
 /** Thrown by `Store.publish` when what is at the key is not what `expect` asked for. */
 class Conflict extends Error {}
 
-/** A tree keyed by absolute normalised paths ("/a/b"). Extend it; methods may be async. */
+/**
+ * A tree keyed by absolute normalised paths ("/a/b"). Extend it; methods may be async. The kit
+ * runs the contract's mutations (and the test-control world) one at a time per store, each from
+ * its first look to its last store call, but never across a checkpoint; the reads (`node`,
+ * `read`, `names` for stat, read and list calls) run at any moment — also while an awaited
+ * `publish`, `unlink` or `move` is under way, so what a reader can see of a change half done is
+ * what the gate sees.
+ */
 class Store {
   constructor() {
     /** Whether the storage dies with the process (the gate then does not kill it). */
     this.volatile = true;
-    /** What the gate's world can do on this store. */
+    /**
+     * What the gate's world can do on this store: FIFOs, an mtime put back, and whether it keeps
+     * permission bits at all — `modes: false` for storage without them (an object store): the
+     * gate then never sets a mode, compares none, expects `mode` to be null everywhere, and the
+     * kit never calls `chmod` nor claims `modes`.
+     */
     this.world = { fifos: false, restore_mtime: true };
     /**
      * The size from which a write's `before` is left out, when the backend has a limit of its
@@ -67,6 +79,31 @@ class Store {
 
 let cases = 0;
 
+/** Calls run one at a time: `lock()` resolves to the function that lets the next one in. */
+class Mutex {
+  constructor() { this.tail = Promise.resolve(); }
+
+  lock() {
+    let release;
+    const held = new Promise((resolve) => { release = resolve; });
+    const turn = this.tail.then(() => release);
+    this.tail = this.tail.then(() => held);
+    return turn;
+  }
+}
+
+// One mutex per store: the mutations' decisions.
+const decisions = new WeakMap();
+function decisionsOf(store) {
+  if (!decisions.has(store)) decisions.set(store, new Mutex());
+  return decisions.get(store);
+}
+
+// How many times a read looks again when what it read changed while it read.
+const READ_TRIES = 64;
+const sameNode = (a, b) => (a === null || b === null ? a === b
+  : a.kind === b.kind && a.version === b.version && a.size === b.size && a.mode === b.mode);
+
 // Whether the process whose number a case root carries (`/seam-kit/case-PID-N`) is gone.
 function makerGone(root) {
   const pid = Number(root.split('/').pop().split('-')[1]);
@@ -80,11 +117,16 @@ function makerGone(root) {
 }
 const byBytes = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
-/** The contract over a Store, for one connection. */
+/**
+ * The contract over a Store, for one connection. Its calls may run at once (`concurrent`): the
+ * protocol layer starts each without waiting for the others.
+ */
 class TreeBackend {
   constructor(store, name, claims = ['read_bytes', 'cancel_points', 'modes']) {
     Object.assign(this, { store, name, claims: [...claims], cwd: '/', caseRoot: null, made: null,
-      adopted: null });
+      adopted: null, concurrent: true, mutex: decisionsOf(store) });
+    // A store without permission bits cannot keep them for anyone.
+    if (store.world && store.world.modes === false) this.claims = this.claims.filter((c) => c !== 'modes');
     // A store that can unlink and move gets the namespace operations.
     const own = (m) => typeof store[m] === 'function' && store[m] !== Store.prototype[m];
     if (own('unlink') && own('move') && !this.claims.includes('namespace')) this.claims.push('namespace');
@@ -103,7 +145,9 @@ class TreeBackend {
   close() {
     for (const root of [this.made, this.adopted]) {
       if (!root || (root === this.adopted && !makerGone(root))) continue;
-      Promise.resolve().then(() => this.store.remove(root)).catch(() => {});
+      this.mutex.lock().then(async (release) => {
+        try { await this.store.remove(root); } catch { /* gone already */ } finally { release(); }
+      });
     }
   }
 
@@ -130,7 +174,12 @@ class TreeBackend {
 
   async resolve(p) {
     const display = displayPath(p.path, p.cwd || this.cwd, 'resolve');
-    if (!(await this.parentsOk(display))) throw fail('parent_not_directory', { verb: 'resolve', path: display });
+    const release = await this.mutex.lock(); // its parents, looked at together
+    try {
+      if (!(await this.parentsOk(display))) throw fail('parent_not_directory', { verb: 'resolve', path: display });
+    } finally {
+      release();
+    }
     return TreeBackend.target(display, display);
   }
 
@@ -144,11 +193,29 @@ class TreeBackend {
     return n ? TreeBackend.info(n) : null;
   }
 
+  // The bytes of the file at `key` as they were at one moment: read between two looks that agree
+  // (a version is never reused), again while a change gets in between.
   async file(key, display, verb) {
-    const n = await this.nodeAt(key);
-    if (!n) throw fail('not_found', { verb, path: display });
-    if (n.kind !== 'file') throw fail('not_regular_file', { verb, path: display });
-    return Buffer.from(await this.store.read(key));
+    const check = (n) => {
+      if (!n) throw fail('not_found', { verb, path: display });
+      if (n.kind !== 'file') throw fail('not_regular_file', { verb, path: display });
+    };
+    let n = await this.nodeAt(key);
+    for (let i = 0; i < READ_TRIES; i++) {
+      check(n);
+      let data = null;
+      try { data = await this.store.read(key); } catch { data = null; } // gone meanwhile
+      const again = await this.nodeAt(key);
+      if (data != null && sameNode(again, n)) return Buffer.from(data);
+      n = again;
+    }
+    const release = await this.mutex.lock(); // it kept changing: read it with no mutation under way
+    try {
+      check(await this.nodeAt(key));
+      return Buffer.from(await this.store.read(key));
+    } finally {
+      release();
+    }
   }
 
   async read_text(p) {
@@ -168,9 +235,24 @@ class TreeBackend {
 
   async list_dir(p) {
     const { key, display_path: display } = p.target;
-    const n = await this.nodeAt(key);
-    if (!n) throw fail('not_found', { verb: 'list', path: display });
-    if (n.kind !== 'dir') throw fail('not_a_directory', { path: display });
+    let n = await this.nodeAt(key);
+    for (let i = 0; i < READ_TRIES; i++) {
+      if (!n) throw fail('not_found', { verb: 'list', path: display });
+      if (n.kind !== 'dir') throw fail('not_a_directory', { path: display });
+      const entries = await this.entries(key, display);
+      const again = await this.nodeAt(key);
+      if (sameNode(again, n)) return entries; // no entry came or went meanwhile (its version says so)
+      n = again;
+    }
+    const release = await this.mutex.lock(); // it kept changing: list it with no mutation under way
+    try {
+      return await this.entries(key, display);
+    } finally {
+      release();
+    }
+  }
+
+  async entries(key, display) {
     const entries = [];
     for (const name of [...(await this.store.names(key))].sort(byBytes)) {
       const child = key.replace(/\/$/, '') + '/' + name;
@@ -413,18 +495,19 @@ class TreeBackend {
     if (method !== 'world/apply') throw new ProtocolError(-32601, `unknown method ${method}`);
     const key = lexical(this.caseRoot + '/' + p.path);
     const effect = p.effect;
+    const keepsModes = !store.world || store.world.modes !== false;
     if (effect === 'create_file' || effect === 'create_dir') await this.makeParents(key, key);
     if (effect === 'create_file') {
       if (await store.node(key)) await store.remove(key);
       await store.publish(key, Buffer.from(p.bytes), ABSENT);
-      await store.chmod(key, p.mode);
+      if (keepsModes) await store.chmod(key, p.mode);
     } else if (effect === 'rewrite_file') {
       await store.publish(key, Buffer.from(p.bytes), ANY);
     } else if (effect === 'create_dir') {
       await store.makeDir(key);
     } else if (effect === 'remove') {
       await store.remove(key);
-    } else if (effect === 'chmod') {
+    } else if (effect === 'chmod' && keepsModes) {
       await store.chmod(key, p.mode);
     } else {
       throw new ProtocolError(-32602, `this store cannot ${effect}`);
@@ -454,6 +537,40 @@ class TreeBackend {
     }
     return entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   }
+}
+
+// Each mutation holds its store's mutex from its first look to its last store call, let go while
+// a checkpoint waits (the client may change the world there, through this store); the world's
+// changes hold it too, so they fall between the mutations' decisions, never inside one.
+for (const m of ['write_text', 'edit_text', 'create_dir', 'remove', 'rename']) {
+  const inner = TreeBackend.prototype[m];
+  TreeBackend.prototype[m] = async function deciding(p, checkpoint = async () => false) {
+    let release = await this.mutex.lock();
+    const at = async (point) => {
+      release();
+      try {
+        return await checkpoint(point);
+      } finally {
+        release = await this.mutex.lock();
+      }
+    };
+    try {
+      return await inner.call(this, p, at);
+    } finally {
+      release();
+    }
+  };
+}
+{
+  const inner = TreeBackend.prototype.world;
+  TreeBackend.prototype.world = async function world(method, p) {
+    const release = await this.mutex.lock();
+    try {
+      return await inner.call(this, method, p);
+    } finally {
+      release();
+    }
+  };
 }
 
 module.exports = { ANY, ABSENT, Conflict, Store, TreeBackend };

@@ -105,3 +105,87 @@ test('a case name left by an earlier process is skipped', async () => {
   assert.ok(!left.has(root), root);
   assert.ok(root.startsWith(`/seam-kit/case-${process.pid}-`), root);
 });
+
+// Over a real socket: a write that shows its checkpoints, and — while it waits at `staged` — a
+// read of the same file. What the client receives, in order.
+async function writePausedThenRead(backend) {
+  const net = require('node:net');
+  const os = require('node:os');
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seam-kit-test-'));
+  const at = path.join(dir, 'kit.sock');
+  let served;
+  const server = net.createServer((sock) => {
+    served = new kit.Server(backend, sock, sock).run().finally(() => sock.end());
+  });
+  await new Promise((resolve) => { server.listen(at, resolve); });
+  const client = net.connect(at);
+  const reader = new FrameReader(client);
+  const frames = [];
+  let wake = null;
+  (async () => {
+    for (let f = await reader.next(); f !== null; f = await reader.next()) {
+      frames.push(f);
+      if (wake) { const w = wake; wake = null; w(); }
+    }
+  })();
+  const send = (m, segments = []) => writeFrame(client, { jsonrpc: '2.0', ...m }, segments);
+  const receive = async (ms = 10_000) => {
+    const end = Date.now() + ms;
+    while (frames.length === 0) {
+      const left = end - Date.now();
+      if (left <= 0) return null;
+      await new Promise((resolve) => { wake = resolve; setTimeout(resolve, left); });
+    }
+    return frames.shift();
+  };
+  send({ id: 1, method: 'initialize', params: { protocol: 1 } });
+  await receive();
+  send({ id: 2, method: 'world/case', params: {} });
+  const { root } = (await receive())[0].result;
+  send({ id: 3, method: 'world/apply', params: { path: 'f', effect: 'create_file', bytes: { $payload: 0 }, mode: 0o644 } },
+    [Buffer.from('old\n')]);
+  await receive();
+  const target = { key: `${root}/f`, display_path: `${root}/f` };
+  send({ id: 4, method: 'write_text', params: { target, content: { $payload: 0 }, checkpoints: true } },
+    [Buffer.from('new\n')]);
+  let staged;
+  for (;;) { // up to the write's `staged` checkpoint, going on at `before_stage`
+    [staged] = await receive();
+    if (staged.params.point === 'staged') break;
+    send({ id: staged.id, result: { cancel: false } });
+  }
+  send({ id: 5, method: 'read_text', params: { target } });
+  const seen = [];
+  const first = await receive(1000);
+  if (first === null) seen.push(['nothing', null]);
+  else seen.push(first[0].id === 5 ? ['read', first[1][0].toString()] : ['other', first[0]]);
+  send({ id: staged.id, result: { cancel: false } });
+  while (!(seen.some(([k]) => k === 'read') && seen.some(([k]) => k === 'write'))) {
+    const frame = await receive();
+    assert.ok(frame, `nothing more came: ${JSON.stringify(seen)}`);
+    const [m, segments] = frame;
+    if (m.method === 'checkpoint') send({ id: m.id, result: { cancel: false } }); // `committed`
+    else if (m.id === 5) seen.push(['read', segments[0].toString()]);
+    else if (m.id === 4) seen.push(['write', m.result.operation]);
+  }
+  client.end();
+  await served;
+  server.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return seen;
+}
+
+test('a read is answered while a write of the same connection waits at its checkpoint', async () => {
+  const seen = await writePausedThenRead(new kit.TreeBackend(new MapStore(), 't', ['cancel_points']));
+  assert.deepEqual(seen[0], ['read', 'old\n'], JSON.stringify(seen));
+  assert.ok(seen.some(([k, v]) => k === 'write' && v === 'update'), JSON.stringify(seen));
+});
+
+test('a backend that does not say concurrent answers one call at a time', async () => {
+  const backend = new kit.TreeBackend(new MapStore(), 't', ['cancel_points']);
+  backend.concurrent = false;
+  const seen = await writePausedThenRead(backend);
+  assert.deepEqual(seen, [['nothing', null], ['write', 'update'], ['read', 'new\n']]);
+});

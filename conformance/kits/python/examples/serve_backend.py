@@ -231,10 +231,10 @@ class Backend:
                 put(self.case, None)
             self.diff_limit = p.get("diff_basis_max_bytes", self.diff_limit)
             return dict(self.describe(), root=self.case,
-                        world={"fifos": False, "restore_mtime": True})
+                        world={"fifos": False, "restore_mtime": True, "modes": False})
         if self.case is None:
             raise ProtocolError(-32602, f"{method} needs world/case first")
-        if method == "world/snapshot":  # no "mode" in the entries: modes are not claimed
+        if method == "world/snapshot":  # no "mode" in the entries: it keeps none ("modes": False)
             with LOCK:
                 found = sorted((k[len(self.case) + 1:], e) for k, e in ENTRIES.items()
                                if k.startswith(self.case + "/"))

@@ -77,12 +77,25 @@ def _attach(value, out):
     return value
 
 
+class _Stream:
+    """The flow-control state of one `stream_text` in flight: credit granted, and whether it was
+    cancelled (or its connection ended)."""
+
+    def __init__(self):
+        self.credit, self.cancelled = WINDOW, False
+
+
 class Server:
-    """One connection: reads requests, answers them in order (one at a time)."""
+    """One connection. Its reader (the thread that calls `run`) reads every frame in order: it
+    answers `initialize` and carries out `world/*` requests itself, in the order they arrive,
+    and hands the contract calls to other threads. A backend whose `concurrent` attribute is
+    true gets a thread per call — a read is answered while a write waits at a checkpoint or
+    publishes, as docs/protocol.md section 2 allows; any other backend gets its calls one at a
+    time, in order. Answers to the kit's own checkpoint requests, stream credit and `$/cancel`
+    are routed to the call waiting for them. Frames are written whole, one at a time."""
 
     def __init__(self, backend, inp, out, run_offer=None):
         self.backend, self.inp, self.out = backend, inp, out
-        self.backlog = []
         self.initialized = False
         self.asked = 0
         # `$/cancel`s for requests not read yet: such a request is answered FS_ABORTED, doing
@@ -90,6 +103,16 @@ class Server:
         self.early = collections.deque(maxlen=64)
         # Called with the socket path the gate offers in `initialize`; True when it listens.
         self.run_offer = run_offer
+        self._lock = threading.Lock()  # the tables below, and `asked`
+        self._writing = threading.Lock()  # one frame at a time on `out`
+        self._changed = threading.Condition(self._lock)
+        self._answers = {}  # checkpoint request id -> its answer (None until it comes)
+        self._streams = {}  # request id -> _Stream
+        self._calls = set()  # the threads of the calls in flight
+        self._closed = False
+        # A backend that does not say `concurrent = True` gets its calls one at a time, in the
+        # order they came, from one thread (the reader still serves `world/*` meanwhile).
+        self._queue = None if getattr(backend, "concurrent", False) else collections.deque()
 
     def reply(self, rid, result=None, error=None):
         message, segments = {"jsonrpc": "2.0", "id": rid}, []
@@ -97,68 +120,64 @@ class Server:
             message["error"] = error
         else:
             message["result"] = _attach(result, segments)
-        write_frame(self.out, message, segments)
+        self._write(message, segments)
 
     def notify(self, method, params, segments=()):
-        write_frame(self.out, {"jsonrpc": "2.0", "method": method, "params": params}, list(segments))
+        self._write({"jsonrpc": "2.0", "method": method, "params": params}, list(segments))
+
+    def _write(self, message, segments=()):
+        with self._writing:
+            try:
+                write_frame(self.out, message, segments)
+            except (OSError, ValueError):
+                pass  # the peer went away (or the stream was closed): nobody to answer
 
     def ask(self, rid, point, verb, display):
         """Shows a checkpoint to the client's probe and waits for its answer: cancel there or
-        not. world/* requests are served meanwhile (a competitor appearing mid-write)."""
-        self.asked += 1
-        sid = f"s{self.asked}"
-        write_frame(self.out, {"jsonrpc": "2.0", "id": sid, "method": "checkpoint",
-                               "params": {"id": rid, "point": point, "verb": verb,
-                                          "display_path": display, "staging": []}})
-        while True:
-            frame = read_frame(self.inp)
-            if frame is None:
-                return True
-            message = frame[0]
-            if message.get("id") == sid and "method" not in message:
-                return bool((message.get("result") or {}).get("cancel", True))
-            if str(message.get("method", "")).startswith("world/") and "id" in message:
-                self.handle(frame)
-            elif message.get("method") == "$/cancel":
-                self.early.append((message.get("params") or {}).get("id"))
-            else:
-                self.backlog.append(frame)
+        not. A checkpoint left unanswered for a minute, or whose connection ended, cancels."""
+        with self._lock:
+            self.asked += 1
+            sid = f"s{self.asked}"
+            self._answers[sid] = None
+        self._write({"jsonrpc": "2.0", "id": sid, "method": "checkpoint",
+                     "params": {"id": rid, "point": point, "verb": verb,
+                                "display_path": display, "staging": []}})
+        with self._lock:
+            self._changed.wait_for(lambda: self._answers[sid] is not None or self._closed,
+                                   timeout=60)
+            answer = self._answers.pop(sid)
+        if answer is None:
+            return True
+        return bool((answer.get("result") or {}).get("cancel", True))
 
     def stream(self, rid, p):
         text = self.backend.read_text(p)
-        self.notify("stream/start", {"id": rid})
-        credit, cancelled = WINDOW, False
-        for i in range(0, len(text), CHUNK_CHARS):
-            while credit == 0 and not cancelled:
-                frame = read_frame(self.inp)
-                if frame is None:
-                    return None
-                message = frame[0]
-                params = message.get("params") or {}
-                if message.get("method") == "stream/credit" and params.get("id") == rid:
-                    credit += params.get("chunks", 0)
-                elif message.get("method") == "$/cancel" and params.get("id") == rid:
-                    cancelled = True
-                else:
-                    self.backlog.append(frame)
-            if cancelled:
-                raise fail("aborted", verb="read")
-            self.notify("stream/chunk", {"id": rid}, [text[i:i + CHUNK_CHARS].encode()])
-            credit -= 1
-        return {"end": True}
+        state = _Stream()
+        with self._lock:
+            self._streams[rid] = state
+            if rid in self.early:  # cancelled while its text was being read
+                self.early.remove(rid)
+                state.cancelled = True
+        try:
+            self.notify("stream/start", {"id": rid})
+            for i in range(0, len(text), CHUNK_CHARS):
+                with self._lock:
+                    self._changed.wait_for(lambda: state.credit > 0 or state.cancelled)
+                    if state.cancelled:
+                        raise fail("aborted", verb="read")
+                    state.credit -= 1
+                self.notify("stream/chunk", {"id": rid}, [text[i:i + CHUNK_CHARS].encode()])
+            return {"end": True}
+        finally:
+            with self._lock:
+                del self._streams[rid]
 
     def handle(self, frame):
+        """Answers one request (on the calling thread)."""
         message, segments = frame
         method, rid = message.get("method"), message.get("id")
-        p = _take(message.get("params") or {}, segments)
-        if method is None:
-            self.reply(rid, error={"code": -32600, "message": "a request needs a method"})
-            return
-        if rid is None:
-            if method == "$/cancel":
-                self.early.append(p.get("id"))  # nothing runs meanwhile: its request follows
-            return
         try:
+            p = _take(message.get("params") or {}, segments)
             if method == "initialize":
                 if p.get("protocol") != PROTOCOL:
                     raise ProtocolError(-32602, f"protocol {p.get('protocol')} is not spoken here")
@@ -175,8 +194,6 @@ class Server:
                 raise fail("aborted", verb=VERBS[method])
             elif method == "stream_text":
                 result = self.stream(rid, p)
-                if result is None:
-                    return
             elif method in ("write_text", "edit_text"):
                 verb = VERBS[method]
                 display = (p.get("target") or {}).get("display_path", "")
@@ -204,23 +221,91 @@ class Server:
             self.reply(rid, error={"code": -32010, "message": e.message, "data": {"fs": e.code}})
         except ProtocolError as e:
             self.reply(rid, error={"code": e.code, "message": str(e)})
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
             self.reply(rid, error={"code": -32602, "message": f"bad parameters: {e!r}"})
         except OSError as e:
             # The storage failed in a way the backend did not name: coded, never a dead process.
             self.reply(rid, error={"code": -32010, "message": f"{VERBS.get(method, method)}: {e}",
                                    "data": {"fs": "FS_IO_ERROR"}})
 
-    def run(self):
-        while True:
-            try:
-                frame = self.backlog.pop(0) if self.backlog else read_frame(self.inp)
-            except ValueError as e:
-                self.reply(None, error={"code": -32700, "message": f"parse error: {e}"})
-                continue
-            if frame is None:
+    def _call(self, frame):
+        me = threading.current_thread()
+        try:
+            while True:
+                self.handle(frame)
+                with self._lock:
+                    if not self._queue:  # (the queue of a one-at-a-time backend)
+                        self._calls.discard(me)
+                        return
+                    frame = self._queue.popleft()
+        finally:
+            with self._lock:
+                self._calls.discard(me)
+
+    def _route(self, frame):
+        """What the reader does with one frame, in the order frames arrive."""
+        message = frame[0]
+        method, rid = message.get("method"), message.get("id")
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if method is None:
+            if rid is not None and rid in self._answers:  # the client's answer to a checkpoint
+                with self._lock:
+                    if rid in self._answers:
+                        self._answers[rid] = message
+                        self._changed.notify_all()
+            elif "result" not in message and "error" not in message:
+                self.reply(rid, error={"code": -32600, "message": "a request needs a method"})
+            return
+        if rid is None:  # a notification
+            with self._lock:
+                state = self._streams.get(params.get("id"))
+                if method == "stream/credit" and state is not None:
+                    state.credit += params.get("chunks", 0)
+                    self._changed.notify_all()
+                elif method == "$/cancel" and state is not None:
+                    state.cancelled = True
+                    self._changed.notify_all()
+                elif method == "$/cancel":
+                    # Its request follows, or it runs already (a mutation is cancelled at its
+                    # checkpoints, which the client answers).
+                    self.early.append(params.get("id"))
+            return
+        if method == "initialize" or not self.initialized or str(method).startswith("world/"):
+            self.handle(frame)  # in order, before anything read after it
+            return
+        if rid in self.early and method in VERBS:
+            self.handle(frame)  # answered aborted at once, in order
+            return
+        with self._lock:
+            if self._queue is not None and self._calls:
+                self._queue.append(frame)  # after the call in flight
                 return
-            self.handle(frame)
+            call = threading.Thread(target=self._call, args=(frame,), daemon=True)
+            self._calls.add(call)
+        call.start()
+
+    def run(self):
+        try:
+            while True:
+                try:
+                    frame = read_frame(self.inp)
+                except ValueError as e:
+                    self.reply(None, error={"code": -32700, "message": f"parse error: {e}"})
+                    continue
+                if frame is None:
+                    return
+                self._route(frame)
+        finally:
+            # The connection ended: waiting checkpoints cancel, streams stop, and the calls in
+            # flight finish before the backend is closed.
+            with self._lock:
+                self._closed = True
+                for state in self._streams.values():
+                    state.cancelled = True
+                self._changed.notify_all()
+                calls = list(self._calls)
+            for call in calls:
+                call.join()
 
 
 def _connection(sock, make_backend):

@@ -12,15 +12,18 @@ is never reused.
 """
 
 import collections
+import functools
 import itertools
 import os
+import threading
 
 from .contract import (CATALOGUE, FsError, decode, display_path, fail, file_url, lexical, lf,
                        literal_edit)
 from .protocol import PROTOCOL, WINDOW, ProtocolError
 
 #: What `Store.node` answers: `kind` is "file", "dir" or "other"; `version` an opaque string;
-#: `size` a file's length in bytes (None otherwise); `mode` the permission bits.
+#: `size` a file's length in bytes (None otherwise); `mode` the permission bits (None where the
+#: storage keeps none: `Store.world["modes"]` is False).
 Node = collections.namedtuple("Node", "kind version size mode")
 
 #: An `expect` for `Store.publish`: a file may or may not be there (it is replaced or created).
@@ -34,13 +37,22 @@ class Conflict(Exception):
 
 
 class Store:
-    """A tree of files and directories, keyed by absolute normalised paths ("/a/b"). Subclass it;
-    every method may be called from several threads at once (one per connection)."""
+    """A tree of files and directories, keyed by absolute normalised paths ("/a/b"). Subclass it.
+
+    Every method may be called from several threads at once. The kit runs the contract's
+    mutations (and the test-control world) one at a time per store, each from its first look to
+    its last store call, but never holds that across a checkpoint; the reads (`node`, `read`,
+    `names` for stat, read and list calls) run at any moment, also while `publish`, `unlink`
+    or `move` is under way — so what a reader can see of a change half done is what the gate
+    sees."""
 
     #: Whether the storage dies with the process (a dict): the gate then does not kill it to
     #: see what a crash leaves, and says why.
     volatile = True
-    #: What the gate's world can do on this store (`world/case`): FIFOs, an mtime put back.
+    #: What the gate's world can do on this store (`world/case`): FIFOs, an mtime put back, and
+    #: whether it keeps permission bits at all — `"modes": False` for storage without them (an
+    #: object store): the gate then never sets a mode, compares none, expects `Node.mode` to be
+    #: None everywhere, and the kit never calls `chmod` nor claims `modes`.
     world = {"fifos": False, "restore_mtime": True}
     #: The size from which a write's `before` is left out (the diff basis), when the backend
     #: has one of its own: declared in `initialize`, and the gate predicts with it. None: the
@@ -99,6 +111,39 @@ class Store:
 
 _cases = itertools.count(1)
 
+# One lock per store: the mutations' decisions (see `Store`).
+_decision_locks, _decision_locks_guard = {}, threading.Lock()
+
+
+def _decisions(store):
+    with _decision_locks_guard:
+        return _decision_locks.setdefault(id(store), threading.Lock())
+
+
+def _deciding(method):
+    """Runs a mutation holding its store's decision lock, released while a checkpoint waits
+    (the client may change the world there, through this store)."""
+
+    @functools.wraps(method)
+    def run(self, p, checkpoint=lambda point: False):
+        lock = self._lock
+
+        def at(point):
+            lock.release()
+            try:
+                return checkpoint(point)
+            finally:
+                lock.acquire()
+
+        with lock:
+            return method(self, p, at)
+
+    return run
+
+
+#: How many times a read looks again when what it read changed while it read.
+_READ_TRIES = 64
+
 
 def _maker_gone(root):
     """Whether the process whose number a case root carries (`/seam-kit/case-PID-N`) is gone."""
@@ -119,10 +164,17 @@ def _maker_gone(root):
 
 class TreeBackend:
     """The contract over a `Store`, for one connection. `claims` are the capabilities claimed
-    (the kit supports "read_bytes", "cancel_points" and "modes")."""
+    (the kit supports "read_bytes", "cancel_points" and "modes"). Its calls may run at once
+    (`concurrent`): the protocol layer gives each its own thread."""
+
+    concurrent = True
 
     def __init__(self, store, name, claims=("read_bytes", "cancel_points", "modes")):
         self.store, self.name, self.claims = store, name, list(claims)
+        self._lock = _decisions(store)
+        # A store without permission bits cannot keep them for anyone.
+        if not store.world.get("modes", True) and "modes" in self.claims:
+            self.claims.remove("modes")
         # A store that can unlink and move gets the namespace operations.
         if (type(store).unlink is not Store.unlink and type(store).move is not Store.move
                 and "namespace" not in self.claims):
@@ -145,7 +197,8 @@ class TreeBackend:
             if root is None or (root == self.adopted and not _maker_gone(root)):
                 continue
             try:
-                self.store.remove(root)
+                with self._lock:
+                    self.store.remove(root)
             except (FsError, KeyError, OSError):
                 pass
 
@@ -177,8 +230,9 @@ class TreeBackend:
 
     def resolve(self, p):
         display = display_path(p["path"], p.get("cwd") or self.cwd, "resolve")
-        if not self._parents_ok(display):
-            raise fail("parent_not_directory", verb="resolve", path=display)
+        with self._lock:  # its parents, looked at together
+            if not self._parents_ok(display):
+                raise fail("parent_not_directory", verb="resolve", path=display)
         return self._target(display, display)
 
     def stat(self, p):
@@ -190,12 +244,29 @@ class TreeBackend:
         return None if n is None else self._info(n)
 
     def _file(self, key, display, verb):
+        """The node and bytes of the file at `key`, as they were at one moment: read between two
+        looks that agree (a version is never reused), again while a change gets in between."""
         n = self._node(key)
-        if n is None:
-            raise fail("not_found", verb=verb, path=display)
-        if n.kind != "file":
-            raise fail("not_regular_file", verb=verb, path=display)
-        return n, self.store.read(key)
+        for _ in range(_READ_TRIES):
+            if n is None:
+                raise fail("not_found", verb=verb, path=display)
+            if n.kind != "file":
+                raise fail("not_regular_file", verb=verb, path=display)
+            try:
+                data = self.store.read(key)
+            except (KeyError, FileNotFoundError):
+                data = None  # gone meanwhile
+            again = self._node(key)
+            if data is not None and again == n:
+                return n, data
+            n = again
+        with self._lock:  # it kept changing: read it with no mutation under way
+            n = self._node(key)
+            if n is None:
+                raise fail("not_found", verb=verb, path=display)
+            if n.kind != "file":
+                raise fail("not_regular_file", verb=verb, path=display)
+            return n, self.store.read(key)
 
     def read_text(self, p):
         t = p["target"]
@@ -214,10 +285,20 @@ class TreeBackend:
     def list_dir(self, p):
         key, display = p["target"]["key"], p["target"]["display_path"]
         n = self._node(key)
-        if n is None:
-            raise fail("not_found", verb="list", path=display)
-        if n.kind != "dir":
-            raise fail("not_a_directory", path=display)
+        for _ in range(_READ_TRIES):
+            if n is None:
+                raise fail("not_found", verb="list", path=display)
+            if n.kind != "dir":
+                raise fail("not_a_directory", path=display)
+            entries = self._entries(key, display)
+            again = self._node(key)
+            if again == n:  # no entry came or went while it listed (its version says so)
+                return entries
+            n = again
+        with self._lock:  # it kept changing: list it with no mutation under way
+            return self._entries(key, display)
+
+    def _entries(self, key, display):
         entries = []
         for name in sorted(self.store.names(key), key=str.encode):
             child, shown = key.rstrip("/") + "/" + name, display.rstrip("/") + "/" + name
@@ -256,6 +337,7 @@ class TreeBackend:
         for d in reversed(made):
             self.store.remove(d)
 
+    @_deciding
     def write_text(self, p, checkpoint):
         key, display = p["target"]["key"], p["target"]["display_path"]
         content = p["content"]
@@ -295,6 +377,7 @@ class TreeBackend:
         return {"operation": "create" if previous is None else "update", "version": version,
                 "before": None if before is None else before.encode(), "after": text.encode()}
 
+    @_deciding
     def edit_text(self, p, checkpoint):
         key, display = p["target"]["key"], p["target"]["display_path"]
         old, new = p["old_string"].decode("utf-8"), p["new_string"].decode("utf-8")
@@ -341,6 +424,7 @@ class TreeBackend:
     def _kind(n):
         return {"dir": "directory"}.get(n.kind, n.kind)
 
+    @_deciding
     def create_dir(self, p, checkpoint=lambda point: False):
         d = display_path(p["path"], p.get("cwd") or self.cwd, "mkdir")
         request = p.get("request") or {}
@@ -369,6 +453,7 @@ class TreeBackend:
         checkpoint("committed")
         return {"created": True, "version": self.store.node(d).version}
 
+    @_deciding
     def remove(self, p, checkpoint=lambda point: False):
         d = display_path(p["path"], p.get("cwd") or self.cwd, "remove")
         request = p.get("request") or {}
@@ -403,6 +488,7 @@ class TreeBackend:
         checkpoint("committed")
         return {"kind": self._kind(n)}
 
+    @_deciding
     def rename(self, p, checkpoint=lambda point: False):
         cwd = p.get("cwd") or self.cwd
         f = display_path(p["from"], cwd, "rename")
@@ -453,6 +539,10 @@ class TreeBackend:
     # --- the test-control world ---
 
     def world(self, method, p):
+        with self._lock:  # between the mutations' decisions, never inside one
+            return self._world(method, p)
+
+    def _world(self, method, p):
         store = self.store
         if method in ("world/case", "world/reopen"):
             if method == "world/case":
@@ -483,18 +573,20 @@ class TreeBackend:
         key, effect = lexical(self.case + "/" + p["path"]), p["effect"]
         if effect in ("create_file", "create_dir"):
             self._make_parents(key, key)
+        keeps_modes = store.world.get("modes", True)
         if effect == "create_file":
             if store.node(key) is not None:
                 store.remove(key)
             store.publish(key, p["bytes"], ABSENT)
-            store.chmod(key, p["mode"])
+            if keeps_modes:
+                store.chmod(key, p["mode"])
         elif effect == "rewrite_file":
             store.publish(key, p["bytes"], ANY)
         elif effect == "create_dir":
             store.make_dir(key)
         elif effect == "remove":
             store.remove(key)
-        elif effect == "chmod":
+        elif effect == "chmod" and keeps_modes:
             store.chmod(key, p["mode"])
         else:
             raise ProtocolError(-32602, f"this store cannot {effect}")

@@ -131,6 +131,94 @@ class Protocol(unittest.TestCase):
         self.assertEqual([a["error"]["code"] for a in answers[1:]], [-32601, -32601], answers)
 
 
+class Concurrency(unittest.TestCase):
+    """Over a real socket: a read is answered while a write of the same connection waits at its
+    `staged` checkpoint (the kit's `TreeBackend` is concurrent) — and the file it reads is the old
+    one; a backend that does not say `concurrent` answers the read only after the write."""
+
+    def write_paused_then_read(self, backend):
+        """What the client receives, in order, after it sends a write that shows its checkpoints
+        and, while the write waits at `staged`, a read of the same file."""
+        import queue
+        import socket
+        import threading
+
+        ours, theirs = socket.socketpair()
+        self.addCleanup(ours.close)
+        self.addCleanup(theirs.close)
+        server = threading.Thread(
+            target=Server(backend, theirs.makefile("rb"), theirs.makefile("wb")).run, daemon=True)
+        server.start()
+        tx, frames = ours.makefile("wb"), queue.Queue()
+
+        def collect(rx):
+            while (frame := read_frame(rx)) is not None:
+                frames.put(frame)
+
+        threading.Thread(target=collect, args=(ours.makefile("rb"),), daemon=True).start()
+
+        def send(message, segments=()):
+            write_frame(tx, dict(message, jsonrpc="2.0"), list(segments))
+
+        def receive(timeout=10):
+            return frames.get(timeout=timeout)
+
+        send({"id": 1, "method": "initialize", "params": {"protocol": 1}})
+        receive()
+        send({"id": 2, "method": "world/case", "params": {}})
+        root = receive()[0]["result"]["root"]
+        send({"id": 3, "method": "world/apply", "params": {
+            "path": "f", "effect": "create_file", "bytes": {"$payload": 0}, "mode": 0o644}},
+            [b"old\n"])
+        receive()
+        target = {"key": root + "/f", "display_path": root + "/f"}
+        send({"id": 4, "method": "write_text", "params": {
+            "target": target, "content": {"$payload": 0}, "checkpoints": True}}, [b"new\n"])
+        while True:  # up to the write's `staged` checkpoint, going on at `before_stage`
+            staged = receive()[0]
+            if staged["params"]["point"] == "staged":
+                break
+            send({"id": staged["id"], "result": {"cancel": False}})
+        send({"id": 5, "method": "read_text", "params": {"target": target}})
+        seen = []
+        try:
+            frame = receive(timeout=1.0)
+            seen.append(("read", frame[1][0]) if frame[0].get("id") == 5 else ("other", frame[0]))
+        except queue.Empty:
+            seen.append(("nothing", None))
+        send({"id": staged["id"], "result": {"cancel": False}})
+        while not {"read", "write"} <= {kind for kind, _ in seen}:
+            message, segments = receive()
+            if message.get("method") == "checkpoint":  # `committed`
+                send({"id": message["id"], "result": {"cancel": False}})
+            elif message.get("id") == 5:
+                seen.append(("read", segments[0]))
+            elif message.get("id") == 4:
+                seen.append(("write", message["result"]["operation"]))
+        ours.shutdown(socket.SHUT_WR)
+        server.join(10)
+        self.assertFalse(server.is_alive(), "the server still runs after its client left")
+        return seen
+
+    def test_a_read_is_answered_while_a_write_waits_at_its_checkpoint(self):
+        import dict_backend
+        seen = self.write_paused_then_read(
+            seam_kit.TreeBackend(dict_backend.DictStore(), "t", claims=("cancel_points",)))
+        self.assertEqual(seen[0], ("read", b"old\n"), seen)
+        self.assertIn(("write", "update"), seen)
+
+    def test_a_backend_that_does_not_say_concurrent_answers_one_call_at_a_time(self):
+        import dict_backend
+
+        class OneAtATime(seam_kit.TreeBackend):
+            concurrent = False
+
+        seen = self.write_paused_then_read(
+            OneAtATime(dict_backend.DictStore(), "t", claims=("cancel_points",)))
+        self.assertEqual(seen[0], ("nothing", None), seen)
+        self.assertEqual(seen[1:], [("write", "update"), ("read", b"new\n")], seen)
+
+
 class Cases(unittest.TestCase):
     """Case roots carry their maker's process number; a reopened case is removed on close only
     when its maker is gone (the crash property's fresh process), never while it lives."""
