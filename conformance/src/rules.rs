@@ -196,6 +196,7 @@ rules! {
     CrashOldOrNew = "crash.old-or-new", CORE, "after the backend is killed (SIGKILL) mid-write or mid-edit, the file holds exactly its old or its new content, byte for byte, with its mode";
     CrashAtCheckpoint = "crash.at-checkpoint", CANCEL, "a kill while a mutation waits at one of its checkpoints leaves the file old or new";
     CrashRecoveredWrite = "crash.recovered-write", CORE, "after a kill, a fresh instance reads the file and a write guarded by the version it read succeeds";
+    CrashListedUnswept = "crash.listed-unswept", CORE, "a fresh instance lists the file's directory right after a kill, before any writer sweeps: it shows the file and nothing the killed backend left";
     CrashSwept = "crash.swept", CORE, "what a killed backend left beside the file (staging) is gone once the next writer has written, in the world and in a listing";
     ReadFenceWayOutDenied = "read-fence.way-out-denied", READS, "under a deployment that confines reads, stat, lstat, read, stream, read_bytes and list through a way out of the workspace (`..`, an absolute path, links out of every kind, a sibling whose name extends the workspace's) are FS_SANDBOX_DENIED naming the read, and return nothing";
     ReadFenceInsideReads = "read-fence.inside-reads", READS, "under a deployment that confines reads, reads that stay beneath the workspace (through links that stay in) read what is there";

@@ -14,6 +14,9 @@
 //! the same storage ([`crate::Factory::recover`]) and its world must show:
 //!
 //! * the file holds exactly its old or its new content, byte for byte, with its mode;
+//! * a listing of its directory, before anyone writes there, shows the file and nothing else:
+//!   what the killed backend left (its staging) is on the storage until a writer sweeps it, and
+//!   a reader must not see it;
 //! * a write guarded by the version the fresh instance reads succeeds;
 //! * once that write is done, nothing the killed backend left is there — in the world (every
 //!   entry read back) nor in a listing through the contract.
@@ -124,6 +127,7 @@ impl Property for Crash {
             Rule::CrashOldOrNew,
             Rule::CrashAtCheckpoint,
             Rule::CrashRecoveredWrite,
+            Rule::CrashListedUnswept,
             Rule::CrashSwept,
         ];
         let rt = cx.runtime()?;
@@ -367,8 +371,24 @@ impl Crash {
                 out.stats.rule(Rule::CrashAtCheckpoint);
             }
         }
-        // The next writer: reads the version, writes at it.
         let rfs = &rec.fs;
+        let own = path.trim_start_matches("c/").to_string();
+        // A reader right after the kill, before any writer sweeps: whatever the killed backend
+        // left beside the file (its staging) is on the storage now, and must not be listed.
+        let listed = listing(rt, rfs.as_ref(), opts, &what, "right after the kill")?;
+        out.stats.check();
+        if listed.iter().any(|n| n != &own) {
+            return Err(fail(
+                FailureKind::Litter,
+                format!(
+                    "{what}: a fresh instance's listing right after the kill, before any write, shows more than the file: {listed:?}"
+                ),
+            ));
+        }
+        if mid {
+            out.stats.rule(Rule::CrashListedUnswept);
+        }
+        // The next writer: reads the version, writes at it.
         let t = rt
             .block_on(rfs.resolve(&path, opts, &none))
             .map_err(|e| setup(format!("resolve after the kill: {}", e.message())))?;
@@ -420,21 +440,7 @@ impl Crash {
                 ),
             ));
         }
-        let dir = rt
-            .block_on(rfs.resolve("c", opts, &none))
-            .map_err(|e| setup(e.message().to_string()))?;
-        let listed: Vec<String> = rt
-            .block_on(rfs.list_dir(&dir, &none))
-            .map_err(|e| {
-                fail(
-                    FailureKind::Crash,
-                    format!("{what}: listing after recovery: {}", e.message()),
-                )
-            })?
-            .into_iter()
-            .map(|e| e.name)
-            .collect();
-        let own = path.trim_start_matches("c/").to_string();
+        let listed = listing(rt, rfs.as_ref(), opts, &what, "after recovery")?;
         out.stats.check();
         if listed.iter().any(|n| n != &own) {
             return Err(fail(
@@ -514,6 +520,31 @@ impl Crash {
             .map_err(|e| setup(e.to_string()))?;
         Ok(took)
     }
+}
+
+/// The names a fresh instance lists in the round's directory `c`.
+fn listing(
+    rt: &tokio::runtime::Runtime,
+    fs: &dyn FileSystem,
+    opts: ResolveOptions<'_>,
+    what: &str,
+    when: &str,
+) -> Result<Vec<String>, Failure> {
+    let none = Signal::none();
+    let dir = rt
+        .block_on(fs.resolve("c", opts, &none))
+        .map_err(|e| fail(FailureKind::Setup, e.message().to_string()))?;
+    Ok(rt
+        .block_on(fs.list_dir(&dir, &none))
+        .map_err(|e| {
+            fail(
+                FailureKind::Crash,
+                format!("{what}: listing {when}: {}", e.message()),
+            )
+        })?
+        .into_iter()
+        .map(|e| e.name)
+        .collect())
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -183,7 +183,8 @@ pub trait FileSystem: Send + Sync {
     /// A listing taken while a mutation in the directory is in flight shows its entries before
     /// the mutation or after it, and beside them nothing but the staging entries the backend
     /// reports at that mutation's checkpoints ([`crate::Capability::StagingProbe`]): a backend
-    /// that stages beside the target and does not report it must not show it.
+    /// that stages beside the target and does not report it must not show it. What a killed
+    /// writer left (its staging, until the next writer sweeps it) is never shown either.
     ///
     /// # Errors
     ///

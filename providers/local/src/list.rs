@@ -1,12 +1,14 @@
 //! `list_dir`: direct children in byte order of their names, each probed through the listed
 //! directory's descriptor (so a re-pointed link cannot swap the directory mid-listing), with child
 //! keys derived from the directory's identity. A broken or looping link is `other` with no
-//! version; a permission failure on any child fails the listing.
+//! version; a permission failure on any child fails the listing. The provider's own staging
+//! (in use, or left by a killed writer and not swept yet) is not listed.
 
 use crate::errors::os;
 use crate::paths::key_of;
 use crate::root::Root;
 use crate::version::probe_at;
+use rustix::fd::AsFd;
 use rustix::fs::{FileType, OFlags};
 use rustix::io::Errno;
 use seam::{FsDirEntry, FsError, FsKind, FsTarget, FsTargetKey, Signal, Verb};
@@ -51,7 +53,9 @@ pub(crate) fn list_dir(
     for entry in entries {
         let entry = entry.map_err(|e| os(e, Verb::List, display))?;
         let name = entry.file_name().to_bytes();
-        if name == b"." || name == b".." {
+        // Staging — a live writer's, or what a killed one left until the next writer here
+        // sweeps it — is the provider's, never the directory's content.
+        if name == b"." || name == b".." || crate::sweep::is_staging(dir.as_fd(), name) {
             continue;
         }
         names.push((name.to_vec(), entry.file_type()));

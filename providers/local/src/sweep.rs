@@ -70,18 +70,20 @@ impl Sweeper {
     }
 }
 
-fn sweep_one(dir: BorrowedFd<'_>, name: &str) -> bool {
+/// What a staging-named entry turned out to be: this provider's staging file, or its staging
+/// directory with the names inside it.
+enum Ours {
+    File,
+    Dir(Vec<Vec<u8>>),
+}
+
+/// Opens `name` in `dir` and tells whether it is this provider's staging (marked file, or a
+/// 0700 directory holding only its `content`), with the descriptor it looked through.
+fn identify(dir: BorrowedFd<'_>, name: &str) -> Option<(rustix::fd::OwnedFd, Ours)> {
     // Staging is a directory or a file; open either without following a link or blocking.
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let Ok(fd) = rustix::fs::openat(dir, name, flags, Mode::empty()) else {
-        return false;
-    };
-    if rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive).is_err() {
-        return false;
-    }
-    let Ok(st) = rustix::fs::statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::BASIC_STATS) else {
-        return false;
-    };
+    let fd = rustix::fs::openat(dir, name, flags, Mode::empty()).ok()?;
+    let st = rustix::fs::statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::BASIC_STATS).ok()?;
     let mode = u32::from(st.stx_mode) & 0o7777;
     match FileType::from_raw_mode(st.stx_mode.into()) {
         // Marked as ours before it had a name, whatever its mode now (given its target's mode
@@ -94,26 +96,50 @@ fn sweep_one(dir: BorrowedFd<'_>, name: &str) -> bool {
                 Err(_) => false,
             } =>
         {
-            rustix::fs::unlinkat(dir, name, AtFlags::empty()).is_ok()
+            Some((fd, Ours::File))
         }
         FileType::Directory if mode == STAGING_DIR_MODE => {
             // Ours holds at most its staged file; anything else in it is someone else's.
-            let Ok(inner) = rustix::fs::Dir::read_from(&fd) else {
-                return false;
-            };
-            let names: Vec<Vec<u8>> = inner
+            let names: Vec<Vec<u8>> = rustix::fs::Dir::read_from(&fd)
+                .ok()?
                 .flatten()
                 .map(|e| e.file_name().to_bytes().to_vec())
                 .filter(|n| n != b"." && n != b"..")
                 .collect();
             if names.iter().any(|n| n.as_slice() != STAGED_FILE.as_bytes()) {
-                return false;
+                return None;
             }
+            Some((fd, Ours::Dir(names)))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the entry `name` of `dir` is this provider's staging — in use or left by a killed
+/// writer: a listing never shows it (a user's file under such a name is not staging, and is
+/// listed).
+pub(crate) fn is_staging(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
+    if !name.starts_with(STAGING_PREFIX.as_bytes()) {
+        return false;
+    }
+    std::str::from_utf8(name).is_ok_and(|name| identify(dir, name).is_some())
+}
+
+fn sweep_one(dir: BorrowedFd<'_>, name: &str) -> bool {
+    let Some((fd, ours)) = identify(dir, name) else {
+        return false;
+    };
+    // A live writer holds its staging locked.
+    if rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive).is_err() {
+        return false;
+    }
+    match ours {
+        Ours::File => rustix::fs::unlinkat(dir, name, AtFlags::empty()).is_ok(),
+        Ours::Dir(names) => {
             for n in &names {
                 let _ = rustix::fs::unlinkat(&fd, n.as_slice(), AtFlags::empty());
             }
             rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).is_ok()
         }
-        _ => false,
     }
 }

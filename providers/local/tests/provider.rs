@@ -935,3 +935,60 @@ fn a_reader_sees_a_published_file_only_at_the_version_its_writer_returned() {
     );
     assert!(stats > 100, "only {stats} stats ran");
 }
+
+/// A listing never shows the provider's staging — a marked file or a 0700 staging directory left
+/// by a killed writer, before the next writer in the directory sweeps it — but lists a user's own
+/// file that merely carries the prefix, and removes nothing (a read changes nothing).
+#[tokio::test]
+async fn a_listing_hides_staging_a_killed_writer_left_and_shows_a_users_file_of_that_prefix() {
+    let f = fixture();
+    f.put("a", b"a\n");
+    f.put(".seam-stage-00000000000000ab", b"half a write");
+    let marked = f.p(".seam-stage-00000000000000ab");
+    std::fs::set_permissions(&marked, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    match rustix::fs::setxattr(
+        marked.as_str(),
+        "user.seam-staging",
+        b"",
+        rustix::fs::XattrFlags::empty(),
+    ) {
+        // Without user xattrs the 0600 mode it was staged with is what marks it.
+        Ok(()) | Err(rustix::io::Errno::OPNOTSUPP) => {}
+        Err(e) => panic!("setxattr: {e}"),
+    }
+    f.put(
+        ".seam-stage-00000000000000cd/content",
+        b"staged in a directory",
+    );
+    std::fs::set_permissions(
+        f.p(".seam-stage-00000000000000cd"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .expect("chmod");
+    f.put(".seam-stage-user", b"mine\n");
+    std::fs::set_permissions(
+        f.p(".seam-stage-user"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .expect("chmod");
+
+    let root = f.target(&f.root).await;
+    let listed: Vec<String> =
+        f.fs.list_dir(&root, &Signal::none())
+            .await
+            .expect("lists")
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+    assert_eq!(listed, [".seam-stage-user", "a"]);
+    assert_eq!(
+        f.names(""),
+        [
+            ".seam-stage-00000000000000ab",
+            ".seam-stage-00000000000000cd",
+            ".seam-stage-user",
+            "a"
+        ],
+        "a listing removes nothing"
+    );
+}
