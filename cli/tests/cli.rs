@@ -257,6 +257,7 @@ fn every_saved_counterexample_replays_to_the_end_on_the_local_provider() {
     for name in [
         "rename-to-an-empty-path-from-beneath-a-loop.json",
         "rename-denied-at-both-ends-names-the-source.json",
+        "rename-destination-leads-out-before-a-stale-source.json",
     ] {
         let p = dir.join(name);
         let p = p.to_string_lossy();

@@ -430,6 +430,18 @@ impl FileSystem for SandboxFileSystem {
             }
             _ => return Err(FsError::sandbox_denied(&to, mode)),
         };
+        // Both ends are fenced before the move looks at anything else (its guard among them):
+        // a walk that leaves the root — the source's first, then the destination's, through a
+        // link on its way whose text leads out, dangling or not — is denied before a stale
+        // version is found. A look that only picks the answer: the move itself stays confined.
+        if let Within::Confined(c) = &within {
+            if c.leads_out(&entry_parent(&from, Verb::Rename)?) {
+                return Err(FsError::sandbox_denied(&from, mode));
+            }
+            if c.leads_out(&entry_parent(&to, Verb::Rename)?) {
+                return Err(FsError::sandbox_denied(&to, mode));
+            }
+        }
         self.local
             .rename_in(&within, &from, &to, request, signal)
             .await
