@@ -2,8 +2,8 @@
 //! (`"modes": false`) passes the full default run at a fresh seed: no mode is given to it or
 //! compared, `modes` is not claimed for it, and the report says why no permission bits were
 //! generated. Beside it, at the same seed, `claims` catches both ways of getting the declaration
-//! wrong: keeping none without saying so (the world's mode 640 reads back as none), and saying
-//! none while keeping them (a snapshot that reports modes).
+//! wrong: claiming `modes` while keeping none (the world's mode 640 reads back as none), and
+//! saying none while keeping them (a snapshot that reports modes).
 
 #[path = "support/seeds.rs"]
 mod seeds;
@@ -75,7 +75,7 @@ fn a_store_without_permission_bits_that_says_so_passes_and_both_wrong_declaratio
     assert_eq!(code, Some(1), "{}\n{out}", repeat(&undeclared));
     assert!(
         out.contains(
-            "FAILED claims [claim]: the world gave \"mode-640\" mode 640 and reads back no mode: a storage that keeps no permission bits says so"
+            "FAILED claims [claim]: modes is claimed, but the world gave \"mode-640\" mode 640 and reads back no mode: a storage that keeps no permission bits says so"
         ),
         "{out}"
     );

@@ -288,9 +288,11 @@ impl Property for Claims {
     }
 }
 
-/// The world's word on permission bits, held to its snapshot: a world that keeps them reads back
-/// the mode it gave a file (0640, which no default produces); one that says it keeps none reports
-/// none for any entry, and its backend does not claim `modes`.
+/// The world's word on permission bits, held to its snapshot: a backend that claims `modes` reads
+/// back the mode its world gave a file (0640, which no default produces); a world that says it
+/// keeps none reports none for any entry, and its backend does not claim `modes`. A world that
+/// says nothing and whose backend does not claim `modes` is not asked (what protocol 1 allowed
+/// before the declaration existed: modes are then simply not compared).
 fn modes_as_declared(
     world: &dyn crate::World,
     modes_claimed: bool,
@@ -304,7 +306,8 @@ fn modes_as_declared(
             "modes is claimed, but the world says the storage keeps no permission bits (\"modes\": false)",
         ));
     }
-    if keeps {
+    let probe = keeps && modes_claimed;
+    if probe {
         world
             .apply(&WorldEffect::CreateFile {
                 path: "mode-640".into(),
@@ -324,7 +327,7 @@ fn modes_as_declared(
             format!("cannot read the world back: {e}"),
         )
     })?;
-    if keeps {
+    if probe {
         let mode = match snapshot.get("mode-640") {
             Some(seam_model::SnapEntry::File { mode, .. }) => *mode,
             other => {
@@ -338,7 +341,7 @@ fn modes_as_declared(
             return Err(fail(
                 FailureKind::Claim,
                 format!(
-                    "the world gave \"mode-640\" mode 640 and reads back {}: a storage that keeps no permission bits says so (\"modes\": false in the `world` of the world/case answer, World::keeps_modes in Rust)",
+                    "modes is claimed, but the world gave \"mode-640\" mode 640 and reads back {}: a storage that keeps no permission bits says so (\"modes\": false in the `world` of the world/case answer, World::keeps_modes in Rust) and does not claim modes",
                     mode.map_or_else(|| "no mode".to_string(), |m| format!("mode {m:o}"))
                 ),
             ));
@@ -353,11 +356,13 @@ fn modes_as_declared(
                     format!("the world cannot remove a file: {e}"),
                 )
             })?;
-    } else if let Some((path, mode)) = snapshot.iter().find_map(|(p, e)| match e {
-        seam_model::SnapEntry::File { mode: Some(m), .. }
-        | seam_model::SnapEntry::Dir { mode: Some(m) } => Some((p, *m)),
-        _ => None,
-    }) {
+    } else if !keeps
+        && let Some((path, mode)) = snapshot.iter().find_map(|(p, e)| match e {
+            seam_model::SnapEntry::File { mode: Some(m), .. }
+            | seam_model::SnapEntry::Dir { mode: Some(m) } => Some((p, *m)),
+            _ => None,
+        })
+    {
         return Err(fail(
             FailureKind::Claim,
             format!(

@@ -392,8 +392,9 @@ class TreeBackend {
     }
     if (await checkpoint('before_stage')) throw fail('aborted', { verb: 'mkdir' });
     for (const key of [...missing, d]) await this.store.makeDir(key);
+    const { version } = await this.store.node(d); // before `committed` lets other changes in
     await checkpoint('committed');
-    return { created: true, version: (await this.store.node(d)).version };
+    return { created: true, version };
   }
 
   async remove(p, checkpoint = async () => false) {

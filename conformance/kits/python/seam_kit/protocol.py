@@ -15,6 +15,8 @@ import signal
 import socket
 import sys
 import threading
+import time
+import traceback
 
 from .contract import FsError, fail
 
@@ -110,9 +112,11 @@ class Server:
         self._streams = {}  # request id -> _Stream
         self._calls = set()  # the threads of the calls in flight
         self._closed = False
-        # A backend that does not say `concurrent = True` gets its calls one at a time, in the
-        # order they came, from one thread (the reader still serves `world/*` meanwhile).
-        self._queue = None if getattr(backend, "concurrent", False) else collections.deque()
+        # A backend that does not say `concurrent = True` is served by one thread, every
+        # request in the order it came — `world/*` too, also while a call waits at a checkpoint.
+        self._serial = not getattr(backend, "concurrent", False)
+        self._queue = collections.deque()  # (serial) requests not served yet
+        self._worker = None
 
     def reply(self, rid, result=None, error=None):
         message, segments = {"jsonrpc": "2.0", "id": rid}, []
@@ -142,9 +146,24 @@ class Server:
         self._write({"jsonrpc": "2.0", "id": sid, "method": "checkpoint",
                      "params": {"id": rid, "point": point, "verb": verb,
                                 "display_path": display, "staging": []}})
+        deadline = time.monotonic() + 60
         with self._lock:
-            self._changed.wait_for(lambda: self._answers[sid] is not None or self._closed,
-                                   timeout=60)
+            while self._answers[sid] is None and not self._closed:
+                # A one-at-a-time backend's world changes come meanwhile, on this thread.
+                world = next((f for f in self._queue
+                              if str(f[0].get("method", "")).startswith("world/")), None)
+                if world is not None:
+                    self._queue.remove(world)
+                    self._lock.release()
+                    try:
+                        self.handle(world)
+                    finally:
+                        self._lock.acquire()
+                    continue
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._changed.wait(left)
             answer = self._answers.pop(sid)
         if answer is None:
             return True
@@ -158,6 +177,7 @@ class Server:
             if rid in self.early:  # cancelled while its text was being read
                 self.early.remove(rid)
                 state.cancelled = True
+            state.cancelled = state.cancelled or self._closed  # or its client left meanwhile
         try:
             self.notify("stream/start", {"id": rid})
             for i in range(0, len(text), CHUNK_CHARS):
@@ -227,20 +247,26 @@ class Server:
             # The storage failed in a way the backend did not name: coded, never a dead process.
             self.reply(rid, error={"code": -32010, "message": f"{VERBS.get(method, method)}: {e}",
                                    "data": {"fs": "FS_IO_ERROR"}})
+        except Exception as e:  # noqa: BLE001 — a bug in the backend: answered, and said on stderr
+            traceback.print_exc(file=sys.stderr)
+            self.reply(rid, error={"code": -32603, "message": f"internal error: {e!r}"})
 
     def _call(self, frame):
-        me = threading.current_thread()
         try:
-            while True:
-                self.handle(frame)
-                with self._lock:
-                    if not self._queue:  # (the queue of a one-at-a-time backend)
-                        self._calls.discard(me)
-                        return
-                    frame = self._queue.popleft()
+            self.handle(frame)
         finally:
             with self._lock:
-                self._calls.discard(me)
+                self._calls.discard(threading.current_thread())
+
+    def _in_order(self):
+        """A one-at-a-time backend's thread: every request, in the order it came."""
+        while True:
+            with self._lock:
+                self._changed.wait_for(lambda: self._queue or self._closed)
+                if not self._queue:
+                    return
+                frame = self._queue.popleft()
+            self.handle(frame)
 
     def _route(self, frame):
         """What the reader does with one frame, in the order frames arrive."""
@@ -270,6 +296,14 @@ class Server:
                     # checkpoints, which the client answers).
                     self.early.append(params.get("id"))
             return
+        if self._serial:
+            with self._lock:
+                self._queue.append(frame)
+                self._changed.notify_all()
+                if self._worker is None:
+                    self._worker = threading.Thread(target=self._in_order, daemon=True)
+                    self._worker.start()
+            return
         if method == "initialize" or not self.initialized or str(method).startswith("world/"):
             self.handle(frame)  # in order, before anything read after it
             return
@@ -277,9 +311,6 @@ class Server:
             self.handle(frame)  # answered aborted at once, in order
             return
         with self._lock:
-            if self._queue is not None and self._calls:
-                self._queue.append(frame)  # after the call in flight
-                return
             call = threading.Thread(target=self._call, args=(frame,), daemon=True)
             self._calls.add(call)
         call.start()
@@ -303,7 +334,7 @@ class Server:
                 for state in self._streams.values():
                     state.cancelled = True
                 self._changed.notify_all()
-                calls = list(self._calls)
+                calls = list(self._calls) + [self._worker] * (self._worker is not None)
             for call in calls:
                 call.join()
 

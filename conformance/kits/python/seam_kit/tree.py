@@ -450,8 +450,9 @@ class TreeBackend:
             raise fail("aborted", verb="mkdir")
         for key in missing + [d]:
             self.store.make_dir(key)
+        version = self.store.node(d).version  # before `committed` lets other changes in
         checkpoint("committed")
-        return {"created": True, "version": self.store.node(d).version}
+        return {"created": True, "version": version}
 
     @_deciding
     def remove(self, p, checkpoint=lambda point: False):
