@@ -7,14 +7,13 @@
 
 #[path = "support/seeds.rs"]
 mod seeds;
-use seeds::fresh_seed;
+use seeds::{check_at, fresh_seed};
 
 #[path = "support/interpreters.rs"]
 mod interpreters;
 use interpreters::python_or_skip;
 
 use std::path::Path;
-use std::process::Command;
 
 fn adapter(path: &str) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -23,24 +22,6 @@ fn adapter(path: &str) -> String {
         .canonicalize()
         .expect("the script");
     format!("exec:python3 {} --test-control", script.display())
-}
-
-fn crash(provider: &str, seed: u64) -> (Option<i32>, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
-        .args(["check", "--provider", provider, "--seed", &seed.to_string()])
-        .args(["--property", "crash"])
-        .current_dir(dir.path())
-        .output()
-        .expect("run seam");
-    (
-        out.status.code(),
-        format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
 }
 
 #[test]
@@ -54,7 +35,7 @@ fn an_adapter_that_lists_its_staging_is_caught_by_crash_before_the_next_write() 
         let seed = fresh_seed();
         let repeat =
             format!("repeat with: seam check --provider '{broken}' --property crash --seed {seed}");
-        let (code, said) = crash(&broken, seed);
+        let (code, said) = check_at(&broken, seed, &["crash"]);
         assert_eq!(code, Some(1), "{repeat}\n{said}");
         let failed = said
             .lines()
@@ -66,7 +47,7 @@ fn an_adapter_that_lists_its_staging_is_caught_by_crash_before_the_next_write() 
             ),
             "{repeat}\n{failed}"
         );
-        let (code, said) = crash(&good, seed);
+        let (code, said) = check_at(&good, seed, &["crash"]);
         assert!(
             said.contains("\n  crash                  passed"),
             "{good} at seed {seed}:\n{said}"

@@ -7,14 +7,13 @@
 
 #[path = "support/seeds.rs"]
 mod seeds;
-use seeds::fresh_seed;
+use seeds::{check_at, fresh_seed};
 
 #[path = "support/interpreters.rs"]
 mod interpreters;
 use interpreters::python_or_skip;
 
 use std::path::Path;
-use std::process::Command;
 
 fn provider(variant: &str) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -26,25 +25,6 @@ fn provider(variant: &str) -> String {
         .to_string()
 }
 
-fn check(provider: &str, seed: u64, only: &[&str]) -> (Option<i32>, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_seam"));
-    cmd.args(["check", "--provider", provider, "--seed", &seed.to_string()])
-        .current_dir(dir.path());
-    for p in only {
-        cmd.args(["--property", p]);
-    }
-    let out = cmd.output().expect("run seam");
-    (
-        out.status.code(),
-        format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
-}
-
 #[test]
 fn a_store_without_permission_bits_that_says_so_passes_and_both_wrong_declarations_are_caught() {
     if !python_or_skip() {
@@ -54,7 +34,7 @@ fn a_store_without_permission_bits_that_says_so_passes_and_both_wrong_declaratio
     let repeat = |p: &str| format!("repeat with: seam check --provider '{p}' --seed {seed}");
 
     let good = provider("");
-    let (code, out) = check(&good, seed, &[]);
+    let (code, out) = check_at(&good, seed, &[]);
     assert_eq!(code, Some(0), "{}\n{out}", repeat(&good));
     assert!(out.contains("RESULT: pass"), "{out}");
     assert!(
@@ -71,7 +51,7 @@ fn a_store_without_permission_bits_that_says_so_passes_and_both_wrong_declaratio
     assert!(!out.contains("UNREACHED claim.modes"), "{out}");
 
     let undeclared = provider("--undeclared");
-    let (code, out) = check(&undeclared, seed, &["claims"]);
+    let (code, out) = check_at(&undeclared, seed, &["claims"]);
     assert_eq!(code, Some(1), "{}\n{out}", repeat(&undeclared));
     assert!(
         out.contains(
@@ -81,7 +61,7 @@ fn a_store_without_permission_bits_that_says_so_passes_and_both_wrong_declaratio
     );
 
     let resets = provider("--resets");
-    let (code, out) = check(&resets, seed, &["claims"]);
+    let (code, out) = check_at(&resets, seed, &["claims"]);
     assert_eq!(code, Some(1), "{}\n{out}", repeat(&resets));
     assert!(
         out.contains(

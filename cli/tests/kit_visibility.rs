@@ -7,14 +7,13 @@
 
 #[path = "support/seeds.rs"]
 mod seeds;
-use seeds::fresh_seed;
+use seeds::{check_at, fresh_seed};
 
 #[path = "support/interpreters.rs"]
 mod interpreters;
 use interpreters::{node_or_skip, python_or_skip};
 
 use std::path::Path;
-use std::process::Command;
 
 fn script(path: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -26,32 +25,13 @@ fn script(path: &str) -> String {
         .to_string()
 }
 
-/// `atomic-visibility` alone on `provider` at `seed`: the exit code and what was said.
-fn visibility(provider: &str, seed: u64) -> (Option<i32>, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
-        .args(["check", "--provider", provider, "--seed", &seed.to_string()])
-        .args(["--property", "atomic-visibility"])
-        .current_dir(dir.path())
-        .output()
-        .expect("run seam");
-    (
-        out.status.code(),
-        format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
-}
-
 fn caught_beside(broken: &str, good: &str) {
     for _ in 0..3 {
         let seed = fresh_seed();
         let repeat = format!(
             "repeat with: seam check --provider '{broken}' --property atomic-visibility --seed {seed}"
         );
-        let (code, said) = visibility(broken, seed);
+        let (code, said) = check_at(broken, seed, &["atomic-visibility"]);
         assert_eq!(code, Some(1), "{repeat}\n{said}");
         let failed = said
             .lines()
@@ -62,7 +42,7 @@ fn caught_beside(broken: &str, good: &str) {
             "{repeat}\n{failed}"
         );
 
-        let (code, said) = visibility(good, seed);
+        let (code, said) = check_at(good, seed, &["atomic-visibility"]);
         assert!(
             said.contains("\n  atomic-visibility      passed"),
             "{good} at seed {seed}:\n{said}"

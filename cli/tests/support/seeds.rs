@@ -17,6 +17,27 @@ pub fn fresh_seed() -> u64 {
     h.finish() >> 16
 }
 
+/// Runs `seam check` on `provider` at `seed`, only the properties `only` (all when empty), in a
+/// fresh directory; returns the exit code and what was said (stdout, then stderr).
+pub fn check_at(provider: &str, seed: u64, only: &[&str]) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_seam"));
+    cmd.args(["check", "--provider", provider, "--seed", &seed.to_string()])
+        .current_dir(dir.path());
+    for p in only {
+        cmd.args(["--property", p]);
+    }
+    let out = cmd.output().expect("run seam");
+    (
+        out.status.code(),
+        format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
 /// Runs `sequences` on `provider` at `seed`; returns the exit code, what was said, and the
 /// steps of the trace it saved (if it saved one).
 pub fn sequences(provider: &str, seed: u64) -> (Option<i32>, String, Option<usize>) {
