@@ -190,3 +190,158 @@ test('a backend that does not say concurrent answers one call at a time', async 
   const seen = await writePausedThenRead(backend, 1000); // nothing within a second, then the order
   assert.deepEqual(seen, [['nothing', null], ['write', 'update'], ['read', 'new\n']]);
 });
+
+// The store's guarantee (Store's doc): the mutations of every connection to one store run one at a
+// time from their first look to their last store call, and never hold that across a checkpoint.
+// Called directly on two TreeBackends of one store, as two connections would; each test runs the
+// same steps against a variant that breaks the guarantee and asserts it is seen.
+
+const turns = async (n) => { for (let i = 0; i < n; i++) await new Promise((r) => { setImmediate(r); }); };
+const write = (backend, key, text, checkpoint) =>
+  backend.write_text({ target: { key, display_path: key }, content: Buffer.from(text) }, checkpoint);
+
+// Connection a writes /f and stops inside publish; connection b writes /g meanwhile. The store
+// calls b made while a was inside publish. `apart(b)` may give b a mutex of its own (a variant).
+async function callsWhileAPublishIsUnderWay(apart) {
+  const { AsyncLocalStorage } = require('node:async_hooks');
+  const caller = new AsyncLocalStorage(); // whose call it is: "a" or "b"
+  const log = [];
+  let go;
+  const gate = new Promise((resolve) => { go = resolve; });
+  let held = false;
+  class Logged extends MapStore {
+    node(key) { log.push([caller.getStore(), `node ${key}`]); return super.node(key); }
+    async publish(key, data, expect) {
+      log.push([caller.getStore(), `publish ${key}`]);
+      if (key === '/f' && !held) { held = true; await gate; }
+      const result = super.publish(key, data, expect);
+      log.push([caller.getStore(), `published ${key}`]);
+      return result;
+    }
+  }
+  const store = new Logged();
+  const a = new kit.TreeBackend(store, 't');
+  const b = apart(new kit.TreeBackend(store, 't'));
+  const first = caller.run('a', () => write(a, '/f', 'x\n'));
+  await turns(5);
+  assert.ok(held, 'the write never reached publish');
+  const second = caller.run('b', () => write(b, '/g', 'x\n'));
+  await turns(20); // b, were it free to, would be done by now: MapStore never waits
+  go();
+  await Promise.all([first, second]);
+  const enter = log.findIndex(([w, c]) => w === 'a' && c === 'publish /f');
+  const leave = log.findIndex(([w, c]) => w === 'a' && c === 'published /f');
+  assert.ok(log.some(([w, c]) => w === 'b' && c === 'published /g'), JSON.stringify(log));
+  return log.slice(enter, leave).filter(([w]) => w === 'b').map(([, c]) => c);
+}
+
+test('a mutation waits for another connection\'s decision to end', async () => {
+  assert.deepEqual(await callsWhileAPublishIsUnderWay((b) => b), []);
+});
+
+test('a mutex per connection lets two decisions interleave, and is seen', async () => {
+  const seen = await callsWhileAPublishIsUnderWay((b) => {
+    b.mutex = new kit.TreeBackend(new MapStore(), 't').mutex; // another store's: b's alone
+    return b;
+  });
+  assert.ok(seen.includes('published /g'), JSON.stringify(seen));
+});
+
+// Connection a writes /f and waits at its `staged` checkpoint until connection b's write of /g has
+// returned (or `wait` ms). Whether b's write had returned when a went on.
+async function otherWriteWhileOneWaitsAtStaged(makeBackend, wait) {
+  const store = new MapStore();
+  const a = makeBackend(store);
+  const b = makeBackend(store);
+  let other = null;
+  let returned = null;
+  await write(a, '/f', 'f\n', async (point) => {
+    if (point === 'staged') {
+      let done = false;
+      other = write(b, '/g', 'g\n').then(() => { done = true; });
+      await Promise.race([other, new Promise((r) => { setTimeout(r, wait); })]);
+      returned = done;
+    }
+    return false;
+  });
+  await other;
+  assert.deepEqual([store.read('/f').toString(), store.read('/g').toString()], ['f\n', 'g\n']);
+  return returned;
+}
+
+test('a checkpoint lets other mutations run', async () => {
+  // Generous: on a loaded machine the other write may be slow to run; it runs anyway.
+  assert.equal(await otherWriteWhileOneWaitsAtStaged((s) => new kit.TreeBackend(s, 't'), 30_000), true);
+});
+
+test('a mutex held across the checkpoint is seen', async () => {
+  class HeldAcross extends kit.TreeBackend {
+    write_text(p, checkpoint = async () => false) {
+      return super.write_text(p, async (point) => {
+        const release = await this.mutex.lock();
+        try { return await checkpoint(point); } finally { release(); }
+      });
+    }
+  }
+  // b gets the mutex only after a went on: it had not returned at `staged`.
+  assert.equal(await otherWriteWhileOneWaitsAtStaged((s) => new HeldAcross(s, 't'), 1000), false);
+});
+
+// A read runs beside mutations (it takes no mutex): it reads between two looks at the node and
+// answers only when they agree; when the file is gone by the time it reads, that is not_found.
+function storeWhereReadsAreOvertaken(times) {
+  class Overtaken extends MapStore {
+    constructor() { super(); this.reads = 0; this.listings = 0; this.landed = 0; }
+    land() {
+      if (this.landed < times) {
+        this.landed += 1;
+        super.publish('/f', Buffer.from(`v${this.landed}\n`), kit.ANY);
+        super.publish(`/n${this.landed}`, Buffer.alloc(0), kit.ANY);
+      }
+    }
+    read(key) { this.reads += 1; const before = super.read(key); this.land(); return before; }
+    names(key) { this.listings += 1; const before = super.names(key); this.land(); return before; }
+  }
+  const store = new Overtaken();
+  MapStore.prototype.publish.call(store, '/f', Buffer.from('v0\n'), kit.ANY);
+  return store;
+}
+
+test('a read overtaken by a write reads again and answers the new bytes', async () => {
+  const store = storeWhereReadsAreOvertaken(3);
+  const text = await new kit.TreeBackend(store, 't').read_text({ target: { key: '/f', display_path: '/f' } });
+  assert.deepEqual([text, store.reads, store.read('/f').toString()], ['v3\n', 4, 'v3\n']);
+});
+
+test('a listing overtaken by a new entry lists again', async () => {
+  const store = storeWhereReadsAreOvertaken(2);
+  const entries = await new kit.TreeBackend(store, 't').list_dir({ target: { key: '/', display_path: '/' } });
+  assert.deepEqual([entries.map((e) => e.name), store.listings], [['f', 'n1', 'n2'], 3]);
+});
+
+function storeWhereAReadFindsTheFileGone() {
+  class Removed extends MapStore {
+    read(key) {
+      if (!this.removedOnce) { this.removedOnce = true; this.remove(key); }
+      return super.read(key);
+    }
+  }
+  const store = new Removed();
+  store.publish('/f', Buffer.from('f\n'), kit.ANY);
+  return store;
+}
+
+test('a file removed while it is read is not found', async () => {
+  const backend = new kit.TreeBackend(storeWhereAReadFindsTheFileGone(), 't');
+  await assert.rejects(backend.read_text({ target: { key: '/f', display_path: '/f' } }),
+    (e) => e.code === 'FS_NOT_FOUND');
+});
+
+test('a read without the second look is seen failing inside', async () => {
+  class ReadsOnce extends kit.TreeBackend {
+    async file(key) { await this.nodeAt(key); return Buffer.from(await this.store.read(key)); }
+  }
+  const backend = new ReadsOnce(storeWhereAReadFindsTheFileGone(), 't');
+  await assert.rejects(backend.read_text({ target: { key: '/f', display_path: '/f' } }),
+    (e) => e instanceof TypeError);
+});
