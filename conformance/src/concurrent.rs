@@ -125,6 +125,38 @@ mod tests {
         assert_eq!(steps, (0..50).collect::<Vec<u64>>());
     }
 
+    /// Cases do run [`AT_ONCE`] at a time, and never more: each case waits (until 30 s after
+    /// the start) for as many to be running as may, and the most seen running at once is
+    /// exactly that. Run one at a time, the first case would wait out the 30 s alone and the
+    /// most seen would be 1.
+    #[test]
+    fn cases_run_at_once_up_to_the_limit_and_no_more() {
+        use std::sync::Condvar;
+        use std::time::{Duration, Instant};
+        let running = Mutex::new((0usize, 0usize)); // (now, most)
+        let changed = Condvar::new();
+        let until = Instant::now() + Duration::from_secs(30);
+        let out = in_order(
+            3 * AT_ONCE,
+            &|_| {
+                let mut state = lock(&running);
+                state.0 += 1;
+                state.1 = state.1.max(state.0);
+                changed.notify_all();
+                while state.1 < AT_ONCE && Instant::now() < until {
+                    state = changed
+                        .wait_timeout(state, Duration::from_millis(100))
+                        .map_or_else(|p| p.into_inner().0, |r| r.0);
+                }
+                state.0 -= 1;
+                passing()
+            },
+            &mut |_| {},
+        );
+        assert_eq!(out.len(), 3 * AT_ONCE);
+        assert_eq!(lock(&running).1, AT_ONCE);
+    }
+
     /// The first failure in order is the one that ends the results, even when a later case
     /// fails first in time; nothing after it is returned.
     #[test]
