@@ -13,6 +13,7 @@ use seam_memory::{
 use seam_model::{SnapEntry, WorldEffect};
 use seam_sandbox::{SandboxConfig, SandboxFileSystem};
 use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 
 /// Every provider `seam check` runs when none is named.
@@ -231,12 +232,35 @@ impl Factory for LocalFactory {
 
 /// A fresh temporary directory for one case, its world, and the local configuration the case
 /// asks for.
+///
+/// The provider is given the case's root through a link, as a user on macOS gives `/tmp/w`
+/// (really `/private/tmp/w`): the root is `case-…/tmp/root`, where `tmp` is a link to the
+/// directory `private` beside it. Every path the case asks about is then spelled differently
+/// from the real path it leads to, though the root itself is a directory, so messages and display
+/// paths must name the path as the caller wrote it, not the key (the real path) — in every case,
+/// not only through the case's own links (`DiskWorld::through_link`). The case directory is
+/// `0711`, like the run directory, so that an unprivileged child opened to the root can pass.
 fn case_root(
     options: &CaseOptions,
 ) -> Result<(crate::case_dirs::CaseDir, DiskWorld, LocalConfig), String> {
     let dir = crate::case_dirs::CaseDir::new("case-")
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    let world = DiskWorld::new(dir.path()).map_err(|e| e.to_string())?;
+    let base = std::fs::canonicalize(dir.path()).map_err(|e| {
+        format!(
+            "cannot find the case directory {}: {e}",
+            dir.path().display()
+        )
+    })?;
+    let real = base.join("private").join("root");
+    let made = std::fs::create_dir_all(&real)
+        .and_then(|()| std::os::unix::fs::symlink("private", base.join("tmp")))
+        .and_then(|()| std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o711)));
+    made.map_err(|e| format!("cannot lay out the case directory {}: {e}", base.display()))?;
+    let alias = base.join("tmp").join("root");
+    let alias = alias
+        .to_str()
+        .ok_or("the case directory is not valid UTF-8")?;
+    let world = DiskWorld::through_link(&real, alias).map_err(|e| e.to_string())?;
     let config = local_config(&world.root_display(), options, options.seed)?;
     Ok((dir, world, config))
 }

@@ -78,6 +78,7 @@ pub trait World: Send + Sync {
 pub struct DiskWorld {
     root: PathBuf,
     display: String,
+    real: String,
 }
 
 impl DiskWorld {
@@ -90,8 +91,33 @@ impl DiskWorld {
             .to_string();
         Ok(Self {
             root: real,
+            real: display.clone(),
             display,
         })
+    }
+
+    /// A world rooted at `root` whose display path is `alias`, an absolute path that leads to
+    /// `root` through a symbolic link (macOS's `/tmp` is `/private/tmp`; a home directory may be
+    /// reached through a link). The backend is given `alias` as its root: every path it is
+    /// asked about is then spelled differently from the real path it leads to, without any link
+    /// of the case's own, so a backend whose messages or display paths name its key (the real
+    /// path) rather than the path as the caller wrote it is seen at the first failed call.
+    /// `process_path` stays the real path ([`World::process_root`] is `root`'s canonical form).
+    pub fn through_link(root: &Path, alias: &str) -> io::Result<Self> {
+        let mut world = Self::new(root)?;
+        if !alias.starts_with('/') || alias.ends_with('/') {
+            return Err(io::Error::other(format!(
+                "the alias {alias:?} of the test root must be absolute, without a trailing slash"
+            )));
+        }
+        if std::fs::canonicalize(alias)? != world.root {
+            return Err(io::Error::other(format!(
+                "the alias {alias:?} does not lead to the test root {}",
+                world.root.display()
+            )));
+        }
+        world.display = alias.to_string();
+        Ok(world)
     }
 
     /// The real root.
@@ -120,6 +146,10 @@ impl DiskWorld {
 impl World for DiskWorld {
     fn root_display(&self) -> String {
         self.display.clone()
+    }
+
+    fn process_root(&self) -> String {
+        self.real.clone()
     }
 
     fn apply(&self, effect: &WorldEffect) -> io::Result<()> {
@@ -222,7 +252,14 @@ impl World for DiskWorld {
     }
 
     fn entry_mode(&self, path: &str) -> io::Result<Option<EntryMode>> {
-        match std::fs::symlink_metadata(path) {
+        // The root's alias is a link: the entry it names is the root itself.
+        let path = match path.strip_prefix(self.display.as_str()) {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                format!("{}{rest}", self.real)
+            }
+            _ => path.to_string(),
+        };
+        match std::fs::symlink_metadata(&path) {
             Ok(m) => Ok(Some(EntryMode {
                 is_dir: m.is_dir(),
                 mode: m.permissions().mode() & 0o7777,

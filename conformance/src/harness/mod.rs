@@ -575,11 +575,21 @@ impl Harness {
         record
     }
 
-    /// `text` with the root written `{root}`, each quoted version token as its class, and no
-    /// error sources (what the OS said underneath a coded error is the provider's business; it
-    /// does not cross a wire).
+    /// `text` with the root written `{root}` (and its process path, where a subprocess opens it
+    /// elsewhere, `{process_root}`), each quoted version token as its class, and no error sources
+    /// (what the OS said underneath a coded error is the provider's business; it does not cross
+    /// a wire).
     fn normalise(&self, text: &str) -> String {
-        let mut out = without_sources(text).replace(&self.root, "{root}");
+        let mut out = without_sources(text);
+        let mut roots = [
+            (&self.root, "{root}"),
+            (&self.process_root, "{process_root}"),
+        ];
+        // The longer first, should one spell the other's beginning.
+        roots.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
+        for (path, token) in roots {
+            out = out.replace(path.as_str(), token);
+        }
         // Longest first, so that a token that contains another is replaced whole.
         let mut order: Vec<usize> = (0..self.tokens.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(self.tokens[i].len()));

@@ -345,7 +345,7 @@ pub(super) fn attack(cx: &Context, out: &mut Run) -> Result<bool, Failure> {
         ));
     }
     // A listing of the workspace: each link that leads out is nothing there.
-    listing(&rt, fs.as_ref(), &root, out)?;
+    listing(&rt, fs.as_ref(), &root, &world.process_root(), out)?;
     Ok(true)
 }
 
@@ -365,11 +365,13 @@ fn shown(got: &Result<String, FsError>) -> String {
 }
 
 /// A listing of `d/`: a link that leads out is `other`, without version or size, keyed by its
-/// own path; one that stays in is what it leads to.
+/// own path (its key opaque, so: its `process_path` is the link's own, under the process root's
+/// `d/`); one that stays in is what it leads to.
 fn listing(
     rt: &tokio::runtime::Runtime,
     fs: &dyn FileSystem,
     root: &str,
+    process_root: &str,
     out: &mut Run,
 ) -> Result<(), Failure> {
     let none = Signal::none();
@@ -386,7 +388,7 @@ fn listing(
             ),
         )
     })?;
-    let own = format!("{root}/{D}/");
+    let own = format!("{process_root}/{D}/");
     for e in &entries {
         let leads_out = [
             "abs", "rel", "chain", "file-abs", "file-rel", "sib", "root", "dang",
@@ -397,17 +399,17 @@ fn listing(
             && (e.kind != FsKind::Other
                 || e.version.is_some()
                 || e.size.is_some()
-                || !e.target.key.as_str().starts_with(&own))
+                || !fs.process_path(&e.target).starts_with(&own))
         {
             return Err(fail(
                 FailureKind::Sandbox,
                 format!(
-                    "a listing of the workspace shows where the link {D}/{} leads outside: kind {:?}, version {:?}, size {:?}, key {:?} (a link that leads out is nothing there: other, no version, no size, keyed by its own path)",
+                    "a listing of the workspace shows where the link {D}/{} leads outside: kind {:?}, version {:?}, size {:?}, process path {:?} (a link that leads out is nothing there: other, no version, no size, keyed by its own path)",
                     e.name,
                     e.kind,
                     e.version,
                     e.size,
-                    e.target.key.as_str()
+                    fs.process_path(&e.target)
                 ),
             ));
         }

@@ -86,16 +86,24 @@ fn setup(e: impl std::fmt::Display) -> Failure {
 /// Staging paths seen at the staged point, relative to the root.
 type Seen = Arc<Mutex<Vec<Vec<String>>>>;
 
-fn recording_signal(root: &str) -> (Signal, Seen) {
+fn recording_signal(root: &str, process_root: &str) -> (Signal, Seen) {
     let seen: Seen = Arc::default();
     let record = seen.clone();
-    let prefix = format!("{root}/");
+    // A staging path is any path to the entry in the provider's world: under the root as
+    // displayed, or under its real path.
+    let prefixes = [format!("{root}/"), format!("{process_root}/")];
     let signal = Signal::with_probe(move |cp| {
         if cp.point == CancelPoint::Staged {
             let rel = cp
                 .staging
                 .iter()
-                .map(|p| p.strip_prefix(&prefix).unwrap_or(p).to_string())
+                .map(|p| {
+                    prefixes
+                        .iter()
+                        .find_map(|prefix| p.strip_prefix(prefix.as_str()))
+                        .unwrap_or(p)
+                        .to_string()
+                })
                 .collect();
             record.lock().unwrap_or_else(|p| p.into_inner()).push(rel);
         }
@@ -241,7 +249,7 @@ fn private(cx: &Context, out: &mut Run) -> Result<(), Failure> {
 /// The staging paths the first write of `a` reported, and how the write ended.
 fn staged_paths(rt: &Runtime, subject: &Subject) -> (Vec<String>, Result<(), seam::FsError>) {
     let root = subject.world.root_display();
-    let (signal, seen) = recording_signal(&root);
+    let (signal, seen) = recording_signal(&root, &subject.world.process_root());
     let fs: Arc<dyn FileSystem> = subject.fs.clone();
     let opts = ResolveOptions { cwd: Some(&root) };
     let through = super::let_through(fs.as_ref(), &root);

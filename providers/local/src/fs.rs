@@ -118,7 +118,8 @@ impl FileSystem for LocalFileSystem {
     ) -> Result<Option<FsPathInfo>, FsError> {
         signal.check(Verb::Lstat)?;
         let display = seam::paths::display_path(path, self.cwd(&options), Verb::Lstat)?;
-        self.lstat_in(&self.host(), &display, signal).await
+        self.lstat_in(&self.host(), &display, &display, signal)
+            .await
     }
 
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {

@@ -54,5 +54,5 @@ mod xlock;
 pub use beneath::{Confinement, is_escape};
 pub use config::{Durability, LocalConfig, Staging};
 pub use fs::LocalFileSystem;
-pub use namespace::{Within, entry_parent};
+pub use namespace::{Within, entry_key, entry_parent};
 pub use version::version_token;

@@ -17,7 +17,7 @@ use crate::core::Core;
 use crate::errors::os;
 use crate::fs::LocalFileSystem;
 use crate::offload::offload;
-use crate::paths::{key_of, split_key};
+use crate::paths::{key_of, key_so_far, split_key};
 use crate::publish::{checkpoint, sync_dir};
 use crate::root::Root;
 use crate::version::{Probe, probe_at, probe_fd};
@@ -63,11 +63,12 @@ pub(crate) fn entry_of(display: &str, verb: Verb) -> Result<Entry, FsError> {
             "the root of the tree is not an entry",
         ));
     }
-    // A file on the way leaves the parent as spelled: opening it then says what the operation
-    // makes of that (nothing to remove, no place to put something).
+    // A file on the way leaves the parent as far as it resolves and the rest as spelled: opening
+    // it then says what the operation makes of that (nothing to remove, no place to put
+    // something).
     let (parent, through_file) = match key_of(parent) {
         Ok(k) => (k, false),
-        Err(e) if e.code() == FsErrorCode::NotFound => (parent.to_string(), true),
+        Err(e) if e.code() == FsErrorCode::NotFound => (key_so_far(parent), true),
         Err(e) if e.message().ends_with(seam::LOOP_DETAIL) => {
             return Err(FsError::symlink_loop(verb, display));
         }
@@ -85,6 +86,16 @@ pub(crate) fn entry_of(display: &str, verb: Verb) -> Result<Entry, FsError> {
 /// namespace operation on (see [`seam::FileSystem::remove`]).
 pub fn entry_parent(display: &str, verb: Verb) -> Result<String, FsError> {
     entry_of(display, verb).map(|e| e.parent)
+}
+
+/// The key of the entry `display` names, its final component not followed: the parent's real
+/// path and the name (the root's own real path for the root) — what a fence decides a read of
+/// the entry itself (`lstat`) on, and what a confined walk follows.
+pub fn entry_key(display: &str, verb: Verb) -> Result<String, FsError> {
+    if split_key(display).1.is_empty() {
+        return key_of(display);
+    }
+    entry_of(display, verb).map(|e| e.key())
 }
 
 /// Whether the directory `name` in `parent` holds any entry. A directory that cannot be opened

@@ -59,12 +59,13 @@ impl LocalFileSystem {
     pub(crate) async fn lstat_in(
         &self,
         at: &Seen,
+        key: &str,
         display: &str,
         signal: &Signal,
     ) -> Result<Option<FsPathInfo>, FsError> {
         let probe = at
             .root()
-            .probe_settled(display, false)
+            .probe_settled(key, false)
             .map_err(|e| os(e, Verb::Lstat, display))?;
         signal.check(Verb::Lstat)?;
         Ok(probe.map(|p| FsPathInfo {
@@ -155,16 +156,20 @@ impl LocalFileSystem {
             .await
     }
 
-    /// [`seam::FileSystem::lstat`] of `display` (a lexically normalised absolute path, as
-    /// [`seam::paths::display_path`] gives) beneath `within`.
+    /// [`seam::FileSystem::lstat`] of the entry `display` names (a lexically normalised absolute
+    /// path, as [`seam::paths::display_path`] gives, named in messages) beneath `within`: `key`
+    /// is that entry's key, its parent's real path and its name ([`crate::entry_key`]), which a
+    /// confined walk can follow from the real root even where `display` reaches the root
+    /// through a link.
     pub async fn lstat_beneath(
         &self,
         within: &Arc<Confinement>,
+        key: &str,
         display: &str,
         signal: &Signal,
     ) -> Result<Option<FsPathInfo>, FsError> {
         signal.check(Verb::Lstat)?;
-        self.lstat_in(&Seen::Within(within.clone()), display, signal)
+        self.lstat_in(&Seen::Within(within.clone()), key, display, signal)
             .await
     }
 

@@ -93,6 +93,26 @@ impl Root {
         }
     }
 
+    /// An absolute link text relative to the confining root: lexically beneath it, or beneath
+    /// a spelling of the root through a link outside it — `/tmp/w/a` for a root whose real path
+    /// is `/private/tmp/w`, as on macOS: the shortest prefix of the text whose real path is the
+    /// root stands for the root. `EXDEV` for anything else. The rest is walked from the root's
+    /// handle as any text is, so whatever the host says of the prefix, nothing outside the root
+    /// is reached.
+    fn rel_through(root: &str, absolute: &str) -> Result<String, Errno> {
+        if let Ok(rest) = Self::rel(root, absolute) {
+            return Ok(rest.to_string());
+        }
+        let comps: Vec<&str> = absolute.split('/').filter(|c| !c.is_empty()).collect();
+        for i in 1..=comps.len() {
+            let prefix = format!("/{}", comps[..i].join("/"));
+            if std::fs::canonicalize(&prefix).is_ok_and(|real| real.to_str() == Some(root)) {
+                return Ok(comps[i..].join("/"));
+            }
+        }
+        Err(Errno::XDEV)
+    }
+
     /// Resolves `key` beneath the confining root, one component at a time from held
     /// descriptors, never letting the kernel follow a link: returns the directory holding the
     /// final component and its name (`.` for the root itself). A link is followed by reading its
@@ -156,9 +176,9 @@ impl Root {
                 let mut next = if let Some(abs) = text.strip_prefix('/') {
                     // Absolute: from the root, if it names a place beneath it.
                     let absolute = format!("/{abs}");
-                    let rest = Self::rel(root, &absolute)?;
+                    let rest = Self::rel_through(root, &absolute)?;
                     stack.truncate(1);
-                    components(rest)
+                    components(&rest)
                 } else {
                     components(text)
                 };

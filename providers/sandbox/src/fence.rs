@@ -34,7 +34,7 @@ pub(crate) fn writable_roots(workspace: &str, temp: &[String]) -> Vec<String> {
     out
 }
 
-/// The fence for a read of `key` (a real path; for `lstat`, the normalised path as given) under
+/// The fence for a read of `key` (a real path; for `lstat`, the entry's parent's real path and its name) under
 /// the deployment's `mode`, for a provider that confines reads: the widest of the roots that
 /// holds it, or `None` when none does (`danger-full-access` reads anywhere: `Anywhere`). The
 /// denial itself is the caller's, with its verb.

@@ -222,11 +222,14 @@ impl FileSystem for SandboxFileSystem {
         signal.check(Verb::Lstat)?;
         let cwd = options.cwd.unwrap_or(&self.config.local.cwd);
         let display = seam::paths::display_path(path, cwd, Verb::Lstat)?;
-        match self.read_fence(&display, Verb::Lstat, &display)? {
+        // The entry itself, its final link not followed: its parent's real path and its name,
+        // so that a root reached through a link (`/tmp` on macOS) still holds it.
+        let key = seam_local::entry_key(&display, Verb::Lstat)?;
+        match self.read_fence(&key, Verb::Lstat, &display)? {
             None => self.local.lstat(path, options, signal).await,
             Some(within) => self
                 .local
-                .lstat_beneath(&within, &display, signal)
+                .lstat_beneath(&within, &key, &display, signal)
                 .await
                 .map_err(|e| read_denied_if_escape(e, Verb::Lstat, &display, self.config.mode)),
         }
