@@ -125,36 +125,98 @@ mod tests {
         assert_eq!(steps, (0..50).collect::<Vec<u64>>());
     }
 
-    /// Cases do run [`AT_ONCE`] at a time, and never more: each case waits (until 30 s after
-    /// the start) for as many to be running as may, and the most seen running at once is
-    /// exactly that. Run one at a time, the first case would wait out the 30 s alone and the
-    /// most seen would be 1.
+    /// Cases do run [`AT_ONCE`] at a time, and never more. Each case waits (until 30 s after
+    /// the start) for as many to be running as may; once that many were, the cases look for one
+    /// more for 5 s. Run one at a time, the most seen running at once would be 1; run by more
+    /// workers than [`AT_ONCE`], the extra one starts with the others and is seen.
     #[test]
     fn cases_run_at_once_up_to_the_limit_and_no_more() {
         use std::sync::Condvar;
         use std::time::{Duration, Instant};
-        let running = Mutex::new((0usize, 0usize)); // (now, most)
+        struct Running {
+            now: usize,
+            most: usize,
+            look_until: Option<Instant>,
+        }
+        let running = Mutex::new(Running {
+            now: 0,
+            most: 0,
+            look_until: None,
+        });
         let changed = Condvar::new();
         let until = Instant::now() + Duration::from_secs(30);
         let out = in_order(
             3 * AT_ONCE,
             &|_| {
                 let mut state = lock(&running);
-                state.0 += 1;
-                state.1 = state.1.max(state.0);
+                state.now += 1;
+                state.most = state.most.max(state.now);
                 changed.notify_all();
-                while state.1 < AT_ONCE && Instant::now() < until {
+                loop {
+                    let now = Instant::now();
+                    if state.most < AT_ONCE {
+                        if now >= until {
+                            break;
+                        }
+                    } else {
+                        let end = *state.look_until.get_or_insert(now + Duration::from_secs(5));
+                        if state.most > AT_ONCE || now >= end {
+                            break;
+                        }
+                    }
                     state = changed
                         .wait_timeout(state, Duration::from_millis(100))
                         .map_or_else(|p| p.into_inner().0, |r| r.0);
                 }
-                state.0 -= 1;
+                state.now -= 1;
                 passing()
             },
             &mut |_| {},
         );
         assert_eq!(out.len(), 3 * AT_ONCE);
-        assert_eq!(lock(&running).1, AT_ONCE);
+        assert_eq!(lock(&running).most, AT_ONCE);
+    }
+
+    /// Once a case has failed, no case after it is started: the cases already under way (each
+    /// waits until the failure has been reported) finish, and nothing past the first
+    /// [`AT_ONCE`] ever starts.
+    #[test]
+    fn no_case_after_a_failure_is_started() {
+        use std::sync::Condvar;
+        use std::time::{Duration, Instant};
+        let started = Mutex::new(Vec::new());
+        let reported = (Mutex::new(false), Condvar::new());
+        let until = Instant::now() + Duration::from_secs(30);
+        let out = in_order(
+            40,
+            &|i| {
+                lock(&started).push(i);
+                if i == 0 {
+                    return Err(Failure::new(FailureKind::Setup, "zero"));
+                }
+                let mut seen = lock(&reported.0);
+                while !*seen && Instant::now() < until {
+                    seen = reported
+                        .1
+                        .wait_timeout(seen, Duration::from_millis(100))
+                        .map_or_else(|p| p.into_inner().0, |r| r.0);
+                }
+                passing()
+            },
+            &mut |r| {
+                if failed(r) {
+                    *lock(&reported.0) = true;
+                    reported.1.notify_all();
+                }
+            },
+        );
+        assert_eq!(out.len(), 1);
+        let started = lock(&started).clone();
+        assert!(started.contains(&0));
+        assert!(
+            started.iter().all(|&i| i < AT_ONCE),
+            "cases started after the failure: {started:?}"
+        );
     }
 
     /// The first failure in order is the one that ends the results, even when a later case

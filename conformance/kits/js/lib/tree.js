@@ -460,6 +460,9 @@ class TreeBackend {
     } catch (e) {
       if (!(e instanceof Conflict)) throw e;
       const now = await this.nodeAt(f);
+      // The source gone meanwhile: as if it had gone before the call (nothing to move; a
+      // guarded rename's file changed since it was read).
+      if (!now && guard === null) throw fail('not_found', { verb: 'rename', path: f });
       if (!now || (guard !== null && now.version !== guard)) throw fail('changed_since_read', { verb: 'rename', path: f });
       if (replace === null && (await this.store.node(t))) throw fail('destination_exists', { path: t });
       throw fail('changed_since_read', { verb: 'rename', path: t });

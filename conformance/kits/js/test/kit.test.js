@@ -289,11 +289,11 @@ test('a mutex held across the checkpoint is seen', async () => {
 
 // A read runs beside mutations (it takes no mutex): it reads between two looks at the node and
 // answers only when they agree; when the file is gone by the time it reads, that is not_found.
-function storeWhereReadsAreOvertaken(times) {
+function storeWhereReadsAreOvertaken(times, locked = () => false) {
   class Overtaken extends MapStore {
     constructor() { super(); this.reads = 0; this.listings = 0; this.landed = 0; }
-    land() {
-      if (this.landed < times) {
+    land() { // a change never lands while the decision mutex is held: writers take it
+      if (this.landed < times && !locked()) {
         this.landed += 1;
         super.publish('/f', Buffer.from(`v${this.landed}\n`), kit.ANY);
         super.publish(`/n${this.landed}`, Buffer.alloc(0), kit.ANY);
@@ -311,6 +311,65 @@ test('a read overtaken by a write reads again and answers the new bytes', async 
   const store = storeWhereReadsAreOvertaken(3);
   const text = await new kit.TreeBackend(store, 't').read_text({ target: { key: '/f', display_path: '/f' } });
   assert.deepEqual([text, store.reads, store.read('/f').toString()], ['v3\n', 4, 'v3\n']);
+});
+
+// The decision mutex of `backend`, with whether it is held right now.
+function watchMutex(backend) {
+  const inner = backend.mutex;
+  const watched = {
+    held: false,
+    async lock() {
+      const release = await inner.lock();
+      watched.held = true;
+      return () => { watched.held = false; release(); };
+    },
+  };
+  backend.mutex = watched;
+  return watched;
+}
+
+test('a file that keeps changing is read holding the mutex in the end', async () => {
+  let mutex = null;
+  const store = storeWhereReadsAreOvertaken(1e6, () => mutex.held);
+  const backend = new kit.TreeBackend(store, 't');
+  mutex = watchMutex(backend);
+  const text = await backend.read_text({ target: { key: '/f', display_path: '/f' } });
+  // Every read but the last was overtaken; the last held the mutex, so nothing landed in it.
+  assert.deepEqual([text, store.landed], [`v${store.reads - 1}\n`, store.reads - 1]);
+});
+
+test('a last read without the mutex is seen', async () => {
+  class LastReadUnlocked extends kit.TreeBackend {
+    async file(key, display, verb) {
+      const real = this.mutex;
+      this.mutex = { lock: async () => () => {} }; // a mutex no writer takes
+      try { return await super.file(key, display, verb); } finally { this.mutex = real; }
+    }
+  }
+  let mutex = null;
+  const store = storeWhereReadsAreOvertaken(1e6, () => mutex.held);
+  const backend = new LastReadUnlocked(store, 't');
+  mutex = watchMutex(backend);
+  await backend.read_text({ target: { key: '/f', display_path: '/f' } });
+  assert.equal(store.landed, store.reads);
+});
+
+test('a rename whose source was removed meanwhile: not found, or stale when guarded', async () => {
+  for (const [guarded, code] of [[false, 'FS_NOT_FOUND'], [true, 'FS_STALE_VERSION']]) {
+    const store = new MapStore();
+    store.makeDir('/d');
+    const { version } = store.publish('/d/a', Buffer.from('x\n'), kit.ANY);
+    const backend = new kit.TreeBackend(store, 't');
+    const request = guarded ? { if_version: version } : {};
+    await assert.rejects(
+      backend.rename({ from: '/d/a', to: '/d/b', cwd: '/', request }, async (point) => {
+        if (point === 'before_stage') store.remove('/d/a');
+        return false;
+      }),
+      (e) => e.code === code && e.message === `cannot rename "/d/a": ${guarded ? 'file changed since it was read' : 'not found'}`,
+    );
+    assert.equal(store.node('/d/b'), null);
+  }
 });
 
 test('a listing overtaken by a new entry lists again', async () => {

@@ -529,6 +529,10 @@ class TreeBackend:
                                       replace if replace is not None else ABSENT)
         except Conflict:
             now = self._node(f)
+            # The source gone meanwhile: as if it had gone before the call (nothing to move; a
+            # guarded rename's file changed since it was read).
+            if now is None and guard is None:
+                raise fail("not_found", verb="rename", path=f) from None
             if now is None or (guard is not None and now.version != guard):
                 raise fail("changed_since_read", verb="rename", path=f) from None
             if replace is None and self.store.node(t) is not None:

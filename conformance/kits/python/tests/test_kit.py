@@ -442,6 +442,25 @@ class ReadAgain(unittest.TestCase):
         store = self.store_changed_by_reads(10 ** 6)
         self.assertEqual(self.read(store), "v%d\n" % tree._READ_TRIES)
         self.assertEqual(store.reads, tree._READ_TRIES + 1)
+        # The last read held the lock: no write landed during it (without the lock, one does).
+        self.assertEqual(store.landed, tree._READ_TRIES)
+
+    def test_a_last_read_without_the_lock_is_seen(self):
+        from seam_kit import tree
+
+        class LastReadUnlocked(seam_kit.TreeBackend):
+            def _file(self, key, display, verb):
+                real = self._lock
+                self._lock = threading.Lock()  # a lock no writer takes
+                try:
+                    return super()._file(key, display, verb)
+                finally:
+                    self._lock = real
+
+        store = self.store_changed_by_reads(10 ** 6)
+        backend = LastReadUnlocked(store, "t")
+        backend.read_text({"target": {"key": "/f", "display_path": "/f"}})
+        self.assertEqual(store.landed, tree._READ_TRIES + 1)
 
     def test_a_listing_overtaken_by_a_new_entry_lists_again(self):
         store = self.store_changed_by_reads(2)
@@ -483,6 +502,33 @@ class ReadAgain(unittest.TestCase):
         backend = ReadsOnce(self.store_where_a_read_finds_the_file_gone(), "t")
         with self.assertRaises(KeyError):
             backend.read_text({"target": {"key": "/f", "display_path": "/f"}})
+
+
+
+class RenameRace(unittest.TestCase):
+    """A rename whose source is removed between its decision and its move answers as if the
+    source had gone before the call: not found, or — guarded — changed since it was read."""
+
+    def test_a_source_removed_meanwhile_is_not_found_or_stale_when_guarded(self):
+        import dict_backend
+        for guarded, code, words in [(False, "FS_NOT_FOUND", "not found"),
+                                     (True, "FS_STALE_VERSION", "file changed since it was read")]:
+            store = dict_backend.DictStore()
+            store.make_dir("/d")
+            store.publish("/d/a", b"x\n", seam_kit.ANY)
+            request = {"if_version": store.node("/d/a").version} if guarded else {}
+
+            def checkpoint(point, store=store):
+                if point == "before_stage":
+                    store.remove("/d/a")
+                return False
+
+            with self.assertRaises(seam_kit.FsError) as e:
+                seam_kit.TreeBackend(store, "t").rename(
+                    {"from": "/d/a", "to": "/d/b", "cwd": "/", "request": request}, checkpoint)
+            self.assertEqual((e.exception.code, str(e.exception)),
+                             (code, 'cannot rename "/d/a": %s' % words))
+            self.assertIsNone(store.node("/d/b"))
 
 
 if __name__ == "__main__":
