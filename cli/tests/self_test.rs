@@ -261,6 +261,7 @@ caught! {
     catches_emptiness_left_to_the_removal_after_before_stage => EmptinessCheckedAtRemoval,
     catches_a_listing_that_keeps_only_its_first_page => ListingKeepsFirstPage,
     catches_a_listing_that_shows_unreported_staging => ListingShowsStaging,
+    catches_messages_that_name_the_key_not_the_path => MessagesNameTheKey,
 }
 
 #[test]

@@ -487,6 +487,12 @@ impl FileSystem for Faulty {
         }
         let text = self.inner.read_text(target, signal).await;
         match self.fault {
+            Fault::MessagesNameTheKey => text.map_err(|e| {
+                let named = e
+                    .message()
+                    .replace(&target.display_path, target.key.as_str());
+                FsError::new(e.code(), named)
+            }),
             Fault::RewordsReadErrors => {
                 text.map_err(|e| FsError::new(e.code(), format!("{} (reworded)", e.message())))
             }

@@ -179,11 +179,16 @@ pub enum Fault {
     /// A listing shows the staging file of a write in flight, which the backend never reported
     /// (litter a reader sees: a backend that stages beside the target and forgets its listings).
     ListingShowsStaging,
+    /// A failed read names the file by its key (the local provider's: the real path) instead of
+    /// the path as the caller wrote it: right whenever the two agree, wrong through any link —
+    /// and through a root reached by a link (macOS's `/tmp`), which the shipped disk
+    /// providers' cases are, so it shows at the first failed read whatever the backend claims.
+    MessagesNameTheKey,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 53] = [
+    pub const ALL: [Fault; 54] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -237,6 +242,7 @@ impl Fault {
         Fault::EmptinessCheckedAtRemoval,
         Fault::ListingKeepsFirstPage,
         Fault::ListingShowsStaging,
+        Fault::MessagesNameTheKey,
     ];
 
     /// A stable kebab-case name.
@@ -295,6 +301,7 @@ impl Fault {
             Fault::EmptinessCheckedAtRemoval => "emptiness-checked-at-removal",
             Fault::ListingKeepsFirstPage => "listing-keeps-first-page",
             Fault::ListingShowsStaging => "listing-shows-staging",
+            Fault::MessagesNameTheKey => "messages-name-the-key",
         }
     }
 
@@ -403,6 +410,8 @@ impl Fault {
             Fault::EmptinessCheckedAtRemoval => &["directory not empty\", got FS_ABORTED"],
             Fault::ListingKeepsFirstPage => &["shows 1024 entries; the directory has 3030"],
             Fault::ListingShowsStaging => &[".stage-0001.tmp"],
+            // The real path under the case's `private/`, where the caller wrote `tmp/`.
+            Fault::MessagesNameTheKey => &["/private/root"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -469,6 +478,7 @@ impl Fault {
             }
             Fault::ListingKeepsFirstPage => ("big-directories", &K::ListingLaw),
             Fault::ListingShowsStaging => ("atomic-visibility", &K::Litter),
+            Fault::MessagesNameTheKey => ("bad-input", &K::Message),
         }
     }
 }
