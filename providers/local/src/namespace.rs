@@ -17,7 +17,7 @@ use crate::core::Core;
 use crate::errors::os;
 use crate::fs::LocalFileSystem;
 use crate::offload::offload;
-use crate::paths::{key_of, key_so_far, split_key};
+use crate::paths::{key_of, split_key};
 use crate::publish::{checkpoint, sync_dir};
 use crate::root::Root;
 use crate::version::{Probe, probe_at, probe_fd};
@@ -63,12 +63,12 @@ pub(crate) fn entry_of(display: &str, verb: Verb) -> Result<Entry, FsError> {
             "the root of the tree is not an entry",
         ));
     }
-    // A file on the way leaves the parent as far as it resolves and the rest as spelled: opening
-    // it then says what the operation makes of that (nothing to remove, no place to put
-    // something).
+    // A file on the way leaves the parent as spelled: opening it then says what the operation
+    // makes of that (nothing to remove, no place to put something), and a fence judges it by
+    // the spelling of its roots.
     let (parent, through_file) = match key_of(parent) {
         Ok(k) => (k, false),
-        Err(e) if e.code() == FsErrorCode::NotFound => (key_so_far(parent), true),
+        Err(e) if e.code() == FsErrorCode::NotFound => (parent.to_string(), true),
         Err(e) if e.message().ends_with(seam::LOOP_DETAIL) => {
             return Err(FsError::symlink_loop(verb, display));
         }

@@ -53,23 +53,6 @@ pub(crate) fn key_of(display: &str) -> Result<String, FsError> {
     }
 }
 
-/// The real path of the deepest ancestor of `display` that resolves, followed by the rest as
-/// spelled: a key for a path that cannot be resolved (a regular file on the way), still under the
-/// real path of the tree it is in — a fence compares it with real roots, so a root spelled
-/// through a link (`/tmp` on macOS) must not put it outside.
-pub(crate) fn key_so_far(display: &str) -> String {
-    let comps: Vec<&str> = display.split('/').filter(|c| !c.is_empty()).collect();
-    for i in (0..=comps.len()).rev() {
-        let prefix = join("/", &comps[..i]);
-        if let Ok(real) = std::fs::canonicalize(&prefix)
-            && let Some(real) = real.to_str()
-        {
-            return join(real, &comps[i..]);
-        }
-    }
-    display.to_string()
-}
-
 /// Splits an absolute key into its parent directory and final name.
 pub(crate) fn split_key(key: &str) -> (&str, &str) {
     match key.rfind('/') {
@@ -82,24 +65,6 @@ pub(crate) fn split_key(key: &str) -> (&str, &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_path_through_a_file_keeps_the_real_path_of_what_resolves() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let real = std::fs::canonicalize(dir.path()).expect("real");
-        std::fs::create_dir(real.join("private")).expect("mkdir");
-        std::fs::write(real.join("private/f"), "").expect("write");
-        std::os::unix::fs::symlink("private", real.join("tmp")).expect("link");
-        let real = real.to_str().expect("utf-8");
-        assert_eq!(
-            key_so_far(&format!("{real}/tmp/f/x/y")),
-            format!("{real}/private/f/x/y")
-        );
-        assert_eq!(
-            key_so_far(&format!("{real}/tmp")),
-            format!("{real}/private")
-        );
-    }
 
     #[test]
     fn keys_split_into_parent_and_name() {

@@ -138,7 +138,9 @@ impl Root {
                 .collect()
         };
         let mut stack = vec![reopen(root_fd.as_fd())?];
-        let mut queue: VecDeque<String> = components(Self::rel(root, key)?).into();
+        // A key is a real path, or — through a regular file — the path as spelled, which may
+        // reach the root through a link.
+        let mut queue: VecDeque<String> = components(&Self::rel_through(root, key)?).into();
         let mut links = 0;
         while let Some(name) = queue.pop_front() {
             if name == ".." {

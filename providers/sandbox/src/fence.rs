@@ -13,10 +13,27 @@ pub(crate) enum Decision {
     Beneath(String),
 }
 
+/// A writable root: its real path, and its spelling as configured (the two differ where the
+/// root is reached through a link, as `/tmp/w` is `/private/tmp/w` on macOS).
+struct Root {
+    real: String,
+    spelled: String,
+}
+
+impl Root {
+    /// Whether `key` lies beneath the root. A key is a real path — except for a path through a
+    /// regular file, which has none and is kept as spelled ([`seam_local::entry_parent`]): that
+    /// one is judged by the root's spelling, as the caller sees both. Either way the mutation
+    /// then runs confined beneath the real root, so a spelling can deny, never widen.
+    fn holds(&self, key: &str) -> bool {
+        seam::paths::is_within(&self.real, key) || seam::paths::is_within(&self.spelled, key)
+    }
+}
+
 /// The real path of each root, once; a root that is relative or does not resolve matches
 /// nothing (a relative one would otherwise mean whatever the process's working directory is).
-pub(crate) fn writable_roots(workspace: &str, temp: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+fn writable_roots(workspace: &str, temp: &[String]) -> Vec<Root> {
+    let mut out: Vec<Root> = Vec::new();
     for root in std::iter::once(workspace).chain(temp.iter().map(String::as_str)) {
         if !root.starts_with('/') {
             continue;
@@ -27,8 +44,11 @@ pub(crate) fn writable_roots(workspace: &str, temp: &[String]) -> Vec<String> {
         let Some(real) = real.to_str().map(str::to_string) else {
             continue;
         };
-        if !out.contains(&real) {
-            out.push(real);
+        if !out.iter().any(|r| r.real == real) {
+            out.push(Root {
+                real,
+                spelled: root.trim_end_matches('/').to_string(),
+            });
         }
     }
     out
@@ -48,7 +68,8 @@ pub(crate) fn decide_read(
         SandboxMode::DangerFullAccess => Some(Decision::Anywhere),
         SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite => writable_roots(workspace, temp)
             .into_iter()
-            .filter(|root| seam::paths::is_within(root, key))
+            .filter(|root| root.holds(key))
+            .map(|root| root.real)
             .min_by_key(String::len)
             .map(Decision::Beneath),
     }
@@ -69,7 +90,8 @@ pub(crate) fn decide(
         }
         SandboxMode::WorkspaceWrite => writable_roots(workspace, temp)
             .into_iter()
-            .filter(|root| seam::paths::is_within(root, target.key.as_str()))
+            .filter(|root| root.holds(target.key.as_str()))
+            .map(|root| root.real)
             .min_by_key(String::len)
             .map_or_else(
                 || Decision::Deny(FsError::sandbox_denied(&target.display_path, mode)),

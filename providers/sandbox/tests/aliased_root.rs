@@ -36,6 +36,7 @@ impl Layout {
         symlink(format!("{alias}/inside/target"), real.join("in-abs")).expect("link");
         symlink(format!("{alias}/../out/canary"), real.join("out-abs")).expect("link");
         symlink(format!("{alias}/inside/missing"), real.join("dangling-abs")).expect("link");
+        symlink("inside/target", real.join("to-file")).expect("link");
         Self {
             _dir: dir,
             real,
@@ -162,4 +163,53 @@ fn a_path_through_a_file_is_not_found_and_named_as_written() {
         err.message()
     );
     assert!(!err.message().contains("private"), "{}", err.message());
+}
+
+/// A path through a regular file has no real location: it is judged as spelled, against the
+/// workspace as spelled — outside when its spelling is (though the file it passes through lies
+/// inside), inside when its spelling is; nothing is found either way. Seed 167772367711594 of
+/// `sandbox:read-only` (a per-call `workspace-write` policy) met the first.
+#[test]
+fn a_path_through_a_file_is_judged_as_spelled_against_the_workspace_as_spelled() {
+    let l = Layout::new();
+    let fs = l.fs(SandboxMode::ReadOnly);
+    let none = Signal::none();
+    let policy = seam::SandboxPolicy {
+        mode: SandboxMode::WorkspaceWrite,
+        workspace_root: format!("{}/inside", l.alias),
+    };
+    let remove = |path: &'static str| {
+        let (fs, policy, none) = (&fs, &policy, &none);
+        async move {
+            fs.remove(
+                path,
+                ResolveOptions::default(),
+                &seam::RemoveOptions::default(),
+                Some(policy),
+                none,
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| (e.code(), e.message().to_string()))
+        }
+    };
+    let (outside, inside) = rt().block_on(async {
+        (
+            remove("to-file/d/a").await,
+            remove("inside/target/d/a").await,
+        )
+    });
+    let outside = outside.expect_err("nothing to remove");
+    assert_eq!(outside.0, FsErrorCode::SandboxDenied, "{}", outside.1);
+    assert!(
+        outside.1.contains(&format!("\"{}/to-file/d/a\"", l.alias)),
+        "{}",
+        outside.1
+    );
+    let inside = inside.expect_err("nothing to remove");
+    assert_eq!(inside.0, FsErrorCode::NotFound, "{}", inside.1);
+    assert_eq!(
+        std::fs::read(l.real.join("inside/target")).expect("file"),
+        b"old\n"
+    );
 }
