@@ -575,20 +575,18 @@ impl Harness {
         record
     }
 
-    /// `text` with the root written `{root}` (and its process path, where a subprocess opens it
-    /// elsewhere, `{process_root}`), each quoted version token as its class, and no error sources
-    /// (what the OS said underneath a coded error is the provider's business; it does not cross
-    /// a wire).
+    /// `text` with the root written `{root}` — its display path and its process path alike (a
+    /// case whose root is reached through a link is compared with one whose root is not; that
+    /// `process_path` is the real path is `path-facts`' to check) — each quoted version token as
+    /// its class, and no error sources (what the OS said underneath a coded error is the
+    /// provider's business; it does not cross a wire).
     fn normalise(&self, text: &str) -> String {
         let mut out = without_sources(text);
-        let mut roots = [
-            (&self.root, "{root}"),
-            (&self.process_root, "{process_root}"),
-        ];
+        let mut roots = [&self.root, &self.process_root];
         // The longer first, should one spell the other's beginning.
-        roots.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
-        for (path, token) in roots {
-            out = out.replace(path.as_str(), token);
+        roots.sort_by_key(|path| std::cmp::Reverse(path.len()));
+        for path in roots {
+            out = out.replace(path.as_str(), "{root}");
         }
         // Longest first, so that a token that contains another is replaced whole.
         let mut order: Vec<usize> = (0..self.tokens.len()).collect();

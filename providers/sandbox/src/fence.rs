@@ -13,27 +13,10 @@ pub(crate) enum Decision {
     Beneath(String),
 }
 
-/// A writable root: its real path, and its spelling as configured (the two differ where the
-/// root is reached through a link, as `/tmp/w` is `/private/tmp/w` on macOS).
-struct Root {
-    real: String,
-    spelled: String,
-}
-
-impl Root {
-    /// Whether `key` lies beneath the root. A key is a real path — except for a path through a
-    /// regular file, which has none and is kept as spelled ([`seam_local::entry_parent`]): that
-    /// one is judged by the root's spelling, as the caller sees both. Either way the mutation
-    /// then runs confined beneath the real root, so a spelling can deny, never widen.
-    fn holds(&self, key: &str) -> bool {
-        seam::paths::is_within(&self.real, key) || seam::paths::is_within(&self.spelled, key)
-    }
-}
-
 /// The real path of each root, once; a root that is relative or does not resolve matches
 /// nothing (a relative one would otherwise mean whatever the process's working directory is).
-fn writable_roots(workspace: &str, temp: &[String]) -> Vec<Root> {
-    let mut out: Vec<Root> = Vec::new();
+pub(crate) fn writable_roots(workspace: &str, temp: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
     for root in std::iter::once(workspace).chain(temp.iter().map(String::as_str)) {
         if !root.starts_with('/') {
             continue;
@@ -44,14 +27,34 @@ fn writable_roots(workspace: &str, temp: &[String]) -> Vec<Root> {
         let Some(real) = real.to_str().map(str::to_string) else {
             continue;
         };
-        if !out.iter().any(|r| r.real == real) {
-            out.push(Root {
-                real,
-                spelled: root.trim_end_matches('/').to_string(),
-            });
+        if !out.contains(&real) {
+            out.push(real);
         }
     }
     out
+}
+
+/// Whether the writable root `root` (a real path) holds `key`. A key is a real path — except
+/// a path through a regular file, which has none and is kept as spelled
+/// ([`seam_local::entry_parent`]): spelled beneath the deployment's directory `cwd` where that
+/// is reached through a link (`/tmp/w` on macOS is `/private/tmp/w`), it is judged by the real
+/// path of `cwd` followed by the rest as spelled, as the caller sees the two. The mutation then
+/// runs confined beneath the real root, so no spelling can widen what it reaches.
+fn holds(root: &str, key: &str, cwd: &str) -> bool {
+    seam::paths::is_within(root, key)
+        || real_spelling(key, cwd).is_some_and(|k| seam::paths::is_within(root, &k))
+}
+
+/// `key` with its prefix `cwd` replaced by the real path of `cwd`, where the two differ.
+fn real_spelling(key: &str, cwd: &str) -> Option<String> {
+    let cwd = cwd.trim_end_matches('/');
+    let rest = key.strip_prefix(cwd)?;
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return None;
+    }
+    let real = std::fs::canonicalize(cwd).ok()?;
+    let real = real.to_str()?;
+    (real != cwd).then(|| format!("{real}{rest}"))
 }
 
 /// The fence for a read of `key` (a real path; for `lstat`, the entry's parent's real path and its name) under
@@ -63,13 +66,13 @@ pub(crate) fn decide_read(
     mode: SandboxMode,
     workspace: &str,
     temp: &[String],
+    cwd: &str,
 ) -> Option<Decision> {
     match mode {
         SandboxMode::DangerFullAccess => Some(Decision::Anywhere),
         SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite => writable_roots(workspace, temp)
             .into_iter()
-            .filter(|root| root.holds(key))
-            .map(|root| root.real)
+            .filter(|root| holds(root, key, cwd))
             .min_by_key(String::len)
             .map(Decision::Beneath),
     }
@@ -82,6 +85,7 @@ pub(crate) fn decide(
     mode: SandboxMode,
     workspace: &str,
     temp: &[String],
+    cwd: &str,
 ) -> Decision {
     match mode {
         SandboxMode::DangerFullAccess => Decision::Anywhere,
@@ -90,8 +94,7 @@ pub(crate) fn decide(
         }
         SandboxMode::WorkspaceWrite => writable_roots(workspace, temp)
             .into_iter()
-            .filter(|root| root.holds(target.key.as_str()))
-            .map(|root| root.real)
+            .filter(|root| holds(root, target.key.as_str(), cwd))
             .min_by_key(String::len)
             .map_or_else(
                 || Decision::Deny(FsError::sandbox_denied(&target.display_path, mode)),

@@ -45,7 +45,13 @@ impl SandboxFileSystem {
         };
         (
             mode,
-            decide(target, mode, workspace, &self.config.temp_roots),
+            decide(
+                target,
+                mode,
+                workspace,
+                &self.config.temp_roots,
+                &self.config.local.cwd,
+            ),
         )
     }
 
@@ -131,6 +137,7 @@ impl SandboxFileSystem {
             mode,
             &self.config.workspace_root,
             &self.config.temp_roots,
+            &self.config.local.cwd,
         ) {
             Some(Decision::Anywhere) => Ok(None),
             Some(Decision::Beneath(root)) => Confinement::open(&root)

@@ -213,3 +213,29 @@ fn a_path_through_a_file_is_judged_as_spelled_against_the_workspace_as_spelled()
         b"old\n"
     );
 }
+
+/// The workspace of a call spelled with `..` (`{alias}/inside/..`, really the workspace itself):
+/// a path through a file spelled beneath the deployment's directory is judged by its real
+/// spelling, so it is inside and nothing is found. Seeds 257753727644587 and 55457106455418 of
+/// `sandbox:danger-full-access` and 17199562157230 of `sandbox:read-only` met it (0760aed
+/// compared the spelling `…/inside/..` lexically and denied).
+#[test]
+fn a_path_through_a_file_under_a_workspace_spelled_with_dotdot_is_not_found() {
+    let l = Layout::new();
+    let fs = l.fs(SandboxMode::DangerFullAccess);
+    let none = Signal::none();
+    let policy = seam::SandboxPolicy {
+        mode: SandboxMode::WorkspaceWrite,
+        workspace_root: format!("{}/inside/..", l.alias),
+    };
+    let err = rt()
+        .block_on(fs.remove(
+            "file/d/a",
+            ResolveOptions::default(),
+            &seam::RemoveOptions::default(),
+            Some(&policy),
+            &none,
+        ))
+        .expect_err("nothing to remove");
+    assert_eq!(err.code(), FsErrorCode::NotFound, "{}", err.message());
+}
