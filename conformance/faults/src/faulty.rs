@@ -343,10 +343,14 @@ impl Faulty {
             return signal.clone();
         }
         let world = self.world.clone();
-        let root = self.root.clone();
+        // A staging path is under the root as displayed or under its real path.
+        let roots = [self.root.clone(), self.world.process_root()];
         signal.layered(move |cp| {
             for path in cp.staging {
-                let Some(rel) = path.strip_prefix(&root).and_then(|r| r.strip_prefix('/')) else {
+                let Some(rel) = roots
+                    .iter()
+                    .find_map(|root| path.strip_prefix(root.as_str())?.strip_prefix('/'))
+                else {
                     continue;
                 };
                 let is_dir = matches!(world.entry_mode(path), Ok(Some(m)) if m.is_dir);
