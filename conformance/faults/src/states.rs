@@ -49,7 +49,7 @@ impl Faulty {
             && let Ok(t) = self
                 .inner
                 .resolve(
-                    target.key.as_str(),
+                    target.display_path.as_str(),
                     ResolveOptions::default(),
                     &Signal::none(),
                 )
