@@ -54,11 +54,11 @@ fn visibility(report: &Report) -> &seam_conformance::PropertyResult {
 }
 
 fn rule(report: &Report) -> &seam_conformance::RuleLine {
-    report
-        .rules
-        .iter()
-        .find(|r| r.id == "visibility.whole")
-        .expect("the rule")
+    rule_of(report, "visibility.whole")
+}
+
+fn rule_of<'a>(report: &'a Report, id: &str) -> &'a seam_conformance::RuleLine {
+    report.rules.iter().find(|r| r.id == id).expect("the rule")
 }
 
 #[test]
@@ -73,6 +73,10 @@ fn the_memory_provider_is_read_while_paused_at_every_checkpoint_on_both_instance
         assert_eq!(report.stats.paused_reads_served, 2 * 4 * 3 * reads);
         assert_eq!(report.stats.paused_reads_unserved, 0);
         assert_eq!(rule(&report).coverage, Coverage::Reached);
+        assert_eq!(
+            rule_of(&report, "visibility.listing").coverage,
+            Coverage::Reached
+        );
         let detail = p.detail.as_deref().unwrap_or_default();
         assert!(
             detail.contains("answered while a mutation was paused"),
@@ -123,14 +127,16 @@ fn a_backend_that_serves_one_call_at_a_time_is_told_visibility_does_not_apply_in
     }
     assert_eq!(report.stats.paused_reads_served, 0);
     assert!(report.stats.paused_reads_unserved > 0);
-    let r = rule(&report);
-    assert_eq!(r.coverage, Coverage::NotApplicable);
-    assert!(
-        r.needs
-            .as_deref()
-            .is_some_and(|n| n.contains("atomic-visibility")),
-        "{r:?}"
-    );
+    for id in ["visibility.whole", "visibility.listing"] {
+        let r = rule_of(&report, id);
+        assert_eq!(r.coverage, Coverage::NotApplicable, "{id}");
+        assert!(
+            r.needs
+                .as_deref()
+                .is_some_and(|n| n.contains("atomic-visibility")),
+            "{r:?}"
+        );
+    }
     // Not a failure, and not a gap of the run.
     assert_ne!(report.verdict, Verdict::Fail);
     if let Verdict::Incomplete(reasons) = &report.verdict {

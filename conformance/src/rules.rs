@@ -174,6 +174,7 @@ rules! {
     Linearizable = "concurrency.linearizable", CORE, "a batch of operations run at the same time has outcomes and a final state that some sequential order of them explains";
     LinearizableAcrossInstances = "concurrency.linearizable-across-instances", SHARED, "a batch run at the same time through two provider instances over one storage is explained by some sequential order";
     VisibilityWhole = "visibility.whole", CORE, "readers running during large writes and edits see the old or the new content, never an empty, partial or mixed file";
+    VisibilityListing = "visibility.listing", CORE, "a directory listed while writes and edits in it run shows its entries as before or after each, and beside them nothing but the staging the backend reported";
     PermissionDenied = "permission.denied", PERMS, "what the OS refuses is FS_PERMISSION_DENIED, naming the path, changing nothing";
     ClaimReadBytes = "claim.read-bytes", CORE, "read_bytes works when claimed and returns no content when not";
     ClaimNamespace = "claim.namespace", CORE, "create_dir and remove work when namespace is claimed, and change nothing when not";

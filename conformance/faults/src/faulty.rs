@@ -29,7 +29,8 @@ pub(crate) struct Faulty {
     cache: Mutex<HashMap<FsTargetKey, String>>,
     /// The inner provider's diff-basis limit, for a `before` the fault computes itself.
     pub(crate) diff_limit: u64,
-    /// Writes and edits running now ([`Fault::ListingShowsStaging`]).
+    /// Writes and edits running now ([`Fault::ListingShowsStaging`]); under
+    /// [`Fault::ListingShowsStagingInPublish`], those not waiting at a checkpoint.
     writing: Arc<std::sync::atomic::AtomicUsize>,
 }
 
@@ -64,6 +65,31 @@ fn dir_token(key: &str) -> FsVersion {
 }
 
 impl Faulty {
+    /// Under [`Fault::ListingShowsStagingInPublish`], a signal for the inner call that shows
+    /// each checkpoint to `outer` (whose probe may pause the mutation there, and cancel it) with
+    /// this write taken out of the running ones meanwhile: its staging is listed only between
+    /// checkpoints. Otherwise `outer` itself.
+    fn unseen_at_checkpoints(&self, outer: &Signal) -> Signal {
+        if self.fault != Fault::ListingShowsStagingInPublish
+            || !outer.is_live()
+            || outer.is_cancelled()
+        {
+            return outer.clone();
+        }
+        let (outer, writing) = (outer.clone(), self.writing.clone());
+        Signal::with_probe(move |cp| {
+            writing.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            let cancel = if cp.point == seam::CancelPoint::Committed {
+                outer.committed(cp);
+                false
+            } else {
+                outer.checkpoint(cp).is_err()
+            };
+            writing.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            cancel
+        })
+    }
+
     /// A broken sandbox fence, for the fence faults under `workspace-write`: `None` when the
     /// fault does not apply (the call goes on as asked); otherwise the fault's own decision — a
     /// denial, or the target to mutate with the fence opened (`danger-full-access`).
@@ -612,8 +638,10 @@ impl FileSystem for Faulty {
             return Err(e);
         }
         let mut entries = self.inner.list_dir(target, signal).await?;
-        if self.fault == Fault::ListingShowsStaging
-            && self.writing.load(std::sync::atomic::Ordering::SeqCst) > 0
+        if matches!(
+            self.fault,
+            Fault::ListingShowsStaging | Fault::ListingShowsStagingInPublish
+        ) && self.writing.load(std::sync::atomic::Ordering::SeqCst) > 0
         {
             // The staging file of the write in flight, in whatever directory is listed.
             let name = ".stage-0001.tmp";
@@ -658,6 +686,7 @@ impl FileSystem for Faulty {
         signal: &Signal,
     ) -> Result<WriteOutcome, FsError> {
         let _writing = Writing::start(&self.writing);
+        let signal = &self.unseen_at_checkpoints(signal);
         if let Some(e) = self.staging_overflow(target, Verb::Write) {
             return Err(e);
         }
@@ -792,6 +821,7 @@ impl FileSystem for Faulty {
         signal: &Signal,
     ) -> Result<EditOutcome, FsError> {
         let _writing = Writing::start(&self.writing);
+        let signal = &self.unseen_at_checkpoints(signal);
         if self.fault == Fault::PanicsInEdit {
             panic!("a deliberately broken edit_text");
         }

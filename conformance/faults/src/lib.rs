@@ -184,11 +184,16 @@ pub enum Fault {
     /// and through a root reached by a link (macOS's `/tmp`), which the shipped disk
     /// providers' cases are, so it shows at the first failed read whatever the backend claims.
     MessagesNameTheKey,
+    /// A listing shows the staging file of a write in flight while it publishes — between its
+    /// checkpoints, never while it waits at one (a backend that stages beside the target only
+    /// once its checkpoint has passed): litter no reader paused at a checkpoint can see, only a
+    /// reader that lists while writes run freely.
+    ListingShowsStagingInPublish,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 54] = [
+    pub const ALL: [Fault; 55] = [
         Fault::VersionWithoutCtime,
         Fault::CheckThenRename,
         Fault::EditNormalisesEndings,
@@ -243,6 +248,7 @@ impl Fault {
         Fault::ListingKeepsFirstPage,
         Fault::ListingShowsStaging,
         Fault::MessagesNameTheKey,
+        Fault::ListingShowsStagingInPublish,
     ];
 
     /// A stable kebab-case name.
@@ -302,6 +308,7 @@ impl Fault {
             Fault::ListingKeepsFirstPage => "listing-keeps-first-page",
             Fault::ListingShowsStaging => "listing-shows-staging",
             Fault::MessagesNameTheKey => "messages-name-the-key",
+            Fault::ListingShowsStagingInPublish => "listing-shows-staging-in-publish",
         }
     }
 
@@ -412,6 +419,9 @@ impl Fault {
             Fault::ListingShowsStaging => &[".stage-0001.tmp"],
             // The real path under the case's `private/`, where the caller wrote `tmp/`.
             Fault::MessagesNameTheKey => &["/private/root"],
+            // Seen by a free-running lister, not by the paused readers (whose message says
+            // "while the mutation was paused").
+            Fault::ListingShowsStagingInPublish => &["no state the directory had"],
             Fault::ClaimsSandboxWithoutFence
             | Fault::PanicsInEdit
             | Fault::HangsInStat
@@ -479,6 +489,7 @@ impl Fault {
             Fault::ListingKeepsFirstPage => ("big-directories", &K::ListingLaw),
             Fault::ListingShowsStaging => ("atomic-visibility", &K::Litter),
             Fault::MessagesNameTheKey => ("bad-input", &K::Message),
+            Fault::ListingShowsStagingInPublish => ("atomic-visibility", &K::Litter),
         }
     }
 }

@@ -34,6 +34,8 @@ pub(super) struct ProbeLog {
     points: Vec<CancelPoint>,
     /// Reads answered while the mutation was paused at a checkpoint (and checked there).
     served: u64,
+    /// Of those, listings of the target's directory.
+    listed: u64,
     /// Reads not answered while the mutation was paused: checked when they are answered.
     late: Vec<LateReads>,
 }
@@ -248,6 +250,9 @@ impl Readers {
                 pending -= 1;
                 if matches(expect, how, &got, staging) {
                     log.served += 1;
+                    if how == ReadHow::List {
+                        log.listed += 1;
+                    }
                 } else {
                     let kind = if how == ReadHow::List {
                         FailureKind::Litter
@@ -417,6 +422,9 @@ impl Harness {
             self.stats.paused_reads_served += log.served;
             self.stats.checks(log.served);
             self.hit(crate::rules::Rule::VisibilityWhole);
+        }
+        if log.listed > 0 {
+            self.hit(crate::rules::Rule::VisibilityListing);
         }
         // Reads the backend answered only after the mutation went on: the old file or the new
         // one, whole (waited for as long as a paused mutation waits for its readers).

@@ -9,7 +9,10 @@
 //!   model's sequence of states, and every other step must return what some state gives — a
 //!   state no earlier than the last write that returned before the step started, no later than
 //!   the last write that started before it returned, and never older than what the same lane
-//!   saw before. A read that matches no state at all is a torn read;
+//!   saw before. A read that matches no state at all is a torn read. A listing is such a read
+//!   of a directory: beside the entries a state gives it may show only the staging the
+//!   mutations reported at their checkpoints (where the backend claims to report staging, they
+//!   carry a probe that notes it) — anything else is litter a reader stumbled on;
 //! * **several lanes mutate** (each one step): some order of all the steps that respects real
 //!   time must explain every outcome (code and message, returned text, `before`), a one-to-one
 //!   mapping of versions, and the bytes left in the storage. Where every lane is the same
@@ -29,9 +32,9 @@ use seam::{
     WriteOperation,
 };
 use seam_model::{Guard, Interference, Model, ModelError, Resolved, SnapEntry, Version};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 /// The most steps a group whose lanes all mutate may have (every order of them is tried).
@@ -55,6 +58,8 @@ enum Seen {
     },
     Read(Content),
     Stat(Option<(FsKind, Option<u64>)>),
+    /// A listing: each entry's name, kind and size, in the order given.
+    Listed(Vec<(String, FsKind, Option<u64>)>),
     Removed(FsPathKind),
     Renamed {
         kind: FsPathKind,
@@ -72,6 +77,10 @@ impl Seen {
             Seen::Edited { after, .. } => format!("edited {}", show_bytes(after.as_bytes())),
             Seen::Read(c) => c.show(),
             Seen::Stat(s) => format!("{s:?}"),
+            Seen::Listed(entries) => format!(
+                "the entries {:?}",
+                entries.iter().map(|(n, ..)| n.as_str()).collect::<Vec<_>>()
+            ),
             Seen::Removed(kind) => format!("removed ({kind:?})"),
             Seen::Renamed { kind, replaced } => format!(
                 "renamed ({kind:?}{})",
@@ -154,8 +163,25 @@ fn failed(e: &FsError) -> (Seen, Option<FsVersion>) {
     (Seen::Failed(e.code(), e.message().to_string()), None)
 }
 
-async fn perform(fs: &dyn FileSystem, job: &Job) -> (Seen, Option<FsVersion>) {
-    let none = Signal::none();
+/// The staging entries a group's mutations reported at their checkpoints, by name.
+type Reported = Arc<Mutex<BTreeSet<String>>>;
+
+/// A signal that notes the names of the staging entries shown at every checkpoint and never
+/// cancels: a listing in the group may show those (the contract lets a backend show the staging
+/// it reports), and nothing else beside the directory's entries.
+fn recording(reported: &Reported) -> Signal {
+    let reported = reported.clone();
+    Signal::with_probe(move |cp| {
+        let mut names = reported.lock().unwrap_or_else(|p| p.into_inner());
+        for path in cp.staging {
+            names.insert(path.rsplit('/').next().unwrap_or(path).to_string());
+        }
+        false
+    })
+}
+
+async fn perform(fs: &dyn FileSystem, job: &Job, signal: &Signal) -> (Seen, Option<FsVersion>) {
+    let none = signal.clone();
     let t = &job.target;
     match &job.op {
         Op::Write { content, .. } => {
@@ -278,6 +304,18 @@ async fn perform(fs: &dyn FileSystem, job: &Job) -> (Seen, Option<FsVersion>) {
             }
             Err(e) => failed(&e),
         },
+        Op::ListDir { .. } => match fs.list_dir(t, &none).await {
+            Ok(entries) => (
+                Seen::Listed(
+                    entries
+                        .into_iter()
+                        .map(|e| (e.name, e.kind, e.size))
+                        .collect(),
+                ),
+                None,
+            ),
+            Err(e) => failed(&e),
+        },
         // Refused before the group runs (`check_shape`).
         _ => (
             Seen::Failed(FsErrorCode::IoError, "not a step a group runs".into()),
@@ -369,6 +407,18 @@ fn predict_read(model: &Model, job: &Job) -> (Seen, Option<Version>) {
                 let v = info.as_ref().map(|i| i.version);
                 (Seen::Stat(info.map(|i| (i.kind, i.size))), v)
             }
+            Err(e) => model_failed(&e),
+        },
+        Op::ListDir { .. } => match model.list_dir_target(r) {
+            Ok(entries) => (
+                Seen::Listed(
+                    entries
+                        .into_iter()
+                        .map(|e| (e.name, e.kind, e.size))
+                        .collect(),
+                ),
+                None,
+            ),
             Err(e) => model_failed(&e),
         },
         // Refused before the group runs (`check_shape`); a mutation goes through `predict`.
@@ -485,6 +535,21 @@ fn overlap(done: &[Done], jobs: &[Vec<Job>]) -> Overlap {
     o
 }
 
+/// Whether a listing was answered within a mutation of another lane (sent after it, answered
+/// before it).
+fn listed_during(done: &[Done], jobs: &[Vec<Job>]) -> bool {
+    done.iter()
+        .filter(|d| matches!(jobs[d.lane][d.job].op, Op::ListDir { .. }))
+        .any(|l| {
+            done.iter().any(|w| {
+                w.lane != l.lane
+                    && jobs[w.lane][w.job].mutates()
+                    && l.sent > w.sent
+                    && l.answered < w.answered
+            })
+        })
+}
+
 impl Harness {
     /// Runs a group and checks it (see the module docs).
     pub(super) async fn together_step(
@@ -516,7 +581,17 @@ impl Harness {
             .collect::<Result<_, _>>()?;
 
         rec.expected = "an order of the model that explains every lane".into();
-        let done = run_lanes(lanes, &jobs, &fss, on)?;
+        // Where the backend reports its staging, the mutations carry a probe that notes it.
+        let reported: Option<Reported> = self.caps.staging_probe.then(Reported::default);
+        let mut done = run_lanes(lanes, &jobs, &fss, on, reported.as_ref())?;
+        let staging = reported
+            .map(|r| r.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .unwrap_or_default();
+        for d in &mut done {
+            if let Seen::Listed(entries) = &mut d.seen {
+                entries.retain(|(name, ..)| !staging.contains(name));
+            }
+        }
         for d in &done {
             self.stats.op(jobs[d.lane][d.job].op.kind());
             if jobs[d.lane][d.job].mutates() {
@@ -525,6 +600,7 @@ impl Harness {
         }
         self.epoch += 1;
         let o = overlap(&done, &jobs);
+        let listed_during = listed_during(&done, &jobs);
         self.stats.group_reads += o.reads;
         self.stats.group_reads_sent_during += o.sent_during;
         self.stats.group_reads_served_during += o.served_during;
@@ -563,6 +639,9 @@ impl Harness {
                 .any(|j| matches!(j.op, Op::Remove { .. } | Op::Rename { .. }))
         {
             self.hit(Rule::LinearizableNamespace);
+        }
+        if listed_during {
+            self.hit(Rule::VisibilityListing);
         }
         if lanes.len() > 1 && writers > 0 {
             self.hit(Rule::Linearizable);
@@ -724,7 +803,20 @@ impl Harness {
                     d.lane,
                     d.seen.show()
                 );
+                let listing = matches!(job.op, Op::ListDir { .. });
                 return Err(match matching.first() {
+                    None if listing => fail(
+                        FailureKind::Litter,
+                        format!(
+                            "{what}: no state the directory had while the writes went on ({} states) shows that{}",
+                            states.len(),
+                            if self.caps.staging_probe {
+                                " beside the staging entries the mutations reported"
+                            } else {
+                                " (the backend reports no staging, so a listing shows nothing but the directory's entries)"
+                            }
+                        ),
+                    ),
                     None => fail(
                         FailureKind::TornRead,
                         format!(
@@ -1030,6 +1122,7 @@ fn check_shape(lanes: &[Lane]) -> Check {
             let ok = matches!(
                 s.op,
                 Op::Stat { .. }
+                    | Op::ListDir { .. }
                     | Op::ReadText { .. }
                     | Op::StreamText { .. }
                     | Op::ReadBytes { .. }
@@ -1045,7 +1138,7 @@ fn check_shape(lanes: &[Lane]) -> Check {
                 || s.cwd.is_some()
             {
                 return Err(setup(format!(
-                    "a group runs reads, stats, writes, edits, removes and renames, plain (the lane names the instance): not {}",
+                    "a group runs reads, stats, listings, writes, edits, removes and renames, plain (the lane names the instance): not {}",
                     crate::step::describe(s)
                 )));
             }
@@ -1078,20 +1171,28 @@ fn run_lanes(
     jobs: &[Vec<Job>],
     fss: &[Arc<dyn FileSystem>],
     on: Spawn,
+    reported: Option<&Reported>,
 ) -> Result<Vec<Done>, Failure> {
+    let probed = reported.map(recording);
     let finished = Arc::new(AtomicBool::new(false));
     let once: usize = lanes.iter().filter(|l| !l.repeat).count();
     let remaining = Arc::new(std::sync::atomic::AtomicUsize::new(once));
     let lane_work = |k: usize| {
         let (fs, jobs, repeat) = (fss[k].clone(), jobs[k].clone(), lanes[k].repeat);
         let (finished, remaining) = (finished.clone(), remaining.clone());
+        let probed = probed.clone();
         async move {
+            let none = Signal::none();
             let mut out = Vec::new();
             let mut rounds = 0;
             loop {
                 for (i, job) in jobs.iter().enumerate() {
                     let sent = Instant::now();
-                    let (seen, version) = perform(fs.as_ref(), job).await;
+                    let signal = match &probed {
+                        Some(p) if job.mutates() => p,
+                        _ => &none,
+                    };
+                    let (seen, version) = perform(fs.as_ref(), job, signal).await;
                     out.push(Done {
                         lane: k,
                         job: i,

@@ -13,8 +13,11 @@
 //!   This is deterministic, and a replayable trace like any other step.
 //! * **Measured** — for every backend, free-running rounds, each one group of steps
 //!   ([`crate::step::Op::Together`]): a writer makes eight 1 MiB writes and edits while three
-//!   readers read in a loop. Every read must be a state the file had, no older than one the same
-//!   reader saw, within what real time allows. A read counts as *during* a write only if the
+//!   readers read in a loop, and a fourth lists the file's directory in a loop. Every read must
+//!   be a state the file had, no older than one the same reader saw, within what real time
+//!   allows; every listing the directory's entries in such a state and nothing else beside them
+//!   but the staging the backend reported — a staging file shown only *between* checkpoints,
+//!   inside a publication, is litter no paused reader can see. A read counts as *during* a write only if the
 //!   backend answered it within that write: sent after the write was sent, answered before the
 //!   write was. A read that merely queued behind the write counts for nothing. A failing round
 //!   is a trace, and `seam replay` runs it again.
@@ -30,7 +33,7 @@
 use super::{Context, NotChecked, Property, Run, scenario};
 use crate::failure::Failure;
 use crate::rules::Rule;
-use crate::step::{Interfere, Lane, Op, Spawn, Step, WriteGuard};
+use crate::step::{Interfere, Lane, Op, ROOT_TOKEN, Spawn, Step, WriteGuard};
 use seam_model::WorldOp;
 
 /// `atomic-visibility`.
@@ -156,7 +159,7 @@ impl Property for AtomicVisibility {
                 reason: format!(
                     "the backend answered no read while a write was in flight ({unserved_paused} reads sent while a mutation was paused at a checkpoint were answered only after it went on; {free}) — it serves one call at a time, so no reader can see a write half done through it; whether its writes are atomic on its storage is for a crash check to judge"
                 ),
-                rules: vec![Rule::VisibilityWhole],
+                rules: vec![Rule::VisibilityWhole, Rule::VisibilityListing],
             }
         } else {
             NotChecked::NotRun(format!(
@@ -223,9 +226,9 @@ fn paused_round(instance: u8) -> Vec<Step> {
 }
 
 /// The steps of a free-running round: the file, then one group — a writer making every
-/// mutation in turn, and three readers reading again and again until it is done (`read_text`,
+/// mutation in turn, three readers reading again and again until it is done (`read_text`,
 /// `stream_text`, and `read_bytes` where claimed), one of them through a second instance where
-/// the storage is shared.
+/// the storage is shared, and a fourth listing the file's directory (the root) as often.
 fn free_round(cx: &Context, r: usize) -> Vec<Step> {
     let (first, plan) = plan(r, LINES, MUTATIONS);
     let writer: Vec<Step> = plan.into_iter().map(|m| Step::plain(m.op())).collect();
@@ -258,6 +261,12 @@ fn free_round(cx: &Context, r: usize) -> Vec<Step> {
                     u8::from(cx.caps.shared_storage),
                 ),
                 reader(third, 0),
+                reader(
+                    Op::ListDir {
+                        path: ROOT_TOKEN.to_string(),
+                    },
+                    0,
+                ),
             ],
             on: Spawn::Threads,
         }),
