@@ -17,9 +17,10 @@
 //! never dropped. So every case directory is listed here while it lives, and a command that
 //! gives calls up removes what is left with [`remove_abandoned`] before it exits (as it stops
 //! the processes, `seam_remote::children`), leaving TMPDIR as it found it — when the command
-//! ends. A command killed or interrupted (SIGINT) runs no cleanup: its run directory stays, as
-//! does a `seam-serve-*` or `seam-crash-*` directory of the remote server or crash children
-//! (`remote.rs`), which are plain temporary directories outside this registry.
+//! ends. The directories of the processes the gate starts (the remote server's, the crash
+//! children's, an adapter's socket) are made here too, so one run directory holds everything a
+//! command made. A command interrupted (SIGINT, SIGTERM: see `interrupt`) removes it with
+//! [`interrupted`] on its way out; only a command killed outright (SIGKILL) leaves it behind.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -49,6 +50,11 @@ struct State {
     run: Option<PathBuf>,
     holds: usize,
     live: Vec<PathBuf>,
+    /// The command is on its way out (interrupted): no directory is made any more.
+    closed: bool,
+    /// The run directory removed then (removed again by a later [`interrupted`], should a
+    /// process still running have written in it meanwhile).
+    removed: Option<PathBuf>,
 }
 
 impl State {
@@ -99,6 +105,12 @@ impl Registry {
 
     fn make(&'static self, prefix: &str) -> std::io::Result<CaseDir> {
         self.with(|s| {
+            if s.closed {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "the command was interrupted",
+                ));
+            }
             let run = s.run()?;
             let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(&run);
             let dir = match dir {
@@ -142,6 +154,24 @@ impl Registry {
                 let _ = std::fs::remove_dir_all(path);
             }
             s.settle();
+            paths.len()
+        })
+    }
+
+    /// Removes every case directory and the run directory, held or not, and makes no more.
+    fn close(&self) -> usize {
+        self.with(|s| {
+            s.closed = true;
+            let paths = std::mem::take(&mut s.live);
+            for path in &paths {
+                let _ = std::fs::remove_dir_all(path);
+            }
+            if let Some(run) = s.run.take() {
+                s.removed = Some(run);
+            }
+            if let Some(run) = &s.removed {
+                let _ = std::fs::remove_dir_all(run);
+            }
             paths.len()
         })
     }
@@ -210,6 +240,14 @@ pub fn remove_abandoned() -> usize {
     CASES.remove_all()
 }
 
+/// The command was interrupted and is about to exit: removes the run directory with everything
+/// in it — cases still running included — and refuses to make another (so no server is started
+/// again meanwhile); returns how many directories were alive in it. Call it again once the
+/// processes that could write in it are stopped.
+pub fn interrupted() -> usize {
+    CASES.close()
+}
+
 /// The run directory, while there is one.
 pub fn run_dir() -> Option<PathBuf> {
     CASES.run_dir()
@@ -248,6 +286,27 @@ mod tests {
         assert!(!path.exists(), "{} is left", path.display());
         assert!(!run.exists(), "{} is left", run.display());
         assert_eq!(REGISTRY.remove_all(), 0);
+    }
+
+    #[test]
+    fn an_interrupted_command_loses_its_run_directory_held_or_not_and_makes_no_more() {
+        static REGISTRY: Registry = Registry::new();
+        let _held = REGISTRY.hold();
+        let running = REGISTRY.make("seam-case-dirs-test-").expect("a dir");
+        let path = running.path().to_path_buf();
+        std::fs::write(path.join("f"), b"x").expect("content");
+        let run = REGISTRY.run_dir().expect("a run directory");
+        assert_eq!(REGISTRY.close(), 1);
+        assert!(!run.exists(), "{} is left", run.display());
+        let refused = REGISTRY.make("seam-case-dirs-test-").map(|_| ());
+        assert_eq!(
+            refused.map_err(|e| e.kind()),
+            Err(std::io::ErrorKind::Interrupted)
+        );
+        assert!(REGISTRY.run_dir().is_none());
+        // The case still running ends later: its drop finds nothing to remove.
+        drop(running);
+        assert!(!path.exists());
     }
 
     /// The run directory is spread (on ext2/3/4; elsewhere there is no flag to look at).

@@ -308,6 +308,9 @@ fn check_one(
     let mut display = Display::new(&factory.name(), board);
     let report = run_suite(factory.clone(), &config, &mut |p| display.show(&p));
     display.finish();
+    // Interrupted meanwhile: what this run saw after its directories and backends were taken
+    // away is no fact about the backend — no report, no trace; the cleanup ends the process.
+    seam_cli::interrupt::unless_interrupted(());
     let report = match report {
         Ok(r) => r,
         // A usage mistake stops the command (exit 2); a backend that could not even start

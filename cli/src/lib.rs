@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod case_dirs;
+pub mod interrupt;
 pub mod providers;
 pub mod remote;
 pub mod shell;

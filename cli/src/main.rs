@@ -344,6 +344,18 @@ fn main() -> ExitCode {
             return usage(&format!("{said} (see seam --help)"));
         }
     };
+    // The commands that make a run directory and start backends clean up when interrupted.
+    if matches!(cli.command, Command::Check { .. } | Command::Replay { .. }) {
+        seam_cli::interrupt::clean_up_when_interrupted();
+    }
+    let code = command(cli);
+    // An interrupted command exits from its cleanup, with the signal's status, whatever the
+    // calls it cut short made of the run meanwhile.
+    seam_cli::interrupt::unless_interrupted(code)
+}
+
+/// Runs the command asked for.
+fn command(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Check {
             providers,

@@ -53,13 +53,13 @@ pub(crate) enum Shared {
 pub(crate) struct Listening {
     _control: Connection,
     socket: PathBuf,
-    _dir: tempfile::TempDir,
+    _dir: crate::case_dirs::CaseDir,
 }
 
 impl Shared {
     /// Starts `command` and offers it the run.
     fn start(command: &str) -> Shared {
-        let Ok(dir) = tempfile::Builder::new().prefix("seam-exec-").tempdir() else {
+        let Ok(dir) = crate::case_dirs::CaseDir::new("exec-") else {
             return Shared::PerCase;
         };
         let socket = dir.path().join("adapter.sock");
@@ -85,7 +85,7 @@ impl Shared {
 struct Started {
     child: Child,
     address: Address,
-    _dir: tempfile::TempDir,
+    _dir: crate::case_dirs::CaseDir,
 }
 
 impl Drop for Started {
@@ -163,9 +163,7 @@ impl RemoteFactory {
 /// Starts `seam serve --test-control` on a socket in a fresh temporary directory and waits
 /// until it listens.
 fn start(exe: &PathBuf) -> Result<Started, String> {
-    let dir = tempfile::Builder::new()
-        .prefix("seam-serve-")
-        .tempdir()
+    let dir = crate::case_dirs::CaseDir::new("serve-")
         .map_err(|e| format!("cannot create the server's directory: {e}"))?;
     let socket = dir.path().join("seam.sock");
     let cases = dir.path().join("cases");
@@ -295,7 +293,9 @@ impl RemoteFactory {
     /// How a killable backend of this factory is started: an `exec:` command (the adapter's
     /// own, or `seam serve` on stdio for the shipped server) and, for the latter, the directory
     /// its cases live in. `Err` when the suite cannot kill it.
-    fn killable_command(&self) -> Result<(String, Option<Arc<tempfile::TempDir>>), NotKillable> {
+    fn killable_command(
+        &self,
+    ) -> Result<(String, Option<Arc<crate::case_dirs::CaseDir>>), NotKillable> {
         match &self.source {
             Source::External {
                 address: Address::Exec(command),
@@ -314,10 +314,8 @@ impl RemoteFactory {
 pub(crate) fn serve_stdio_command(
     exe: &std::path::Path,
     provider: &str,
-) -> Result<(String, Option<Arc<tempfile::TempDir>>), NotKillable> {
-    let base = tempfile::Builder::new()
-        .prefix("seam-crash-")
-        .tempdir()
+) -> Result<(String, Option<Arc<crate::case_dirs::CaseDir>>), NotKillable> {
+    let base = crate::case_dirs::CaseDir::new("crash-")
         .map_err(|e| NotKillable::Failed(format!("cannot create the cases' directory: {e}")))?;
     crate::case_dirs::spread(base.path());
     let command = format!(
@@ -335,13 +333,13 @@ struct KillableCase {
     _conn: Arc<Connection>,
     command: String,
     own: bool,
-    base: Option<Arc<tempfile::TempDir>>,
+    base: Option<Arc<crate::case_dirs::CaseDir>>,
 }
 
 /// A killable subject started by `command`: a fresh case on a fresh process.
 pub(crate) fn killable_at(
     command: String,
-    base: Option<Arc<tempfile::TempDir>>,
+    base: Option<Arc<crate::case_dirs::CaseDir>>,
     own: bool,
     options: &CaseOptions,
 ) -> Result<Killable, NotKillable> {

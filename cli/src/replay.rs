@@ -65,6 +65,9 @@ pub fn run(args: &ReplayArgs<'_>) -> Result<bool, crate::Usage> {
         Arc::new(seam_cli::agent::ToolAgentFactory);
     let name = factory.name();
     let outcome = replay_with(factory.clone(), Some(agent), &trace, &config);
+    // Interrupted meanwhile: the steps after it ran without their directories and backends,
+    // and say nothing of the backend; the cleanup ends the process.
+    seam_cli::interrupt::unless_interrupted(());
     // The factory goes first, as at the end of `seam check`: an `exec:` adapter serving the run
     // sees its input end and removes its cases itself. Only then is what a call given up on
     // kept alive on its thread stopped (killed before, the adapter left its cases in TMPDIR).

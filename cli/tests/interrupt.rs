@@ -1,0 +1,182 @@
+//! A run stopped by SIGINT (Ctrl-C) or SIGTERM (a CI runner, `timeout`) leaves TMPDIR as it
+//! found it and no process of its own behind: the remote server it started, an adapter over
+//! `exec:`, and every case directory go with it, and it exits with the shell's status for the
+//! signal. Each run is stopped in the middle, once everything it starts is there.
+
+#[path = "support/interpreters.rs"]
+mod interpreters;
+use interpreters::python_or_skip;
+
+use rustix::process::{Pid, Signal, kill_process};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Everything under `dir`, as paths relative to it.
+fn everything_in(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            out.push(p.strip_prefix(dir).unwrap_or(&p).display().to_string());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The processes (other than this one) whose command line or environment names `dir`.
+fn processes_naming(dir: &Path) -> Vec<String> {
+    let needle = dir.display().to_string();
+    let me = std::process::id().to_string();
+    let mut out = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for p in procs.flatten() {
+        let name = p.file_name().to_string_lossy().to_string();
+        if !name.chars().all(|c| c.is_ascii_digit()) || name == me {
+            continue;
+        }
+        // A zombie has no command line and is not running.
+        let cmdline = std::fs::read(p.path().join("cmdline")).unwrap_or_default();
+        if cmdline.is_empty() {
+            continue;
+        }
+        let environ = std::fs::read(p.path().join("environ")).unwrap_or_default();
+        let seen = |b: &[u8]| String::from_utf8_lossy(b).contains(&needle);
+        if seen(&cmdline) || seen(&environ) {
+            out.push(format!(
+                "{name}: {}",
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            ));
+        }
+    }
+    out
+}
+
+/// The run directory in `tmp`, once it holds an entry starting with each of `wanted`.
+fn run_dir_with(tmp: &Path, wanted: &[&str]) -> Option<PathBuf> {
+    let run = std::fs::read_dir(tmp)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("seam-check-"))
+        })?;
+    let names: Vec<String> = std::fs::read_dir(&run)
+        .ok()?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    wanted
+        .iter()
+        .all(|w| names.iter().any(|n| n.starts_with(w)))
+        .then_some(run)
+}
+
+fn kit_example() -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/kits/python/examples/dict_backend.py")
+        .canonicalize()
+        .expect("the kit's example");
+    format!("exec:python3 {}", script.display())
+}
+
+/// Starts `seam check` over `providers` with its own TMPDIR, waits until its run directory holds
+/// `wanted`, sends `signal`, and checks what it leaves.
+fn interrupted(providers: &[String], wanted: &[&str], signal: Signal, status: i32) {
+    let tmp = tempfile::tempdir().expect("a TMPDIR for the run");
+    // What it says goes to a file beside, not a pipe: a process it left running would hold a
+    // pipe open, and reading it would never end.
+    let log = tempfile::NamedTempFile::new().expect("a log file");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_seam"));
+    cmd.arg("check");
+    for p in providers {
+        cmd.arg("--provider").arg(p);
+    }
+    let mut child = cmd
+        .env("TMPDIR", tmp.path())
+        .current_dir(tmp.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(log.reopen().expect("the log")))
+        .spawn()
+        .expect("seam starts");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut run = None;
+    while run.is_none() && Instant::now() < deadline {
+        if let Ok(Some(s)) = child.try_wait() {
+            panic!("seam check ended before it was interrupted ({s})");
+        }
+        run = run_dir_with(tmp.path(), wanted);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let run = run.unwrap_or_else(|| {
+        let _ = child.kill();
+        panic!(
+            "no run directory holding {wanted:?} within 120 s: {:?}",
+            everything_in(tmp.path())
+        )
+    });
+    let pid = Pid::from_raw(i32::try_from(child.id()).expect("a pid")).expect("a pid");
+    kill_process(pid, signal).expect("the signal is sent");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let exit = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("seam check did not exit within 60 s of {signal:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let said = std::fs::read_to_string(log.path()).unwrap_or_default();
+    assert_eq!(exit.code(), Some(status), "{said}");
+    assert!(
+        said.contains(
+            "stopping the backends this run started and removing its temporary directories"
+        ),
+        "{said}"
+    );
+    assert!(!run.exists(), "{} is left", run.display());
+    // The processes it started go with it (an adapter stopping on SIGTERM may take a moment).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut left = processes_naming(tmp.path());
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        left = processes_naming(tmp.path());
+    }
+    assert!(left.is_empty(), "still running: {left:#?}\n{said}");
+    assert_eq!(
+        everything_in(tmp.path()),
+        Vec::<String>::new(),
+        "TMPDIR is not as the run found it\n{said}"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_server_it_started_and_removes_every_directory_it_made() {
+    interrupted(
+        &["local".into(), "remote".into()],
+        &["case-", "serve-"],
+        Signal::INT,
+        130,
+    );
+}
+
+#[test]
+fn sigterm_stops_an_adapter_it_started_and_leaves_tmpdir_as_it_found_it() {
+    if python_or_skip() {
+        interrupted(&[kit_example()], &["exec-"], Signal::TERM, 143);
+    }
+}
