@@ -52,9 +52,6 @@ struct State {
     live: Vec<PathBuf>,
     /// The command is on its way out (interrupted): no directory is made any more.
     closed: bool,
-    /// The run directory removed then (removed again by a later [`interrupted`], should a
-    /// process still running have written in it meanwhile).
-    removed: Option<PathBuf>,
 }
 
 impl State {
@@ -158,18 +155,19 @@ impl Registry {
         })
     }
 
-    /// Removes every case directory and the run directory, held or not, and makes no more.
-    fn close(&self) -> usize {
+    /// Makes no directory any more.
+    fn close(&self) {
+        self.with(|s| s.closed = true);
+    }
+
+    /// Removes every case directory and the run directory, held or not.
+    fn remove_everything(&self) -> usize {
         self.with(|s| {
-            s.closed = true;
             let paths = std::mem::take(&mut s.live);
             for path in &paths {
                 let _ = std::fs::remove_dir_all(path);
             }
             if let Some(run) = s.run.take() {
-                s.removed = Some(run);
-            }
-            if let Some(run) = &s.removed {
                 let _ = std::fs::remove_dir_all(run);
             }
             paths.len()
@@ -240,12 +238,18 @@ pub fn remove_abandoned() -> usize {
     CASES.remove_all()
 }
 
-/// The command was interrupted and is about to exit: removes the run directory with everything
-/// in it — cases still running included — and refuses to make another (so no server is started
-/// again meanwhile); returns how many directories were alive in it. Call it again once the
-/// processes that could write in it are stopped.
+/// The command was interrupted: no directory is made from here on, so nothing the run stops is
+/// started again meanwhile (a server found stopped is restarted in a directory of its own).
+pub fn closing() {
+    CASES.close();
+}
+
+/// The command was interrupted, and what it started is stopped: removes the run directory with
+/// everything in it — cases still running included; returns how many directories were alive
+/// in it.
 pub fn interrupted() -> usize {
-    CASES.close()
+    CASES.close();
+    CASES.remove_everything()
 }
 
 /// The run directory, while there is one.
@@ -296,7 +300,18 @@ mod tests {
         let path = running.path().to_path_buf();
         std::fs::write(path.join("f"), b"x").expect("content");
         let run = REGISTRY.run_dir().expect("a run directory");
-        assert_eq!(REGISTRY.close(), 1);
+        REGISTRY.close();
+        // Closed first (while the run's processes are stopped): nothing removed yet, nothing
+        // new made.
+        assert!(path.exists());
+        assert_eq!(
+            REGISTRY
+                .make("seam-case-dirs-test-")
+                .map(|_| ())
+                .map_err(|e| e.kind()),
+            Err(std::io::ErrorKind::Interrupted)
+        );
+        assert_eq!(REGISTRY.remove_everything(), 1);
         assert!(!run.exists(), "{} is left", run.display());
         let refused = REGISTRY.make("seam-case-dirs-test-").map(|_| ());
         assert_eq!(

@@ -306,7 +306,12 @@ fn check_one(
         return Ok(run);
     }
     let mut display = Display::new(&factory.name(), board);
-    let report = run_suite(factory.clone(), &config, &mut |p| display.show(&p));
+    let report = run_suite(factory.clone(), &config, &mut |p| {
+        // Interrupted: the properties rushing to their end meanwhile are not progress.
+        if !seam_cli::interrupt::is_interrupted() {
+            display.show(&p);
+        }
+    });
     display.finish();
     // Interrupted meanwhile: what this run saw after its directories and backends were taken
     // away is no fact about the backend — no report, no trace; the cleanup ends the process.

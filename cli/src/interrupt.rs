@@ -12,6 +12,12 @@ use std::time::Duration;
 /// Set when a signal came: the cleanup is under way, and it ends the process.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// Whether the command was interrupted (its cleanup is under way): what it sees now is no fact
+/// about the backend, and not worth showing.
+pub fn is_interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
 /// `code`, unless the command was interrupted: then the cleanup under way exits the process
 /// (with the signal's status), and this waits for it — a command whose backends the cleanup
 /// stopped ends early, and must not exit first with what it made of that.
@@ -63,10 +69,11 @@ pub fn clean_up_when_interrupted() {
                 );
                 // No directory made from here on, so nothing is started again meanwhile (a
                 // server found stopped is restarted in a directory of its own); then the
-                // processes; then whatever they wrote while they stopped.
-                let removed = crate::case_dirs::interrupted();
+                // processes, which may still remove what they made (a socket in the run
+                // directory); then the run directory.
+                crate::case_dirs::closing();
                 let stopped = seam_remote::children::terminate_all(GRACE);
-                crate::case_dirs::interrupted();
+                let removed = crate::case_dirs::interrupted();
                 eprintln!(
                     "seam: stopped {stopped} process(es), removed the run directory ({removed} case director(ies) in it); exiting"
                 );

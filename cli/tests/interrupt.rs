@@ -1,7 +1,9 @@
-//! A run stopped by SIGINT (Ctrl-C) or SIGTERM (a CI runner, `timeout`) leaves TMPDIR as it
-//! found it and no process of its own behind: the remote server it started, an adapter over
-//! `exec:`, and every case directory go with it, and it exits with the shell's status for the
-//! signal. Each run is stopped in the middle, once everything it starts is there.
+//! A run stopped by SIGINT (Ctrl-C) or SIGTERM (a CI runner, `timeout`) — `seam check` or
+//! `seam replay` — leaves TMPDIR as it found it and no process of its own behind: the remote
+//! server it started, an adapter over `exec:` (killed with its shell if it does not stop on
+//! SIGTERM), and every case directory go with it; it prints no report and saves no trace, and
+//! exits with the shell's status for the signal. Each run is stopped in the middle, once
+//! everything it starts is there.
 
 #[path = "support/interpreters.rs"]
 mod interpreters;
@@ -83,6 +85,29 @@ fn run_dir_with(tmp: &Path, wanted: &[&str]) -> Option<PathBuf> {
         .then_some(run)
 }
 
+/// A two-step trace (what `seam replay` runs; `--provider` names the adapter).
+const TRACE: &str = r#"{
+  "seam_trace": 3,
+  "provider": "local",
+  "property": "sequences",
+  "seed": 1,
+  "configuration": "default",
+  "steps": [
+    {"op": "write", "path": "a", "content": "x\n", "guard": "none"},
+    {"op": "read_text", "path": "a"}
+  ],
+  "failure": {"step": 1, "message": "none", "kind": "outcome"}
+}"#;
+
+/// The adapter that starts slowly, ignores SIGTERM and takes 30 s to exit.
+fn slow_to_stop() -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/adapters/slow/slow_to_stop.py")
+        .canonicalize()
+        .expect("the adapter");
+    format!("exec:python3 {}", script.display())
+}
+
 fn kit_example() -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../conformance/kits/python/examples/dict_backend.py")
@@ -91,23 +116,31 @@ fn kit_example() -> String {
     format!("exec:python3 {}", script.display())
 }
 
-/// Starts `seam check` over `providers` with its own TMPDIR, waits until its run directory holds
-/// `wanted`, sends `signal`, and checks what it leaves.
-fn interrupted(providers: &[String], wanted: &[&str], signal: Signal, status: i32) {
+/// `seam check` over `providers`.
+fn check(providers: &[String]) -> Vec<String> {
+    let mut args = vec!["check".to_string()];
+    for p in providers {
+        args.extend(["--provider".to_string(), p.clone()]);
+    }
+    args
+}
+
+/// Runs seam with `args` and its own TMPDIR (and working directory, where traces would be
+/// saved), waits until its run directory holds `wanted` (and, with `ready`, until what it and
+/// its adapters said includes that), sends `signal`, and checks what it leaves.
+fn interrupted(args: &[String], wanted: &[&str], ready: Option<&str>, signal: Signal, status: i32) {
     let tmp = tempfile::tempdir().expect("a TMPDIR for the run");
-    // What it says goes to a file beside, not a pipe: a process it left running would hold a
+    // What it says goes to files beside, not pipes: a process it left running would hold a
     // pipe open, and reading it would never end.
     let log = tempfile::NamedTempFile::new().expect("a log file");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_seam"));
-    cmd.arg("check");
-    for p in providers {
-        cmd.arg("--provider").arg(p);
-    }
-    let mut child = cmd
+    let out = tempfile::NamedTempFile::new().expect("an output file");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(args)
         .env("TMPDIR", tmp.path())
+        .env("SEAM_SLOW_START", "3")
         .current_dir(tmp.path())
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::from(out.reopen().expect("the output")))
         .stderr(Stdio::from(log.reopen().expect("the log")))
         .spawn()
         .expect("seam starts");
@@ -117,7 +150,11 @@ fn interrupted(providers: &[String], wanted: &[&str], signal: Signal, status: i3
         if let Ok(Some(s)) = child.try_wait() {
             panic!("seam check ended before it was interrupted ({s})");
         }
-        run = run_dir_with(tmp.path(), wanted);
+        run = run_dir_with(tmp.path(), wanted).filter(|_| {
+            ready.is_none_or(|r| {
+                std::fs::read_to_string(log.path()).is_ok_and(|said| said.contains(r))
+            })
+        });
         std::thread::sleep(Duration::from_millis(20));
     }
     let run = run.unwrap_or_else(|| {
@@ -142,6 +179,12 @@ fn interrupted(providers: &[String], wanted: &[&str], signal: Signal, status: i3
     };
     let said = std::fs::read_to_string(log.path()).unwrap_or_default();
     assert_eq!(exit.code(), Some(status), "{said}");
+    // No verdict of what was cut short: no report, no replayed step.
+    let printed = std::fs::read_to_string(out.path()).unwrap_or_default();
+    assert!(
+        !printed.contains("RESULT") && !printed.contains('✓') && !printed.contains('✗'),
+        "{printed}"
+    );
     assert!(
         said.contains(
             "stopping the backends this run started and removing its temporary directories"
@@ -167,16 +210,54 @@ fn interrupted(providers: &[String], wanted: &[&str], signal: Signal, status: i3
 #[test]
 fn ctrl_c_stops_the_server_it_started_and_removes_every_directory_it_made() {
     interrupted(
-        &["local".into(), "remote".into()],
+        &check(&["local".into(), "remote".into()]),
         &["case-", "serve-"],
+        None,
         Signal::INT,
         130,
     );
 }
 
 #[test]
+fn sigterm_kills_an_adapter_that_will_not_stop_with_the_shell_that_runs_it() {
+    if python_or_skip() {
+        // Once the interpreter runs under the shell: the shell dies of SIGTERM at once, the
+        // interpreter ignores it, and only a SIGKILL to the group stops it.
+        interrupted(
+            &check(&[slow_to_stop()]),
+            &["exec-"],
+            Some("ignores SIGTERM"),
+            Signal::TERM,
+            143,
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_stops_a_replay_and_the_adapter_it_started() {
+    if python_or_skip() {
+        let dir = tempfile::tempdir().expect("a directory for the trace");
+        let trace = dir.path().join("trace.json");
+        std::fs::write(&trace, TRACE).expect("the trace");
+        let args = vec![
+            "replay".to_string(),
+            trace.display().to_string(),
+            "--provider".to_string(),
+            format!("{} --test-control", slow_to_stop()),
+        ];
+        interrupted(&args, &["exec-"], Some("ignores SIGTERM"), Signal::INT, 130);
+    }
+}
+
+#[test]
 fn sigterm_stops_an_adapter_it_started_and_leaves_tmpdir_as_it_found_it() {
     if python_or_skip() {
-        interrupted(&[kit_example()], &["exec-"], Signal::TERM, 143);
+        interrupted(
+            &check(&[kit_example()]),
+            &["exec-"],
+            Some("serves the whole run from one process"),
+            Signal::TERM,
+            143,
+        );
     }
 }

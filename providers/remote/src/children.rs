@@ -57,12 +57,18 @@ pub fn stop_all() -> usize {
 }
 
 /// Asks every process still tracked to stop (SIGTERM, to its process group where it leads
-/// one), gives them up to `grace` to leave — an adapter that stops on SIGTERM removes what it
-/// made, as the kits do — kills (SIGKILL) whatever is still there, and forgets them all;
-/// returns how many there were. For a command on its way out (interrupted): the processes are
-/// reaped here, so nothing may wait for them afterwards.
+/// one: an `exec:` adapter's shell and what it runs), gives them up to `grace` to leave — an
+/// adapter that stops on SIGTERM removes what it made, as the kits do — kills (SIGKILL) every
+/// one still there, and forgets them all; returns how many were tracked. A group is gone when
+/// no process is left in it, not when its leader is: a shell that runs the adapter as its child
+/// dies at once and leaves the adapter behind. From here on a process [`track`]ed is killed at
+/// once. For a program on its way out (interrupted): the processes are reaped here, so nothing
+/// may wait for them afterwards.
 pub fn terminate_all(grace: std::time::Duration) -> usize {
-    use rustix::process::{Pid, Signal, WaitOptions, kill_process, kill_process_group, waitpid};
+    use rustix::process::{
+        Pid, Signal, WaitOptions, kill_process, kill_process_group, test_kill_process_group,
+        waitpid,
+    };
     let pids: Vec<Pid> = {
         let mut running = running();
         CLOSED.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -71,24 +77,34 @@ pub fn terminate_all(grace: std::time::Duration) -> usize {
     .into_iter()
     .filter_map(|p| i32::try_from(p).ok().and_then(Pid::from_raw))
     .collect();
-    let send = |pid: Pid, signal: Signal| {
-        if kill_process_group(pid, signal).is_err() {
-            let _ = kill_process(pid, signal);
-        }
+    // Each with whether it leads a group of its own (the signal reached one).
+    let targets: Vec<(Pid, bool)> = pids
+        .iter()
+        .map(|&pid| {
+            let group = kill_process_group(pid, Signal::TERM).is_ok();
+            if !group {
+                let _ = kill_process(pid, Signal::TERM);
+            }
+            (pid, group)
+        })
+        .collect();
+    // Alive: an unreaped leader (reaped here as it goes; by whoever else waits for it, there is
+    // no child to wait for any more), or anyone left in its group.
+    let alive = |&(pid, group): &(Pid, bool)| {
+        let leader = matches!(waitpid(Some(pid), WaitOptions::NOHANG), Ok(None));
+        leader || (group && test_kill_process_group(pid).is_ok())
     };
-    for &pid in &pids {
-        send(pid, Signal::TERM);
-    }
     let deadline = std::time::Instant::now() + grace;
-    let mut left = pids.clone();
+    let mut left = targets;
     while !left.is_empty() && std::time::Instant::now() < deadline {
-        // Gone once reaped — here, or by whoever else waits for it (then there is no child to
-        // wait for any more).
-        left.retain(|&pid| matches!(waitpid(Some(pid), WaitOptions::NOHANG), Ok(None)));
+        left.retain(alive);
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    for &pid in &left {
-        send(pid, Signal::KILL);
+    left.retain(alive);
+    for &(pid, group) in &left {
+        if !group || kill_process_group(pid, Signal::KILL).is_err() {
+            let _ = kill_process(pid, Signal::KILL);
+        }
         let _ = waitpid(Some(pid), WaitOptions::empty());
     }
     pids.len()

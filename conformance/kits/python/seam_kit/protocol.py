@@ -350,6 +350,15 @@ def _connection(sock, make_backend):
         backend.close()
 
 
+def _unlink_if_there(path):
+    """Removes a socket this process listened on, if it is still there: whoever offered the
+    place (the gate, stopping an interrupted run) may have removed it already."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
 def _listen(path):
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -404,7 +413,7 @@ def serve(make_backend, name="seam-kit", argv=None):
             _accept_forever(listeners[0][0], make_backend, served)
         finally:
             listeners[0][0].close()
-            os.unlink(path)
+            _unlink_if_there(path)
             n = served[0]
             print(f"{name}: served {n} connection{'' if n == 1 else 's'} in process {os.getpid()}",
                   file=sys.stderr, flush=True)
@@ -434,5 +443,5 @@ def serve(make_backend, name="seam-kit", argv=None):
         backend.close()
         for listener, path in listeners:
             listener.close()
-            os.unlink(path)
+            _unlink_if_there(path)
     return 0
