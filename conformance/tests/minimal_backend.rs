@@ -295,6 +295,11 @@ impl FileSystem for MiniFs {
             .map_err(|e| os(e, Verb::List, d))?
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
+            // A write's temporary file is nobody's entry: a reader listing the directory while
+            // a write runs must not see it (`visibility.listing`). The prefix alone decides
+            // here — a user's own `.mini-…` would be hidden too; the local provider tells its
+            // staging apart by more than its name.
+            .filter(|name| !name.starts_with(".mini-"))
             .collect();
         names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
         let mut out = Vec::with_capacity(names.len());
