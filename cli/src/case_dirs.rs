@@ -160,15 +160,21 @@ impl Registry {
         self.with(|s| s.closed = true);
     }
 
-    /// Removes every case directory and the run directory, held or not.
+    /// Removes every case directory and the run directory, held or not. Cases may still be
+    /// running on other threads and writing in their directories meanwhile (a removal then
+    /// finds a directory not empty), so it tries again, for a second at most.
     fn remove_everything(&self) -> usize {
         self.with(|s| {
             let paths = std::mem::take(&mut s.live);
-            for path in &paths {
-                let _ = std::fs::remove_dir_all(path);
-            }
             if let Some(run) = s.run.take() {
-                let _ = std::fs::remove_dir_all(run);
+                for _ in 0..100 {
+                    match std::fs::remove_dir_all(&run) {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                            std::thread::sleep(std::time::Duration::from_millis(10));
+                        }
+                        _ => break,
+                    }
+                }
             }
             paths.len()
         })

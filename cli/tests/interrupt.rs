@@ -261,3 +261,37 @@ fn sigterm_stops_an_adapter_it_started_and_leaves_tmpdir_as_it_found_it() {
         );
     }
 }
+
+/// Not interrupted: a run that ends as usual closes its adapter's input and, after half a
+/// second, kills what is left of it — the adapter under the shell too, not the shell alone.
+#[test]
+fn a_run_that_ends_kills_an_adapter_that_does_not_stop_at_the_end_of_its_input() {
+    if !python_or_skip() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("a TMPDIR for the run");
+    // To a file, not a pipe: an adapter left running would hold a pipe open past seam's end.
+    let log = tempfile::NamedTempFile::new().expect("a log file");
+    let status = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(check(&[slow_to_stop()]))
+        .args(["--property", "claims"])
+        .env("TMPDIR", tmp.path())
+        .env("SEAM_SLOW_START", "0")
+        .current_dir(tmp.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(log.reopen().expect("the log")))
+        .status()
+        .expect("seam runs");
+    let said = std::fs::read_to_string(log.path()).unwrap_or_default();
+    assert_eq!(status.code(), Some(3), "one property: incomplete\n{said}");
+    assert!(said.contains("ignores SIGTERM"), "{said}");
+    // Its adapter sleeps 30 s once its input ends; a few seconds is plenty for the kill.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut left = processes_naming(tmp.path());
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        left = processes_naming(tmp.path());
+    }
+    assert!(left.is_empty(), "still running: {left:#?}\n{said}");
+}

@@ -269,12 +269,28 @@ impl Drop for Connection {
                 crate::children::forget(pid);
             }
             // Reap it (a killed child left unwaited stays a zombie until this process exits):
-            // give it a moment to leave by itself, then kill it.
+            // give it a moment to leave by itself, then kill it — its whole process group: the
+            // shell and the adapter it runs (killed alone, the shell leaves an adapter that
+            // does not stop at the end of its input running on, with nobody to stop it).
             for i in 0..200 {
                 match child.try_wait() {
                     Ok(Some(_)) | Err(_) => return,
                     Ok(None) if i == 100 => {
-                        let _ = child.start_kill();
+                        // Not reaped yet, so the group's id is still the shell's.
+                        let group = child
+                            .id()
+                            .and_then(|p| i32::try_from(p).ok())
+                            .and_then(rustix::process::Pid::from_raw)
+                            .is_some_and(|pid| {
+                                rustix::process::kill_process_group(
+                                    pid,
+                                    rustix::process::Signal::KILL,
+                                )
+                                .is_ok()
+                            });
+                        if !group {
+                            let _ = child.start_kill();
+                        }
                     }
                     Ok(None) => {}
                 }
