@@ -64,6 +64,17 @@ fn processes_naming(dir: &Path) -> Vec<String> {
     out
 }
 
+/// The processes naming `dir` still running once none is left or `within` has passed.
+fn still_running_after(dir: &Path, within: Duration) -> Vec<String> {
+    let deadline = Instant::now() + within;
+    let mut left = processes_naming(dir);
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        left = processes_naming(dir);
+    }
+    left
+}
+
 /// The run directory in `tmp`, once it holds an entry starting with each of `wanted`.
 fn run_dir_with(tmp: &Path, wanted: &[&str]) -> Option<PathBuf> {
     let run = std::fs::read_dir(tmp)
@@ -193,12 +204,7 @@ fn interrupted(args: &[String], wanted: &[&str], ready: Option<&str>, signal: Si
     );
     assert!(!run.exists(), "{} is left", run.display());
     // The processes it started go with it (an adapter stopping on SIGTERM may take a moment).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut left = processes_naming(tmp.path());
-    while !left.is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        left = processes_naming(tmp.path());
-    }
+    let left = still_running_after(tmp.path(), Duration::from_secs(10));
     assert!(left.is_empty(), "still running: {left:#?}\n{said}");
     assert_eq!(
         everything_in(tmp.path()),
@@ -287,11 +293,6 @@ fn a_run_that_ends_kills_an_adapter_that_does_not_stop_at_the_end_of_its_input()
     assert_eq!(status.code(), Some(3), "one property: incomplete\n{said}");
     assert!(said.contains("ignores SIGTERM"), "{said}");
     // Its adapter sleeps 30 s once its input ends; a few seconds is plenty for the kill.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut left = processes_naming(tmp.path());
-    while !left.is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        left = processes_naming(tmp.path());
-    }
+    let left = still_running_after(tmp.path(), Duration::from_secs(5));
     assert!(left.is_empty(), "still running: {left:#?}\n{said}");
 }

@@ -69,6 +69,11 @@ enum Seen {
 }
 
 impl Seen {
+    /// A listing, from its entries' names, kinds and sizes (the provider's and the model's alike).
+    fn listed(entries: impl Iterator<Item = (String, FsKind, Option<u64>)>) -> Self {
+        Seen::Listed(entries.collect())
+    }
+
     fn show(&self) -> String {
         match self {
             Seen::Wrote {
@@ -306,12 +311,7 @@ async fn perform(fs: &dyn FileSystem, job: &Job, signal: &Signal) -> (Seen, Opti
         },
         Op::ListDir { .. } => match fs.list_dir(t, &none).await {
             Ok(entries) => (
-                Seen::Listed(
-                    entries
-                        .into_iter()
-                        .map(|e| (e.name, e.kind, e.size))
-                        .collect(),
-                ),
+                Seen::listed(entries.into_iter().map(|e| (e.name, e.kind, e.size))),
                 None,
             ),
             Err(e) => failed(&e),
@@ -411,12 +411,7 @@ fn predict_read(model: &Model, job: &Job) -> (Seen, Option<Version>) {
         },
         Op::ListDir { .. } => match model.list_dir_target(r) {
             Ok(entries) => (
-                Seen::Listed(
-                    entries
-                        .into_iter()
-                        .map(|e| (e.name, e.kind, e.size))
-                        .collect(),
-                ),
+                Seen::listed(entries.into_iter().map(|e| (e.name, e.kind, e.size))),
                 None,
             ),
             Err(e) => model_failed(&e),
