@@ -12,6 +12,13 @@
 //! `0711`: others may pass through to a case opened to them (the `permission-denied`
 //! property's unprivileged child) but not list it.
 //!
+//! **One link for every case.** The directories live in the run directory's `private/`, and
+//! beside it `tmp` is a link to `private` — the layout of macOS's `/tmp` — so that a case can
+//! be handed its root spelled through a link ([`CaseDir::through_link`]) without making a link,
+//! and two directories, of its own: on a journal-less ext4 each inode a case makes is paid for
+//! again by every inode made after it (above), and the links and directories of a per-case
+//! layout were most of what the short cases made.
+//!
 //! **Nothing left behind.** A case is dropped with its directory when it ends — unless a call
 //! into it hung: the suite then gives the call up with its thread, and what the thread holds is
 //! never dropped. So every case directory is listed here while it lives, and a command that
@@ -44,6 +51,11 @@ pub fn spread(dir: &Path) {
     }
 }
 
+/// The directory of the run directory the case directories are made in.
+const CASES_IN: &str = "private";
+/// The link beside it, to it: [`CASES_IN`] spelled another way.
+const LINK: &str = "tmp";
+
 /// The run directory, its holders and the case directories alive in it.
 #[derive(Default)]
 struct State {
@@ -64,11 +76,16 @@ impl State {
             .prefix("seam-check-")
             .tempdir()?
             .keep();
-        if let Err(e) = std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o711)) {
-            let _ = std::fs::remove_dir(&run);
+        let cases = run.join(CASES_IN);
+        let laid_out = std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o711))
+            .and_then(|()| std::fs::create_dir(&cases))
+            .and_then(|()| std::fs::set_permissions(&cases, std::fs::Permissions::from_mode(0o711)))
+            .and_then(|()| std::os::unix::fs::symlink(CASES_IN, run.join(LINK)));
+        if let Err(e) = laid_out {
+            let _ = std::fs::remove_dir_all(&run);
             return Err(e);
         }
-        spread(&run);
+        spread(&cases);
         self.run = Some(run.clone());
         Ok(run)
     }
@@ -109,7 +126,9 @@ impl Registry {
                 ));
             }
             let run = s.run()?;
-            let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(&run);
+            let dir = tempfile::Builder::new()
+                .prefix(prefix)
+                .tempdir_in(run.join(CASES_IN));
             let dir = match dir {
                 Ok(dir) => dir,
                 Err(e) => {
@@ -206,6 +225,17 @@ impl CaseDir {
             None => Path::new(""),
         }
     }
+
+    /// `path` — the directory or a path in it — spelled through the run directory's link:
+    /// `…/seam-check-…/tmp/case-…/…` for `…/seam-check-…/private/case-…/…`. `None` for a path
+    /// outside the directory.
+    pub fn through_link(&self, path: &Path) -> Option<PathBuf> {
+        let own = self.dir.as_ref()?.path();
+        let rest = path.strip_prefix(own).ok()?;
+        let name = own.file_name()?;
+        let run = own.parent()?.parent()?;
+        Some(run.join(LINK).join(name).join(rest))
+    }
 }
 
 impl Drop for CaseDir {
@@ -274,13 +304,32 @@ mod tests {
         let dropped = REGISTRY.make("seam-case-dirs-test-").expect("a dir");
         let dropped_path = dropped.path().to_path_buf();
         let run = REGISTRY.run_dir().expect("a run directory");
-        assert_eq!(dropped_path.parent(), Some(run.as_path()));
-        assert_topdir_on_ext4(&run);
-        let mode = std::fs::metadata(&run)
-            .expect("run dir")
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o711, "others pass through, never list");
+        let cases = run.join(super::CASES_IN);
+        assert_eq!(dropped_path.parent(), Some(cases.as_path()));
+        assert_topdir_on_ext4(&cases);
+        for dir in [&run, &cases] {
+            let mode = std::fs::metadata(dir)
+                .expect("run dir")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o711, "others pass through, never list");
+        }
+        // The same directory, spelled through the run directory's link.
+        let aliased = dropped
+            .through_link(&dropped_path.join("root"))
+            .expect("in the case");
+        assert_eq!(
+            aliased,
+            run.join("tmp")
+                .join(dropped_path.file_name().expect("a name"))
+                .join("root")
+        );
+        std::fs::create_dir(dropped_path.join("root")).expect("root");
+        assert_eq!(
+            std::fs::canonicalize(&aliased).expect("through the link"),
+            std::fs::canonicalize(dropped_path.join("root")).expect("the directory")
+        );
+        assert_eq!(dropped.through_link(&run), None, "not in the case");
         drop(dropped);
         assert!(!dropped_path.exists());
         assert!(!run.exists(), "the run directory goes with its last case");
@@ -384,7 +433,11 @@ mod tests {
         drop(first);
         assert!(run.exists(), "held");
         let second = REGISTRY.make("seam-case-dirs-test-").expect("a dir");
-        assert_eq!(second.path().parent(), Some(run.as_path()), "the same one");
+        assert_eq!(
+            second.path().parent(),
+            Some(run.join(super::CASES_IN).as_path()),
+            "the same one"
+        );
         drop(second);
         drop(hold);
         assert!(!run.exists(), "{} is left", run.display());

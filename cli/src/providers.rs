@@ -234,12 +234,16 @@ impl Factory for LocalFactory {
 /// asks for.
 ///
 /// The provider is given the case's root through a link, as a user on macOS gives `/tmp/w`
-/// (really `/private/tmp/w`): the root is `case-…/tmp/root`, where `tmp` is a link to the
-/// directory `private` beside it. Every path the case asks about is then spelled differently
-/// from the real path it leads to, though the root itself is a directory, so messages and display
-/// paths must name the path as the caller wrote it, not the key (the real path) — in every case,
-/// not only through the case's own links (`DiskWorld::through_link`). The case directory is
-/// `0711`, like the run directory, so that an unprivileged child opened to the root can pass.
+/// (really `/private/tmp/w`): the root is `…/seam-check-…/tmp/case-…/root`, where `tmp` is the
+/// run directory's link to its `private` beside it ([`CaseDir::through_link`]). Every path the
+/// case asks about is then spelled differently from the real path it leads to, though the root
+/// itself is a directory, so messages and display paths must name the path as the caller wrote
+/// it, not the key (the real path) — in every case, not only through the case's own links
+/// (`DiskWorld::through_link`). The case directory is `0711`, like the run directory, so that
+/// an unprivileged child opened to the root can pass; the root is a directory in it, so that
+/// `..` from the root is still the case's own.
+///
+/// [`CaseDir::through_link`]: crate::case_dirs::CaseDir::through_link
 fn case_root(
     options: &CaseOptions,
 ) -> Result<(crate::case_dirs::CaseDir, DiskWorld, LocalConfig), String> {
@@ -251,12 +255,13 @@ fn case_root(
             dir.path().display()
         )
     })?;
-    let real = base.join("private").join("root");
-    let made = std::fs::create_dir_all(&real)
-        .and_then(|()| std::os::unix::fs::symlink("private", base.join("tmp")))
+    let real = base.join("root");
+    let made = std::fs::create_dir(&real)
         .and_then(|()| std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o711)));
     made.map_err(|e| format!("cannot lay out the case directory {}: {e}", base.display()))?;
-    let alias = base.join("tmp").join("root");
+    let alias = dir
+        .through_link(&dir.path().join("root"))
+        .ok_or("the case directory is not in the run directory")?;
     let alias = alias
         .to_str()
         .ok_or("the case directory is not valid UTF-8")?;

@@ -417,8 +417,8 @@ impl Fault {
             Fault::EmptinessCheckedAtRemoval => &["directory not empty\", got FS_ABORTED"],
             Fault::ListingKeepsFirstPage => &["shows 1024 entries; the directory has 3030"],
             Fault::ListingShowsStaging => &[".stage-0001.tmp"],
-            // The real path under the case's `private/`, where the caller wrote `tmp/`.
-            Fault::MessagesNameTheKey => &["/private/root"],
+            // The real path under the run directory's `private/`, where the caller wrote `tmp/`.
+            Fault::MessagesNameTheKey => &["/private/case-"],
             // Seen by a free-running lister, not by the paused readers (whose message says
             // "while the mutation was paused").
             Fault::ListingShowsStagingInPublish => &["no state the directory had"],
