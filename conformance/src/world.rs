@@ -8,6 +8,7 @@
 use seam_model::{SnapEntry, WorldEffect};
 use std::collections::BTreeMap;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 
@@ -209,41 +210,60 @@ impl World for DiskWorld {
         }
     }
 
+    /// Every entry under the root, each read relative to its directory's descriptor (one
+    /// lookup per entry, where a path from `/` walks the case's whole depth again for every
+    /// stat, link and read: the read-back runs after every step).
     fn snapshot(&self) -> io::Result<BTreeMap<String, SnapEntry>> {
+        use rustix::fs::{AtFlags, Dir, Mode, OFlags, openat, readlinkat, statat};
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
         let mut out = BTreeMap::new();
-        let mut stack = vec![(self.root.clone(), String::new())];
-        while let Some((dir, prefix)) = stack.pop() {
-            for entry in std::fs::read_dir(&dir)? {
+        let root = rustix::fs::open(&self.root, flags | OFlags::DIRECTORY, Mode::empty())?;
+        let mut stack = vec![(root, self.root.clone(), String::new())];
+        while let Some((fd, dir, prefix)) = stack.pop() {
+            for entry in Dir::read_from(&fd)? {
                 let entry = entry?;
-                let name = entry.file_name().to_string_lossy().into_owned();
+                let raw = entry.file_name();
+                if raw.to_bytes() == b"." || raw.to_bytes() == b".." {
+                    continue;
+                }
+                let name = String::from_utf8_lossy(raw.to_bytes()).into_owned();
                 let rel = if prefix.is_empty() {
                     name
                 } else {
                     format!("{prefix}/{name}")
                 };
-                let path = entry.path();
-                let meta = std::fs::symlink_metadata(&path)?;
-                let mode = meta.permissions().mode() & 0o7777;
-                let snap = if meta.file_type().is_symlink() {
-                    let text = std::fs::read_link(&path)?;
-                    SnapEntry::Symlink {
-                        target: text.to_string_lossy().into_owned(),
+                let stat = statat(&fd, raw, AtFlags::SYMLINK_NOFOLLOW)?;
+                let kind = rustix::fs::FileType::from_raw_mode(stat.st_mode);
+                let mode = stat.st_mode & 0o7777;
+                let snap = match kind {
+                    rustix::fs::FileType::Symlink => {
+                        let text = readlinkat(&fd, raw, Vec::new())?;
+                        SnapEntry::Symlink {
+                            target: text.to_string_lossy().into_owned(),
+                        }
                     }
-                } else if meta.is_dir() {
-                    stack.push((path.clone(), rel.clone()));
-                    SnapEntry::Dir { mode: Some(mode) }
-                } else if meta.is_file() {
-                    let bytes = if mode & 0o400 == 0 && !is_root() {
-                        read_privileged(&path)?
-                    } else {
-                        std::fs::read(&path)?
-                    };
-                    SnapEntry::File {
-                        bytes,
-                        mode: Some(mode),
+                    rustix::fs::FileType::Directory => {
+                        let sub = openat(&fd, raw, flags | OFlags::DIRECTORY, Mode::empty())?;
+                        let path = dir.join(std::ffi::OsStr::from_bytes(raw.to_bytes()));
+                        stack.push((sub, path, rel.clone()));
+                        SnapEntry::Dir { mode: Some(mode) }
                     }
-                } else {
-                    SnapEntry::Other
+                    rustix::fs::FileType::RegularFile => {
+                        let bytes = if mode & 0o400 == 0 && !is_root() {
+                            read_privileged(&dir.join(std::ffi::OsStr::from_bytes(raw.to_bytes())))?
+                        } else {
+                            let file = std::fs::File::from(openat(&fd, raw, flags, Mode::empty())?);
+                            let mut bytes =
+                                Vec::with_capacity(stat.st_size.try_into().unwrap_or(0));
+                            io::Read::read_to_end(&mut &file, &mut bytes)?;
+                            bytes
+                        };
+                        SnapEntry::File {
+                            bytes,
+                            mode: Some(mode),
+                        }
+                    }
+                    _ => SnapEntry::Other,
                 };
                 out.insert(rel, snap);
             }
