@@ -10,6 +10,10 @@ use seam_conformance::{SequenceConfig, generated_cases, run_sequences};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The `seam` binary's allocator, so that what is measured is the gate as it ships.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn gate(c: &mut Criterion) {
     let config = SequenceConfig {
         cases: if quick() { 4 } else { 64 },
