@@ -75,7 +75,8 @@ fn still_running_after(dir: &Path, within: Duration) -> Vec<String> {
     left
 }
 
-/// The run directory in `tmp`, once it holds an entry starting with each of `wanted`.
+/// The run directory in `tmp`, once its `private/` holds an entry starting with each of
+/// `wanted`.
 fn run_dir_with(tmp: &Path, wanted: &[&str]) -> Option<PathBuf> {
     let run = std::fs::read_dir(tmp)
         .ok()?
@@ -85,7 +86,9 @@ fn run_dir_with(tmp: &Path, wanted: &[&str]) -> Option<PathBuf> {
             p.file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with("seam-check-"))
         })?;
-    let names: Vec<String> = std::fs::read_dir(&run)
+    // The case, server, adapter and crash directories are made in the run directory's
+    // `private/` (beside its `tmp` link).
+    let names: Vec<String> = std::fs::read_dir(run.join("private"))
         .ok()?
         .flatten()
         .map(|e| e.file_name().to_string_lossy().to_string())
