@@ -12,10 +12,10 @@
 //! `0711`: others may pass through to a case opened to them (the `permission-denied`
 //! property's unprivileged child) but not list it.
 //!
-//! **One link for every case.** The directories live in the run directory's `private/`, and
-//! beside it `tmp` is a link to `private` — the layout of macOS's `/tmp` — so that a case can
-//! be handed its root spelled through a link ([`CaseDir::through_link`]) without making a link,
-//! and two directories, of its own: on a journal-less ext4 each inode a case makes is paid for
+//! **One link for every case.** The cases' directories live in the run directory's `private/`,
+//! and beside it `tmp` is a link to `private` — the layout of macOS's `/tmp` — so that a case
+//! can be handed its root spelled through a link ([`CaseDir::through_link`]) without making a
+//! link, and two directories, of its own: on a journal-less ext4 each inode a case makes is paid for
 //! again by every inode made after it (above), and the links and directories of a per-case
 //! layout were most of what the short cases made.
 //!
@@ -72,10 +72,19 @@ impl State {
         if let Some(run) = &self.run {
             return Ok(run.clone());
         }
-        let run = tempfile::Builder::new()
+        let made = tempfile::Builder::new()
             .prefix("seam-check-")
             .tempdir()?
             .keep();
+        // Its real path, so that every directory made in it is spelled as its key is (a TMPDIR
+        // written with `.`, `..`, `//` or through a link is not).
+        let run = match std::fs::canonicalize(&made) {
+            Ok(real) => real,
+            Err(e) => {
+                let _ = std::fs::remove_dir(&made);
+                return Err(e);
+            }
+        };
         let cases = run.join(CASES_IN);
         let laid_out = std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o711))
             .and_then(|()| std::fs::create_dir(&cases))
@@ -85,6 +94,7 @@ impl State {
             let _ = std::fs::remove_dir_all(&run);
             return Err(e);
         }
+        spread(&run);
         spread(&cases);
         self.run = Some(run.clone());
         Ok(run)
@@ -117,7 +127,7 @@ impl Registry {
         f(self.state().get_or_insert_with(State::default))
     }
 
-    fn make(&'static self, prefix: &str) -> std::io::Result<CaseDir> {
+    fn make(&'static self, prefix: &str, aliased: bool) -> std::io::Result<CaseDir> {
         self.with(|s| {
             if s.closed {
                 return Err(std::io::Error::new(
@@ -126,9 +136,8 @@ impl Registry {
                 ));
             }
             let run = s.run()?;
-            let dir = tempfile::Builder::new()
-                .prefix(prefix)
-                .tempdir_in(run.join(CASES_IN));
+            let parent = if aliased { run.join(CASES_IN) } else { run };
+            let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent);
             let dir = match dir {
                 Ok(dir) => dir,
                 Err(e) => {
@@ -215,7 +224,14 @@ pub struct CaseDir {
 impl CaseDir {
     /// A fresh directory in the run directory, its name starting with `prefix`.
     pub fn new(prefix: &str) -> std::io::Result<Self> {
-        CASES.make(prefix)
+        CASES.make(prefix, false)
+    }
+
+    /// A fresh directory in the run directory's `private/`, its name starting with `prefix`,
+    /// that [`CaseDir::through_link`] can spell through the run's link. (The directories that
+    /// hold sockets stay in the run directory itself: a socket's path has room for 107 bytes.)
+    pub fn aliased(prefix: &str) -> std::io::Result<Self> {
+        CASES.make(prefix, true)
     }
 
     /// Where it is.
@@ -228,13 +244,16 @@ impl CaseDir {
 
     /// `path` — the directory or a path in it — spelled through the run directory's link:
     /// `…/seam-check-…/tmp/case-…/…` for `…/seam-check-…/private/case-…/…`. `None` for a path
-    /// outside the directory.
+    /// outside the directory, or a directory not made [`CaseDir::aliased`].
     pub fn through_link(&self, path: &Path) -> Option<PathBuf> {
         let own = self.dir.as_ref()?.path();
         let rest = path.strip_prefix(own).ok()?;
         let name = own.file_name()?;
-        let run = own.parent()?.parent()?;
-        Some(run.join(LINK).join(name).join(rest))
+        let parent = own.parent()?;
+        if parent.file_name()? != CASES_IN {
+            return None;
+        }
+        Some(parent.parent()?.join(LINK).join(name).join(rest))
     }
 }
 
@@ -301,7 +320,7 @@ mod tests {
     #[test]
     fn a_case_never_dropped_is_removed_at_the_end_and_a_dropped_one_is_not_listed() {
         static REGISTRY: Registry = Registry::new();
-        let dropped = REGISTRY.make("seam-case-dirs-test-").expect("a dir");
+        let dropped = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
         let dropped_path = dropped.path().to_path_buf();
         let run = REGISTRY.run_dir().expect("a run directory");
         let cases = run.join(super::CASES_IN);
@@ -330,10 +349,14 @@ mod tests {
             std::fs::canonicalize(dropped_path.join("root")).expect("the directory")
         );
         assert_eq!(dropped.through_link(&run), None, "not in the case");
+        let beside = REGISTRY.make("seam-case-dirs-test-", false).expect("a dir");
+        assert_eq!(beside.path().parent(), Some(run.as_path()));
+        assert_eq!(beside.through_link(beside.path()), None, "not in private/");
+        drop(beside);
         drop(dropped);
         assert!(!dropped_path.exists());
         assert!(!run.exists(), "the run directory goes with its last case");
-        let abandoned = REGISTRY.make("seam-case-dirs-test-").expect("a dir");
+        let abandoned = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
         let path = abandoned.path().to_path_buf();
         std::fs::create_dir_all(path.join("d/e")).expect("content");
         std::fs::write(path.join("d/e/f"), b"x").expect("content");
@@ -351,7 +374,7 @@ mod tests {
     fn an_interrupted_command_loses_its_run_directory_held_or_not_and_makes_no_more() {
         static REGISTRY: Registry = Registry::new();
         let _held = REGISTRY.hold();
-        let running = REGISTRY.make("seam-case-dirs-test-").expect("a dir");
+        let running = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
         let path = running.path().to_path_buf();
         std::fs::write(path.join("f"), b"x").expect("content");
         let run = REGISTRY.run_dir().expect("a run directory");
@@ -361,14 +384,14 @@ mod tests {
         assert!(path.exists());
         assert_eq!(
             REGISTRY
-                .make("seam-case-dirs-test-")
+                .make("seam-case-dirs-test-", true)
                 .map(|_| ())
                 .map_err(|e| e.kind()),
             Err(std::io::ErrorKind::Interrupted)
         );
         assert_eq!(REGISTRY.remove_everything(), 1);
         assert!(!run.exists(), "{} is left", run.display());
-        let refused = REGISTRY.make("seam-case-dirs-test-").map(|_| ());
+        let refused = REGISTRY.make("seam-case-dirs-test-", true).map(|_| ());
         assert_eq!(
             refused.map_err(|e| e.kind()),
             Err(std::io::ErrorKind::Interrupted)
@@ -428,11 +451,11 @@ mod tests {
     fn a_hold_keeps_one_run_directory_for_cases_made_one_after_another() {
         static REGISTRY: Registry = Registry::new();
         let hold = REGISTRY.hold();
-        let first = REGISTRY.make("seam-case-dirs-test-").expect("a dir");
+        let first = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
         let run = REGISTRY.run_dir().expect("a run directory");
         drop(first);
         assert!(run.exists(), "held");
-        let second = REGISTRY.make("seam-case-dirs-test-").expect("a dir");
+        let second = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
         assert_eq!(
             second.path().parent(),
             Some(run.join(super::CASES_IN).as_path()),

@@ -247,7 +247,7 @@ impl Factory for LocalFactory {
 fn case_root(
     options: &CaseOptions,
 ) -> Result<(crate::case_dirs::CaseDir, DiskWorld, LocalConfig), String> {
-    let dir = crate::case_dirs::CaseDir::new("case-")
+    let dir = crate::case_dirs::CaseDir::aliased("case-")
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let base = std::fs::canonicalize(dir.path()).map_err(|e| {
         format!(

@@ -75,7 +75,7 @@ fn still_running_after(dir: &Path, within: Duration) -> Vec<String> {
     left
 }
 
-/// The run directory in `tmp`, once its `private/` holds an entry starting with each of
+/// The run directory in `tmp`, once it or its `private/` holds an entry starting with each of
 /// `wanted`.
 fn run_dir_with(tmp: &Path, wanted: &[&str]) -> Option<PathBuf> {
     let run = std::fs::read_dir(tmp)
@@ -86,11 +86,12 @@ fn run_dir_with(tmp: &Path, wanted: &[&str]) -> Option<PathBuf> {
             p.file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with("seam-check-"))
         })?;
-    // The case, server, adapter and crash directories are made in the run directory's
-    // `private/` (beside its `tmp` link).
-    let names: Vec<String> = std::fs::read_dir(run.join("private"))
-        .ok()?
-        .flatten()
+    // The cases' directories are made in the run directory's `private/` (beside its `tmp`
+    // link), the server's, the adapters' and the crash children's in the run directory.
+    let names: Vec<String> = [run.clone(), run.join("private")]
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flat_map(|entries| entries.flatten())
         .map(|e| e.file_name().to_string_lossy().to_string())
         .collect();
     wanted

@@ -220,7 +220,10 @@ impl World for DiskWorld {
         let root = rustix::fs::open(&self.root, flags | OFlags::DIRECTORY, Mode::empty())?;
         let mut stack = vec![(root, self.root.clone(), String::new())];
         while let Some((fd, dir, prefix)) = stack.pop() {
-            for entry in Dir::read_from(&fd)? {
+            // A duplicate to read the entries from: `Dir::read_from` would open the directory
+            // again by `.`, which needs search permission where listing needs only read.
+            let listing = rustix::io::fcntl_dupfd_cloexec(&fd, 0)?;
+            for entry in Dir::new(listing)? {
                 let entry = entry?;
                 let raw = entry.file_name();
                 if raw.to_bytes() == b"." || raw.to_bytes() == b".." {
@@ -253,8 +256,10 @@ impl World for DiskWorld {
                             read_privileged(&dir.join(std::ffi::OsStr::from_bytes(raw.to_bytes())))?
                         } else {
                             let file = std::fs::File::from(openat(&fd, raw, flags, Mode::empty())?);
-                            let mut bytes =
-                                Vec::with_capacity(stat.st_size.try_into().unwrap_or(0));
+                            let mut bytes = Vec::new();
+                            // Room for the size stat gave, where there is room (a sparse file
+                            // may claim more than the machine has).
+                            let _ = bytes.try_reserve_exact(stat.st_size.try_into().unwrap_or(0));
                             io::Read::read_to_end(&mut &file, &mut bytes)?;
                             bytes
                         };

@@ -13,27 +13,6 @@ fn to_string(p: PathBuf, display: &str) -> Result<String, FsError> {
         .map_err(|_| FsError::io(Verb::Resolve, display, "the real path is not valid UTF-8"))
 }
 
-/// The real path of `path`, as `std::fs::canonicalize` gives it, in two calls where it can:
-/// the path opened for its identity alone (`O_PATH`, which follows links as `canonicalize`
-/// does) and the kernel asked which path that open file is (`/proc/self/fd/N`). glibc's
-/// `realpath` instead reads every component as a link, each time walking the whole prefix
-/// again — a fifth of a key's cost under a deep root. Any answer the fast way cannot vouch for
-/// (no `/proc`, an error, an object removed meanwhile) is `canonicalize`'s, so the errors are
-/// exactly its own.
-fn real(path: &str) -> std::io::Result<PathBuf> {
-    use rustix::fs::{Mode, OFlags, open, readlink};
-    use std::os::fd::AsRawFd;
-    let fast = open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
-        .ok()
-        .and_then(|fd| readlink(format!("/proc/self/fd/{}", fd.as_raw_fd()), Vec::new()).ok())
-        .and_then(|name| name.into_string().ok())
-        .filter(|name| name.starts_with('/') && !name.ends_with(" (deleted)"));
-    match fast {
-        Some(name) => Ok(PathBuf::from(name)),
-        None => std::fs::canonicalize(path),
-    }
-}
-
 fn join(base: &str, rest: &[&str]) -> String {
     let mut out = base.trim_end_matches('/').to_string();
     for r in rest {
@@ -56,13 +35,13 @@ pub(crate) fn key_of(display: &str) -> Result<String, FsError> {
             _ => io_err(e, Verb::Resolve, at),
         }
     };
-    match real(display) {
+    match std::fs::canonicalize(display) {
         Ok(real) => to_string(real, display),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let comps: Vec<&str> = display.split('/').filter(|c| !c.is_empty()).collect();
             for i in (0..comps.len()).rev() {
                 let prefix = join("/", &comps[..i]);
-                match real(&prefix) {
+                match std::fs::canonicalize(&prefix) {
                     Ok(real) => return Ok(join(&to_string(real, display)?, &comps[i..])),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                     Err(e) => return Err(classify(e, display)),

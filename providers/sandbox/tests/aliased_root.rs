@@ -3,7 +3,8 @@
 //! read and mutation inside must be allowed and answered as the local provider answers it,
 //! messages naming the path as the caller wrote it; nothing outside may be reached by spelling
 //! it through a link either. The gate's cases of the shipped disk providers are laid out the
-//! same way (`case-…/tmp/root`, `tmp -> private`), which is where these were found.
+//! through a link the same way (`seam-check-…/tmp/case-…/root`, `tmp -> private`), which is
+//! where these were found.
 
 use seam::{FileSystem, FsErrorCode, FsPathKind, ResolveOptions, SandboxMode, Signal};
 use seam_local::LocalConfig;
