@@ -5,6 +5,8 @@ Everything here is what `seam check` compares exactly; a backend built on the ki
 calling these instead of writing its own.
 """
 
+import bisect
+import itertools
 import json
 import os
 
@@ -104,18 +106,16 @@ def literal_edit(data, old, new, replace_all, display):
     old, new = lf(old), lf(new)
     if old == "":
         raise fail("empty_old_string")
-    # The LF view, and where in the text each view position lies.
-    view, to_text, i = [], [], 0
-    while i < len(text):
-        to_text.append(i)
-        if text.startswith("\r\n", i):
-            view.append("\n")  # the match takes the \r with it
-            i += 2
-        else:
-            view.append(text[i])
-            i += 1
-    view = "".join(view)
-    to_text.append(len(text))
+    # The LF view, and where in the text each view position lies: a view position is the text's
+    # plus one for each CRLF before it (its "\n" stands for both bytes, so a match takes the \r).
+    pieces = text.split("\r\n")
+    view = "\n".join(pieces)
+    # Where each CRLF ends in the view (just past its "\n").
+    ends = list(itertools.accumulate(len(p) + 1 for p in pieces[:-1]))
+
+    def to_text(v):
+        return v + bisect.bisect_right(ends, v)
+
     starts, at = [], view.find(old)
     while at != -1:
         starts.append(at)
@@ -129,9 +129,9 @@ def literal_edit(data, old, new, replace_all, display):
     replacement = new.replace("\n", "\r\n") if crlf > sample.count("\n") - crlf else new
     out, cursor = [], 0
     for m in starts:
-        out.append(text[cursor:to_text[m]])
+        out.append(text[cursor:to_text(m)])
         out.append(replacement)
-        cursor = to_text[m + len(old)]
+        cursor = to_text(m + len(old))
     out.append(text[cursor:])
     result = "".join(out)
     return (BOM if bom else b"") + result.encode(), view, lf(result)

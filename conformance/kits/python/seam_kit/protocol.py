@@ -11,6 +11,7 @@ Payload references in requests arrive as `bytes`; any `bytes` in an answer is se
 import collections
 import json
 import os
+import queue
 import signal
 import socket
 import sys
@@ -91,9 +92,9 @@ class Server:
     """One connection. Its reader (the thread that calls `run`) reads every frame in order: it
     answers `initialize` and carries out `world/*` requests itself, in the order they arrive,
     and hands the contract calls to other threads. A backend whose `concurrent` attribute is
-    true gets a thread per call — a read is answered while a write waits at a checkpoint or
-    publishes, as docs/protocol.md section 2 allows; any other backend gets its calls one at a
-    time, in order. Answers to the kit's own checkpoint requests, stream credit and `$/cancel`
+    true has each call taken at once by a thread of its own (one that finished its last call, or
+    a new one) — a read is answered while a write waits at a checkpoint or publishes, as
+    docs/protocol.md section 2 allows; any other backend gets its calls one at a time, in order. Answers to the kit's own checkpoint requests, stream credit and `$/cancel`
     are routed to the call waiting for them. Frames are written whole, one at a time."""
 
     def __init__(self, backend, inp, out, run_offer=None):
@@ -110,7 +111,13 @@ class Server:
         self._changed = threading.Condition(self._lock)
         self._answers = {}  # checkpoint request id -> its answer (None until it comes)
         self._streams = {}  # request id -> _Stream
-        self._calls = set()  # the threads of the calls in flight
+        # A concurrent backend's calls go to its threads through `_calls`. A thread that finished
+        # a call waits there for the next one (`_idle` counts those not spoken for yet), and a
+        # call that finds none gets a new thread — so no call ever waits for another, and a run of
+        # calls does not start a thread each. None tells a thread the connection ended.
+        self._calls = queue.SimpleQueue()
+        self._threads = []
+        self._idle = 0
         self._closed = False
         # A backend that does not say `concurrent = True` is served by one thread, every
         # request in the order it came — `world/*` too, also while a call waits at a checkpoint.
@@ -251,12 +258,13 @@ class Server:
             traceback.print_exc(file=sys.stderr)
             self.reply(rid, error={"code": -32603, "message": f"internal error: {e!r}"})
 
-    def _call(self, frame):
-        try:
+    def _take_calls(self, frame):
+        """A concurrent backend's thread: `frame`, then each call given to it, until the end."""
+        while frame is not None:
             self.handle(frame)
-        finally:
             with self._lock:
-                self._calls.discard(threading.current_thread())
+                self._idle += 1
+            frame = self._calls.get()
 
     def _in_order(self):
         """A one-at-a-time backend's thread: every request, in the order it came."""
@@ -311,9 +319,16 @@ class Server:
             self.handle(frame)  # answered aborted at once, in order
             return
         with self._lock:
-            call = threading.Thread(target=self._call, args=(frame,), daemon=True)
-            self._calls.add(call)
-        call.start()
+            free = self._idle > 0
+            if free:
+                self._idle -= 1  # that thread's next call is this one
+            else:
+                thread = threading.Thread(target=self._take_calls, args=(frame,), daemon=True)
+                self._threads.append(thread)
+        if free:
+            self._calls.put(frame)
+        else:
+            thread.start()
 
     def run(self):
         try:
@@ -334,7 +349,9 @@ class Server:
                 for state in self._streams.values():
                     state.cancelled = True
                 self._changed.notify_all()
-                calls = list(self._calls) + [self._worker] * (self._worker is not None)
+                calls = list(self._threads) + [self._worker] * (self._worker is not None)
+            for _ in self._threads:
+                self._calls.put(None)
             for call in calls:
                 call.join()
 

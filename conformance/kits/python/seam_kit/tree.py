@@ -165,7 +165,7 @@ def _maker_gone(root):
 class TreeBackend:
     """The contract over a `Store`, for one connection. `claims` are the capabilities claimed
     (the kit supports "read_bytes", "cancel_points" and "modes"). Its calls may run at once
-    (`concurrent`): the protocol layer gives each its own thread."""
+    (`concurrent`): the protocol layer never makes one wait for another."""
 
     concurrent = True
 
