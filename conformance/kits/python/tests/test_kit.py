@@ -56,6 +56,19 @@ class LiteralEdit(unittest.TestCase):
         self.assertEqual(out, b"\xef\xbb\xbf1\r\n2\r\n")
         self.assertEqual((before, after), ("one\ntwo\n", "1\n2\n"))
 
+    def test_matches_take_the_whole_crlf_and_leave_lone_crs(self):
+        # "a\r\nb\rc\r\n\r\nd": its LF view is "a\nb\rc\n\nd"; a match that starts or ends at a
+        # view "\n" takes both bytes of its CRLF, a lone \r is an ordinary character.
+        data = b"a\r\nb\rc\r\n\r\nd"
+        self.assertEqual(seam_kit.literal_edit(data, "\nb", "X", False, "/f")[0],
+                         b"aX\rc\r\n\r\nd")
+        self.assertEqual(seam_kit.literal_edit(data, "\n", "|\n", True, "/f")[0],
+                         b"a|\r\nb\rc|\r\n|\r\nd")
+        self.assertEqual(seam_kit.literal_edit(data, "c\n\nd", "", False, "/f")[0],
+                         b"a\r\nb\r")
+        self.assertEqual(seam_kit.literal_edit(data, "\rc", "", False, "/f")[0],
+                         b"a\r\nb\r\n\r\nd")
+
     def test_ambiguity_and_absence_are_refused(self):
         with self.assertRaises(seam_kit.FsError) as e:
             seam_kit.literal_edit(b"a a", "a", "b", False, "/f")
@@ -209,6 +222,56 @@ class Concurrency(unittest.TestCase):
             seam_kit.TreeBackend(dict_backend.DictStore(), "t", claims=("cancel_points",)), 30)
         self.assertEqual(seen[0], ("read", b"old\n"), seen)
         self.assertIn(("write", "update"), seen)
+
+    def test_calls_one_after_another_share_a_thread_and_calls_at_once_do_not(self):
+        """A concurrent backend's calls are taken by threads that wait for the next call: calls
+        made one after another all run on one, and a call made while another waits gets its own."""
+        import dict_backend
+        import queue
+        import socket
+        import threading
+
+        ours, theirs = socket.socketpair()
+        self.addCleanup(ours.close)
+        self.addCleanup(theirs.close)
+        served = Server(seam_kit.TreeBackend(dict_backend.DictStore(), "t",
+                                             claims=("cancel_points",)),
+                        theirs.makefile("rb"), theirs.makefile("wb"))
+        reader = threading.Thread(target=served.run, daemon=True)
+        reader.start()
+        tx, frames = ours.makefile("wb"), queue.Queue()
+
+        def collect(rx):
+            while (frame := read_frame(rx)) is not None:
+                frames.put(frame)
+
+        threading.Thread(target=collect, args=(ours.makefile("rb"),), daemon=True).start()
+
+        def call(message, segments=()):
+            write_frame(tx, dict(message, jsonrpc="2.0"), list(segments))
+            return frames.get(timeout=10)
+
+        call({"id": 1, "method": "initialize", "params": {"protocol": 1}})
+        root = call({"id": 2, "method": "world/case", "params": {}})[0]["result"]["root"]
+        target = {"key": root + "/f", "display_path": root + "/f"}
+        for i in range(10, 20):
+            answer = call({"id": i, "method": "write_text",
+                           "params": {"target": target, "content": {"$payload": 0}}}, [b"x\n"])
+            self.assertIn("result", answer[0], answer)
+        self.assertEqual(len(served._threads), 1)
+        # A write paused at its first checkpoint keeps its thread; a stat meanwhile gets another.
+        paused = call({"id": 30, "method": "write_text", "params": {
+            "target": target, "content": {"$payload": 0}, "checkpoints": True}}, [b"y\n"])[0]
+        self.assertEqual(paused.get("method"), "checkpoint", paused)
+        answer = call({"id": 31, "method": "stat", "params": {"target": target}})[0]
+        self.assertEqual(answer.get("id"), 31, answer)
+        self.assertEqual(len(served._threads), 2)
+        write_frame(tx, {"jsonrpc": "2.0", "id": paused["id"], "result": {"cancel": True}})
+        self.assertEqual(frames.get(timeout=10)[0]["error"]["data"], {"fs": "FS_ABORTED"})
+        ours.shutdown(socket.SHUT_WR)
+        reader.join(10)
+        self.assertFalse(reader.is_alive(), "the server still runs after its client left")
+        self.assertFalse(any(t.is_alive() for t in served._threads), "a call thread outlived it")
 
     def test_a_backend_that_does_not_say_concurrent_answers_one_call_at_a_time(self):
         import dict_backend
