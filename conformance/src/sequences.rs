@@ -550,35 +550,52 @@ pub(crate) fn run_sequences_watched(
             .unwrap_or_else(|| crate::factory::DEFAULT_CONFIGURATION.to_string());
         CaseOptions::new(config.seed, durability, configuration)
     };
-    // Every case first, a few at a time (`crate::concurrent`), up to the first that fails.
-    let generated = generate(&strategy, config.cases, config.seed)?;
+    // Every case first, a few at a time (`crate::concurrent`), up to the first that fails;
+    // each starts as soon as the generator, on a thread of its own, has drawn it.
+    let drawn = Drawn::default();
     let (mut done, mut steps_so_far) = (0u64, 0u64);
-    let pre = concurrent::in_order(
-        generated.len(),
-        &|i| {
-            run_case_supervised(
-                subjects,
-                monitor,
-                false,
-                &options_for(i as u64),
-                harness_config,
-                &generated[i],
-                None,
-            )
-        },
-        &mut |result| {
-            done += 1;
-            if let Ok((_, stats)) = result {
-                steps_so_far += stats.steps;
-            }
-            progress(Progress::Case {
-                done,
-                total: u64::from(config.cases),
-                steps: steps_so_far,
+    let pre = std::thread::scope(|scope| {
+        let generator = std::thread::Builder::new()
+            .name("seam-generate".into())
+            .spawn_scoped(scope, || {
+                generate_into(&strategy, config.cases, config.seed, &drawn)
             });
-        },
-    );
-    drop(generated);
+        if let Err(e) = generator {
+            drawn.end(Some(format!("cannot start the generator: {e}")));
+        }
+        let pre = concurrent::in_order(
+            config.cases as usize,
+            &|i| match drawn.case(i) {
+                Ok(steps) => run_case_supervised(
+                    subjects,
+                    monitor,
+                    false,
+                    &options_for(i as u64),
+                    harness_config,
+                    &steps,
+                    None,
+                ),
+                Err(failure) => Err(failure),
+            },
+            &mut |result| {
+                done += 1;
+                if let Ok((_, stats)) = result {
+                    steps_so_far += stats.steps;
+                }
+                progress(Progress::Case {
+                    done,
+                    total: u64::from(config.cases),
+                    steps: steps_so_far,
+                });
+            },
+        );
+        // A case failed: the cases after it are not wanted.
+        drawn.stop();
+        pre
+    });
+    if let Some(failure) = drawn.failed() {
+        return Err(failure);
+    }
     if !pre.last().is_some_and(concurrent::failed) {
         let mut outcome = SequenceOutcome::default();
         for (case_no, result) in pre.into_iter().enumerate() {
@@ -908,6 +925,119 @@ pub fn generated_cases(
     drop(probe);
     let strategy = sequence_strategy(gen_config, config.max_steps, false);
     generate(&strategy, config.cases, config.seed)
+}
+
+/// The cases of a run as the generator draws them, for the runners that wait for them: each
+/// case is there as soon as it is drawn, so the first cases run while the later ones are drawn.
+#[derive(Default)]
+struct Drawn {
+    state: std::sync::Mutex<DrawnState>,
+    changed: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct DrawnState {
+    /// The cases drawn so far, in order.
+    cases: Vec<Arc<Vec<Step>>>,
+    /// Drawing ended: `Some(None)` with every case, `Some(Some(why))` when it could not go on.
+    ended: Option<Option<String>>,
+    /// No more cases are wanted (one failed, or all ran).
+    stopped: bool,
+}
+
+impl Drawn {
+    fn lock(&self) -> std::sync::MutexGuard<'_, DrawnState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Adds the next case; false when no more are wanted.
+    fn push(&self, steps: Vec<Step>) -> bool {
+        let mut st = self.lock();
+        st.cases.push(Arc::new(steps));
+        self.changed.notify_all();
+        !st.stopped
+    }
+
+    /// Drawing ended, with why it could not go on (`None`: it drew every case).
+    fn end(&self, why: Option<String>) {
+        let mut st = self.lock();
+        st.ended.get_or_insert(why);
+        self.changed.notify_all();
+    }
+
+    /// No more cases are wanted.
+    fn stop(&self) {
+        self.lock().stopped = true;
+    }
+
+    /// Case `i`, once it is drawn; why not when drawing ended before it.
+    fn case(&self, i: usize) -> Result<Arc<Vec<Step>>, Failure> {
+        let mut st = self.lock();
+        loop {
+            if let Some(steps) = st.cases.get(i) {
+                return Ok(Arc::clone(steps));
+            }
+            if let Some(why) = &st.ended {
+                let why = why
+                    .as_deref()
+                    .unwrap_or("it drew fewer cases than asked for");
+                return Err(Failure::new(
+                    FailureKind::Setup,
+                    format!("cannot generate: {why}"),
+                ));
+            }
+            st = self
+                .changed
+                .wait(st)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// Why drawing failed on its own (not because the cases left were no longer wanted).
+    fn failed(&self) -> Option<Failure> {
+        match &self.lock().ended {
+            Some(Some(why)) => Some(Failure::new(
+                FailureKind::Setup,
+                format!("cannot generate: {why}"),
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Draws the cases of [`generate`] into `drawn`, one by one, until all are drawn or no more are
+/// wanted: the same cases in the same order (the runner is made the same way, and every case it
+/// is given passes until the rest are not wanted).
+fn generate_into(strategy: &SequenceStrategy, cases: u32, seed: u64, drawn: &Drawn) {
+    let proptest_config = Config {
+        cases,
+        failure_persistence: None,
+        fork: false,
+        timeout: 0,
+        // A case no longer wanted ends the run as a failure, which is not to be shrunk.
+        max_shrink_iters: 0,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new_with_rng(proptest_config, rng_for(seed));
+    let wanted = std::cell::Cell::new(true);
+    let result = runner.run(
+        strategy,
+        |(_, steps, _): (GenState, Vec<Step>, Option<Arc<AtomicUsize>>)| {
+            if drawn.push(steps) {
+                Ok(())
+            } else {
+                wanted.set(false);
+                Err(TestCaseError::fail("no more cases are wanted"))
+            }
+        },
+    );
+    drawn.end(match result {
+        Ok(()) => None,
+        Err(_) if !wanted.get() => None,
+        Err(e) => Some(e.to_string()),
+    });
 }
 
 /// The `cases` cases a run at `seed` draws from `strategy`, in order, none run: the runner of

@@ -39,6 +39,8 @@ pub enum Outline {
         size: u64,
         /// Its first bytes (as many as asked for).
         head: Vec<u8>,
+        /// Its version (within one model, one version is one content).
+        version: u64,
     },
     /// A directory.
     Dir,
@@ -271,9 +273,10 @@ impl Tree {
     /// sizes and the first `head` bytes.
     pub fn outline(&self, head: usize) -> BTreeMap<String, Outline> {
         self.walk(&|node| match node {
-            Node::File { bytes, .. } => Outline::File {
+            Node::File { bytes, version, .. } => Outline::File {
                 size: bytes.len() as u64,
                 head: bytes[..bytes.len().min(head)].to_vec(),
+                version: *version,
             },
             Node::Dir { .. } => Outline::Dir,
             Node::Symlink { .. } => Outline::Symlink,

@@ -1,7 +1,7 @@
-//! The model's literal edit and the contract's are two witnesses written apart (the model on an
-//! explicit byte map, the contract on a view and the positions it dropped). On texts built from
-//! the characters that matter — `\r`, `\n`, multi-byte characters, a BOM — they must agree on
-//! every edit: the same bytes, the same `before` and `after`, or the same refusal.
+//! The model's literal edit and the contract's are two witnesses written apart (the model walks
+//! the file beside its view, the contract keeps a view and the positions it dropped). On texts
+//! built from the characters that matter — `\r`, `\n`, multi-byte characters, a BOM — they must
+//! agree on every edit: the same bytes, the same `before` and `after`, or the same refusal.
 
 use proptest::prelude::*;
 use seam::EditRequest;

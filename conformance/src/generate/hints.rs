@@ -4,6 +4,8 @@
 
 use crate::step::{Op, Step, VersionRef};
 use seam_model::{Interference, Model, Outline};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The root the generation model uses (paths are only hints there).
 pub const GEN_ROOT: &str = "/seam-gen-root";
@@ -18,6 +20,53 @@ pub struct GenState {
     pub recent: Vec<String>,
     /// The steps of the aimed opening not generated yet (see `openings`).
     pub plan: Vec<Step>,
+    /// The words of the files' heads, computed once per content.
+    words: WordCache,
+}
+
+/// The words of each file's head by the file's version, so that a step's hints, which look at
+/// every file, do not split again the heads that did not change since the last step (most did
+/// not). An entry is used only for the very bytes it was computed from, so clones of a state
+/// that went different ways may share it.
+#[derive(Clone, Debug, Default)]
+struct WordCache(Arc<Mutex<HashMap<u64, HeadWords>>>);
+
+/// A file's head and its first distinct words.
+type HeadWords = (Vec<u8>, Arc<[String]>);
+
+impl WordCache {
+    /// The first distinct words of `head` (at most 16: [`words_of`] into an empty list).
+    fn words(&self, version: u64, head: &[u8]) -> Arc<[String]> {
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((seen, words)) = map.get(&version)
+            && seen.as_slice() == head
+        {
+            return Arc::clone(words);
+        }
+        let mut words = Vec::new();
+        words_of(head, &mut words);
+        let words: Arc<[String]> = words.into();
+        map.insert(version, (head.to_vec(), Arc::clone(&words)));
+        words
+    }
+
+    /// Adds a file's words to `words` as [`words_of`] would: each not there yet, until there
+    /// are 16. A file's first 16 distinct words are enough for that: of the words it looks at
+    /// before it stops, the ones it adds are at most 16 minus those already there, and the
+    /// ones it skips are among those already there.
+    fn add(&self, version: u64, head: &[u8], words: &mut Vec<String>) {
+        if words.len() >= 16 {
+            return;
+        }
+        for w in self.words(version, head).iter() {
+            if words.len() >= 16 {
+                break;
+            }
+            if !words.contains(w) {
+                words.push(w.clone());
+            }
+        }
+    }
 }
 
 impl GenState {
@@ -32,6 +81,7 @@ impl GenState {
             model: Model::new(seam_model::ModelConfig::new(GEN_ROOT)),
             recent: Vec::new(),
             plan,
+            words: WordCache::default(),
         }
     }
 }
@@ -61,12 +111,12 @@ impl Hints {
     /// Hints from the generation state; words come first from the files written last.
     pub fn from_state(state: &GenState) -> Hints {
         let outline = state.model.outline(WORDS_FROM);
-        let mut hints = Self::from_outline(&outline);
+        let mut hints = Self::from_outline(&outline, &state.words);
         let mut words = Vec::new();
         for path in state.recent.iter().rev() {
             let rel = path.trim_start_matches("./");
-            if let Some(Outline::File { head, .. }) = outline.get(rel) {
-                words_of(head, &mut words);
+            if let Some(Outline::File { head, version, .. }) = outline.get(rel) {
+                state.words.add(*version, head, &mut words);
             }
         }
         for w in hints.words {
@@ -80,11 +130,14 @@ impl Hints {
     }
 
     /// Hints from an outline of what exists (no file's content is copied).
-    fn from_outline(outline: &std::collections::BTreeMap<String, Outline>) -> Hints {
+    fn from_outline(
+        outline: &std::collections::BTreeMap<String, Outline>,
+        cache: &WordCache,
+    ) -> Hints {
         let mut words: Vec<String> = Vec::new();
         for e in outline.values() {
-            if let Outline::File { head, .. } = e {
-                words_of(head, &mut words);
+            if let Outline::File { head, version, .. } = e {
+                cache.add(*version, head, &mut words);
             }
         }
         Hints {
@@ -267,10 +320,45 @@ pub fn keeps_links_inside(state: &GenState, step: &Step) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
     use seam_model::WorldOp;
 
     fn world(op: WorldOp) -> Step {
         Step::plain(Op::World(op))
+    }
+
+    proptest::proptest! {
+        /// The cache adds what [`words_of`] adds, to any list it starts from, for heads with
+        /// few and many words, repeats, long words and multi-byte spaces; and a version whose
+        /// head changed is not answered from the cache.
+        #[test]
+        fn cached_words_are_the_words_of_the_head(
+            heads in proptest::collection::vec(
+                proptest::collection::vec(
+                    proptest::sample::select(vec!["a", "b", "cc", "ddd", " ", "\n", "\u{a0}", "\u{feff}", "\0", "wordlongerthantwelve", "é"]),
+                    0..80,
+                ).prop_map(|v| v.concat().into_bytes()),
+                1..6,
+            ),
+            start in proptest::collection::vec(proptest::sample::select(vec!["a", "b", "cc", "x", "y"]), 0..18),
+        ) {
+            let cache = WordCache::default();
+            let mut cached: Vec<String> = Vec::new();
+            let mut plain: Vec<String> = Vec::new();
+            for w in start {
+                if !plain.contains(&w.to_string()) {
+                    plain.push(w.to_string());
+                    cached.push(w.to_string());
+                }
+            }
+            for (i, head) in heads.iter().enumerate() {
+                // Version 7 for every head: each is new bytes under a version seen before.
+                let version = if i % 2 == 0 { 7 } else { i as u64 };
+                cache.add(version, head, &mut cached);
+                words_of(head, &mut plain);
+                proptest::prop_assert_eq!(&cached, &plain);
+            }
+        }
     }
 
     fn rename(from: &str, to: &str) -> Step {

@@ -139,14 +139,24 @@ impl Model {
         let d = r.display.as_str();
         let key = r.key.0.clone();
         let not_regular = || err(FsError::not_regular_file(Verb::Write, d));
-        let existing = match lstat(&self.tree, &key) {
+        let limit = self.config.diff_basis_max_bytes;
+        // What is there: its `before` (taken now, not a copy of its bytes), bits and version.
+        let mut existing = match lstat(&self.tree, &key) {
             Err(_) => return Err(Self::loop_error(Verb::Write, d)),
             Ok(None) => None,
             Ok(Some(Node::File {
                 bytes,
                 mode,
                 version,
-            })) => Some((bytes.clone(), *mode, *version)),
+            })) => Some((
+                if (content.len() as u64) < limit {
+                    diff_basis(bytes, limit)
+                } else {
+                    None
+                },
+                *mode,
+                *version,
+            )),
             Ok(Some(_)) => return Err(not_regular()),
         };
         match guard {
@@ -178,11 +188,7 @@ impl Model {
                 _ => err(FsError::changed_since_read(Verb::Write, d)),
             });
         }
-        let limit = self.config.diff_basis_max_bytes;
-        let before = match &existing {
-            Some((bytes, _, _)) if (content.len() as u64) < limit => diff_basis(bytes, limit),
-            _ => None,
-        };
+        let before = existing.as_mut().and_then(|(before, _, _)| before.take());
         match interference {
             Interference::Cancel(CancelPoint::BeforeStage) => {
                 return Err(err(FsError::aborted(Verb::Write)));
