@@ -552,50 +552,34 @@ pub(crate) fn run_sequences_watched(
     };
     // Every case first, a few at a time (`crate::concurrent`), up to the first that fails;
     // each starts as soon as the generator, on a thread of its own, has drawn it.
-    let drawn = Drawn::default();
     let (mut done, mut steps_so_far) = (0u64, 0u64);
-    let pre = std::thread::scope(|scope| {
-        let generator = std::thread::Builder::new()
-            .name("seam-generate".into())
-            .spawn_scoped(scope, || {
-                generate_into(&strategy, config.cases, config.seed, &drawn)
+    let pre = draw_and_run(
+        &strategy,
+        config.cases,
+        config.seed,
+        &|i, steps| {
+            run_case_supervised(
+                subjects,
+                monitor,
+                false,
+                &options_for(i as u64),
+                harness_config,
+                steps,
+                None,
+            )
+        },
+        &mut |result| {
+            done += 1;
+            if let Ok((_, stats)) = result {
+                steps_so_far += stats.steps;
+            }
+            progress(Progress::Case {
+                done,
+                total: u64::from(config.cases),
+                steps: steps_so_far,
             });
-        if let Err(e) = generator {
-            drawn.end(Some(format!("cannot start the generator: {e}")));
-        }
-        let pre = concurrent::in_order(
-            config.cases as usize,
-            &|i| match drawn.case(i) {
-                Ok(steps) => run_case_supervised(
-                    subjects,
-                    monitor,
-                    false,
-                    &options_for(i as u64),
-                    harness_config,
-                    &steps,
-                    None,
-                ),
-                Err(failure) => Err(failure),
-            },
-            &mut |result| {
-                done += 1;
-                if let Ok((_, stats)) = result {
-                    steps_so_far += stats.steps;
-                }
-                progress(Progress::Case {
-                    done,
-                    total: u64::from(config.cases),
-                    steps: steps_so_far,
-                });
-            },
-        );
-        // A case failed: the cases after it are not wanted.
-        drawn.stop();
-        pre
-    });
-    if let Some(failure) = drawn.failed() {
-        return Err(failure);
-    }
+        },
+    )?;
     if !pre.last().is_some_and(concurrent::failed) {
         let mut outcome = SequenceOutcome::default();
         for (case_no, result) in pre.into_iter().enumerate() {
@@ -927,6 +911,61 @@ pub fn generated_cases(
     generate(&strategy, config.cases, config.seed)
 }
 
+/// Draws `cases` cases from `strategy` on a thread of its own and runs each with `run` as soon
+/// as it is drawn, a few at a time ([`concurrent::in_order`]): the results in order, up to and
+/// including the first that failed. The cases are those [`generate`] draws, in its order.
+///
+/// A panic while drawing (the strategy runs the model) ends the drawing, so that no runner
+/// waits for a case for ever, and is raised again on this thread once the runners are done —
+/// reported as the property's panic, as when the cases were drawn on this thread. Drawing that
+/// fails otherwise is a setup failure.
+fn draw_and_run(
+    strategy: &SequenceStrategy,
+    cases: u32,
+    seed: u64,
+    run: &(dyn Fn(usize, &[Step]) -> concurrent::CaseResult + Sync),
+    finished: &mut dyn FnMut(&concurrent::CaseResult),
+) -> Result<Vec<concurrent::CaseResult>, Failure> {
+    let drawn = Drawn::default();
+    let mut generator_panic = None;
+    let pre = std::thread::scope(|scope| {
+        let generator = std::thread::Builder::new()
+            .name("seam-generate".into())
+            .spawn_scoped(scope, || {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    generate_into(strategy, cases, seed, &drawn)
+                }))
+                .inspect_err(|_| drawn.end(Some("the generator panicked".into())))
+            });
+        if let Err(e) = &generator {
+            drawn.end(Some(format!("cannot start the generator: {e}")));
+        }
+        let pre = concurrent::in_order(
+            cases as usize,
+            &|i| match drawn.case(i) {
+                Ok(steps) => run(i, &steps),
+                Err(failure) => Err(failure),
+            },
+            finished,
+        );
+        // A case failed, or all ran: the cases after it are not wanted.
+        drawn.stop();
+        if let Ok(handle) = generator
+            && let Ok(Err(payload)) = handle.join()
+        {
+            generator_panic = Some(payload);
+        }
+        pre
+    });
+    if let Some(payload) = generator_panic {
+        std::panic::resume_unwind(payload);
+    }
+    match drawn.failed() {
+        Some(failure) => Err(failure),
+        None => Ok(pre),
+    }
+}
+
 /// The cases of a run as the generator draws them, for the runners that wait for them: each
 /// case is there as soon as it is drawn, so the first cases run while the later ones are drawn.
 #[derive(Default)]
@@ -1111,4 +1150,117 @@ fn shrink_hang(
         progress(runs, best.len());
     }
     (best, runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::Policies;
+    use std::sync::Mutex;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    fn strategy() -> SequenceStrategy {
+        let gen_config = GenConfig {
+            caps: seam::Capabilities::none(),
+            fifos: false,
+            restore_mtime: true,
+            modes: true,
+            diff_limit: 1 << 20,
+            policies: Policies::None,
+        };
+        sequence_strategy(gen_config, 12, false)
+    }
+
+    /// A strategy whose every transition panics (the model in it failing).
+    fn panicking() -> SequenceStrategy {
+        Sequential::new(
+            (1..=4).into(),
+            || proptest::strategy::Just(GenState::new()).boxed(),
+            |_, _| true,
+            |_| -> BoxedStrategy<Step> { panic!("the model broke while drawing") },
+            |state, _| state,
+        )
+    }
+
+    fn passing(_: usize, steps: &[Step]) -> concurrent::CaseResult {
+        let stats = Stats {
+            steps: steps.len() as u64,
+            ..Stats::default()
+        };
+        Ok((Vec::new(), stats))
+    }
+
+    /// `f` on a thread of its own, given a minute: `None` when it hangs.
+    fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(Duration::from_secs(60)).ok()
+    }
+
+    #[test]
+    fn the_cases_run_are_the_cases_generate_draws_in_its_order() {
+        let drawn = generate(&strategy(), 24, 11).expect("drawn");
+        let ran = Mutex::new(vec![None; 24]);
+        let pre = draw_and_run(
+            &strategy(),
+            24,
+            11,
+            &|i, steps| {
+                ran.lock().expect("lock")[i] = Some(steps.to_vec());
+                passing(i, steps)
+            },
+            &mut |_| {},
+        )
+        .expect("ran");
+        assert_eq!(pre.len(), 24);
+        let ran: Vec<Vec<Step>> = ran
+            .into_inner()
+            .expect("lock")
+            .into_iter()
+            .map(|c| c.expect("every case ran"))
+            .collect();
+        assert_eq!(ran, drawn);
+    }
+
+    #[test]
+    fn no_case_after_a_failed_one_is_counted() {
+        let pre = draw_and_run(
+            &strategy(),
+            40,
+            5,
+            &|i, steps| {
+                if i == 3 {
+                    Err(Failure::new(FailureKind::BytesOnDisk, "case 3 departs"))
+                } else {
+                    passing(i, steps)
+                }
+            },
+            &mut |_| {},
+        )
+        .expect("ran");
+        assert_eq!(pre.len(), 4, "cases 0 to 3, the failing one last");
+        assert!(concurrent::failed(&pre[3]));
+    }
+
+    /// Drawing that panics is the property's panic, raised where the run was asked for — not a
+    /// run that waits for ever for a case that will never be drawn.
+    #[test]
+    fn a_panic_while_drawing_is_raised_not_waited_for() {
+        let outcome = within_a_minute(|| {
+            std::panic::catch_unwind(|| {
+                draw_and_run(&panicking(), 8, 5, &passing, &mut |_| {}).map(|pre| pre.len())
+            })
+        })
+        .expect("the run ended");
+        let payload = outcome.expect_err("the panic came through");
+        let text = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        assert!(text.contains("the model broke while drawing"), "{text}");
+    }
 }

@@ -199,10 +199,19 @@ class Server:
             with self._lock:
                 del self._streams[rid]
 
-    def handle(self, frame):
-        """Answers one request (on the calling thread)."""
+    def handle(self, frame, answering=None):
+        """Answers one request (on the calling thread). `answering` is called once, just before
+        the answer is written."""
         message, segments = frame
         method, rid = message.get("method"), message.get("id")
+
+        def reply(*args, **kwargs):
+            nonlocal answering
+            if answering is not None:
+                answering, then = None, answering
+                then()
+            self.reply(*args, **kwargs)
+
         try:
             p = _take(message.get("params") or {}, segments)
             if method == "initialize":
@@ -243,28 +252,32 @@ class Server:
                     result = {"bytes": result}
             else:
                 raise ProtocolError(-32601, f"unknown method {method}")
-            self.reply(rid, result)
+            reply(rid, result)
         except FsError as e:
-            self.reply(rid, error={"code": -32010, "message": e.message, "data": {"fs": e.code}})
+            reply(rid, error={"code": -32010, "message": e.message, "data": {"fs": e.code}})
         except ProtocolError as e:
-            self.reply(rid, error={"code": e.code, "message": str(e)})
+            reply(rid, error={"code": e.code, "message": str(e)})
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
-            self.reply(rid, error={"code": -32602, "message": f"bad parameters: {e!r}"})
+            reply(rid, error={"code": -32602, "message": f"bad parameters: {e!r}"})
         except OSError as e:
             # The storage failed in a way the backend did not name: coded, never a dead process.
-            self.reply(rid, error={"code": -32010, "message": f"{VERBS.get(method, method)}: {e}",
+            reply(rid, error={"code": -32010, "message": f"{VERBS.get(method, method)}: {e}",
                                    "data": {"fs": "FS_IO_ERROR"}})
         except Exception as e:  # noqa: BLE001 — a bug in the backend: answered, and said on stderr
             traceback.print_exc(file=sys.stderr)
-            self.reply(rid, error={"code": -32603, "message": f"internal error: {e!r}"})
+            reply(rid, error={"code": -32603, "message": f"internal error: {e!r}"})
 
     def _take_calls(self, frame):
-        """A concurrent backend's thread: `frame`, then each call given to it, until the end."""
+        """A concurrent backend's thread: `frame`, then each call given to it, until the end. It
+        counts itself free just before it writes an answer, so the client's next call, sent when
+        the answer arrives, finds it free (and waits at most for that write to end)."""
         while frame is not None:
-            self.handle(frame)
-            with self._lock:
-                self._idle += 1
+            self.handle(frame, answering=self._free)
             frame = self._calls.get()
+
+    def _free(self):
+        with self._lock:
+            self._idle += 1
 
     def _in_order(self):
         """A one-at-a-time backend's thread: every request, in the order it came."""
