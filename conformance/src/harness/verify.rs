@@ -40,11 +40,7 @@ impl Harness {
             _ => e.admits(a),
         };
         let shown = |e: &SnapEntry| {
-            if perms {
-                e.clone()
-            } else {
-                e.without_mode()
-            }
+            if perms { e.clone() } else { e.without_mode() }
         };
         let (exp, act) = (&expected, &actual);
         for (path, a) in act {
