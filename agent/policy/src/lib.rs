@@ -52,6 +52,7 @@
 mod decide;
 mod owner;
 mod policy;
+mod table;
 
 pub use decide::{EditRefusal, Observed, decide_edit, decide_remove, decide_replace, decide_write};
 pub use owner::Owner;

@@ -5,7 +5,7 @@
 //! of an [`Owner`] is dropped, every policy that recorded something for it forgets it. That is
 //! the seed's `WeakMap<session, …>`, made explicit.
 
-use crate::policy::Table;
+use crate::table::Table;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};

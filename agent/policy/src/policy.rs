@@ -2,31 +2,14 @@
 
 use crate::decide::{Observed, decide_edit, decide_remove, decide_replace, decide_write};
 use crate::owner::Owner;
+use crate::table::Table;
 use seam::{
     Actor, FsError, FsObservation, FsTarget, FsTargetKey, FsVersion, Gate, Verb, WriteIntent,
     check_event_target, check_observation,
 };
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-
-/// Observations per owner id, then per target key.
-#[derive(Default)]
-pub(crate) struct Table {
-    owners: Mutex<HashMap<u64, HashMap<FsTargetKey, Observed>>>,
-}
-
-impl Table {
-    fn lock(&self) -> MutexGuard<'_, HashMap<u64, HashMap<FsTargetKey, Observed>>> {
-        // A panic elsewhere while holding the lock leaves a consistent map (every update is
-        // one insert), so a poisoned lock is still usable.
-        self.owners.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    pub(crate) fn forget(&self, owner: u64) {
-        self.lock().remove(&owner);
-    }
-}
+use std::sync::Arc;
 
 /// The read-before-write / read-before-edit gate.
 ///

@@ -10,10 +10,11 @@
 //! (`content`, the default; `files_with_matches`; `count`), context lines (`-A`, `-B`, `-C`:
 //! `Line n- <text>` rows, `--` between blocks that do not touch), `-i`, `multiline`, a file
 //! `type` (ripgrep's names) and `head_limit` (the first N rows, files or counts). Rendering is
-//! in [`crate::grep_output`].
+//! in [`crate::grep_output`]; how a line is shown, and how many, in [`crate::grep_lines`].
 
 use crate::args::Args;
 use crate::exec::Exec;
+use crate::grep_lines::{GREP_MAX_LINE_BYTES, GREP_MAX_MATCHES, preview};
 use crate::output::{ToolError, ToolOutput, ToolResult};
 use crate::search::{SpillStore, optional_path, root_of, search_error, search_of, shown, spill};
 use crate::tool::{PromptSection, Tool, ToolEffects};
@@ -23,12 +24,6 @@ use std::sync::Arc;
 
 /// The grep tool's system-prompt guidance.
 pub const GREP_PROMPT: &str = "Use the grep tool — not shell grep or rg — to search file contents. Use read on a matched file when you need surrounding context.";
-
-/// At most this many matches are shown; the complete result is spilled.
-pub const GREP_MAX_MATCHES: usize = 250;
-
-/// A preview is cut at this many bytes (on a UTF-8 boundary).
-pub const GREP_MAX_LINE_BYTES: usize = 2000;
 
 /// The search stops after this many matches (the spill says so).
 pub const GREP_SEARCH_LIMIT: usize = 100_000;
@@ -141,26 +136,6 @@ fn include_of<'a>(args: &Args<'a>) -> Result<Option<&'a str>, ToolError> {
         }
     }
     Ok(Some(glob))
-}
-
-/// A line as the model sees it: cut at the byte cap on a UTF-8 boundary (`cut`: the provider
-/// already kept only its beginning).
-pub(crate) fn preview(text: &[u8], cut: bool) -> String {
-    let Ok(line) = std::str::from_utf8(text) else {
-        return "(line is not valid UTF-8)".to_string();
-    };
-    if line.len() <= GREP_MAX_LINE_BYTES {
-        return if cut {
-            format!("{line} (line truncated)")
-        } else {
-            line.to_string()
-        };
-    }
-    let mut cut = GREP_MAX_LINE_BYTES;
-    while !line.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{} (line truncated)", &line[..cut])
 }
 
 /// Matches grouped by file in order: `<path>` then `Line n: <preview>` rows, groups separated
@@ -295,19 +270,6 @@ impl Tool for GrepTool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn previews_cut_on_a_character_boundary() {
-        let long = "aé".repeat(1000); // 3,000 bytes
-        let p = preview(long.as_bytes(), false);
-        assert!(p.ends_with(" (line truncated)"));
-        let kept = p.trim_end_matches(" (line truncated)");
-        assert!(kept.len() <= GREP_MAX_LINE_BYTES && kept.len() >= GREP_MAX_LINE_BYTES - 1);
-        assert!(long.starts_with(kept));
-        assert_eq!(preview(b"short", false), "short");
-        assert_eq!(preview(b"short", true), "short (line truncated)");
-        assert_eq!(preview(b"\xff\xfe", false), "(line is not valid UTF-8)");
-    }
 
     #[test]
     fn include_is_one_positive_glob() {

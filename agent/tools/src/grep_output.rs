@@ -12,7 +12,7 @@
 //! seed does for matches.
 
 use crate::args::Args;
-use crate::grep::{GREP_MAX_MATCHES, preview};
+use crate::grep_lines::{GREP_MAX_MATCHES, preview};
 use crate::output::{ToolError, ToolOutput, ToolResult};
 use crate::search::{SpillStore, spill};
 use seam::search::GrepFound;
