@@ -4,6 +4,7 @@
 use crate::Usage;
 use crate::progress::Display;
 use crate::select::factory;
+pub use crate::soak::Seeds;
 use seam_cli::providers::SHIPPED;
 use seam_cli::shell::shell_word;
 use seam_cli::unprivileged::SelfExec;
@@ -39,22 +40,6 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
-/// How many seeds a run samples: one (the usual check), or many (a soak).
-#[derive(Clone, Copy, Debug)]
-pub enum Seeds {
-    /// One seed: given (`--seed`) or fresh.
-    One {
-        /// The seed.
-        seed: u64,
-        /// Whether it was given.
-        given: bool,
-    },
-    /// This many fresh seeds (`--seeds N`).
-    Count(u64),
-    /// Fresh seeds until this much time is spent (`--for DURATION`); a seed under way finishes.
-    For(std::time::Duration),
 }
 
 /// What one seed's run over every provider gave.

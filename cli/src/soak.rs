@@ -9,6 +9,22 @@ use seam_conformance::{Report, Status, Verdict};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// How many seeds a run samples: one (the usual check), or many (a soak).
+#[derive(Clone, Copy, Debug)]
+pub enum Seeds {
+    /// One seed: given (`--seed`) or fresh.
+    One {
+        /// The seed.
+        seed: u64,
+        /// Whether it was given.
+        given: bool,
+    },
+    /// This many fresh seeds (`--seeds N`).
+    Count(u64),
+    /// Fresh seeds until this much time is spent (`--for DURATION`); a seed under way finishes.
+    For(Duration),
+}
+
 /// A fresh seed: the clock, the process and a counter mixed, so two seeds drawn in one process
 /// never repeat.
 pub fn fresh_seed() -> u64 {
@@ -72,7 +88,7 @@ struct NotPass {
 
 /// A soak in progress.
 pub struct Soak {
-    plan: crate::check::Seeds,
+    plan: Seeds,
     started: Instant,
     seeds: u64,
     runs: u64,
@@ -84,11 +100,11 @@ pub struct Soak {
 
 impl Soak {
     /// Starts a soak over `providers`, saying what it will do.
-    pub fn new(plan: crate::check::Seeds, providers: &[String]) -> Self {
+    pub fn new(plan: Seeds, providers: &[String]) -> Self {
         let how = match plan {
-            crate::check::Seeds::Count(n) => format!("{n} fresh seed(s)"),
-            crate::check::Seeds::For(d) => format!("fresh seeds for {}", clock(d)),
-            crate::check::Seeds::One { seed, .. } => format!("seed {seed}"),
+            Seeds::Count(n) => format!("{n} fresh seed(s)"),
+            Seeds::For(d) => format!("fresh seeds for {}", clock(d)),
+            Seeds::One { seed, .. } => format!("seed {seed}"),
         };
         println!(
             "soak: {how} over {} provider(s): {}",
@@ -111,9 +127,9 @@ impl Soak {
     /// The next seed to run, or `None` when the count or the time is spent.
     pub fn next_seed(&mut self) -> Option<u64> {
         let more = match self.plan {
-            crate::check::Seeds::Count(n) => self.seeds < n,
-            crate::check::Seeds::For(d) => self.seeds == 0 || self.started.elapsed() < d,
-            crate::check::Seeds::One { .. } => self.seeds == 0,
+            Seeds::Count(n) => self.seeds < n,
+            Seeds::For(d) => self.seeds == 0 || self.started.elapsed() < d,
+            Seeds::One { .. } => self.seeds == 0,
         };
         if !more {
             return None;

@@ -4,15 +4,11 @@
 //! through — is `FS_NOT_FOUND`.
 
 use crate::errors::os;
-use crate::root::Root;
+use crate::root::{Root, dir_flags};
 use rustix::fd::OwnedFd;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 use seam::{FsError, Verb};
-
-pub(crate) fn dir_flags() -> OFlags {
-    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC
-}
 
 fn not_a_dir_parent(verb: Verb, display: &str) -> FsError {
     FsError::parent_not_directory(verb, display)

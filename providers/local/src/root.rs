@@ -17,6 +17,12 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, StatxFlags};
 use rustix::io::Errno;
 use std::collections::VecDeque;
 
+/// How a directory is opened for its descriptor (read-only, a directory or nothing, closed
+/// on exec).
+pub(crate) fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC
+}
+
 /// Links followed in one resolution before it is a loop (the kernel's own limit).
 const MAX_LINKS: usize = 40;
 
@@ -224,7 +230,7 @@ impl Root {
 
     /// Opens the directory at `key` (following links on the way and at the end).
     pub fn open_dir(&self, key: &str) -> Result<OwnedFd, Errno> {
-        self.open(key, crate::parents::dir_flags())
+        self.open(key, dir_flags())
     }
 
     /// `statx` of `key`; absent is `Ok(None)`.

@@ -9,7 +9,7 @@
 
 use crate::config::{Durability, NonceSource, Staging};
 use crate::errors::os;
-use crate::parents::dir_flags;
+use crate::root::dir_flags;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;

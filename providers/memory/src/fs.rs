@@ -17,7 +17,7 @@
 use crate::store::MemoryStore;
 use crate::stream::{CHUNK, TextChunks};
 use crate::sync::Arc;
-use crate::tree::{NEW_FILE_MODE, Node, Tree, WalkError, components, join};
+use crate::tree::{NEW_FILE_MODE, Node, Tree, WalkError, components, join, token};
 use seam::edit::literal_edit;
 use seam::paths::{display_path, file_url, is_within};
 use seam::text::{BOM, NUL_SAMPLE_BYTES, decode_for_read, lf_normalize, strip_bom};
@@ -101,10 +101,6 @@ struct Seen {
     version: u64,
     mode: u32,
     bytes: Arc<Vec<u8>>,
-}
-
-pub(crate) fn token(version: u64) -> FsVersion {
-    FsVersion::new(format!("m{version}"))
 }
 
 fn kind_of(node: &Node) -> FsKind {

@@ -4,10 +4,8 @@
 //! tree lock — the guard, every check again and the change one critical section against every
 //! other call and instance.
 
-use crate::tree::{DIR_MODE, Node, Tree, WalkError, components, join};
+use crate::tree::{DIR_MODE, Node, Tree, WalkError, components, join, token};
 use seam::{CreateDirOptions, FsError, FsPathKind, FsVersion, RemoveOptions, RenameOptions, Verb};
-
-use crate::fs::token;
 
 pub(crate) fn path_kind(n: &Node) -> FsPathKind {
     match n {

@@ -9,6 +9,11 @@
 use crate::sync::Arc;
 use std::collections::{BTreeMap, VecDeque};
 
+/// A node's version as the token callers see (`m` and the number).
+pub(crate) fn token(version: u64) -> seam::FsVersion {
+    seam::FsVersion::new(format!("m{version}"))
+}
+
 /// How many links one walk may follow before it is a loop (Linux `MAXSYMLINKS`).
 pub(crate) const MAX_LINKS: usize = 40;
 
