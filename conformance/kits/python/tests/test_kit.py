@@ -151,9 +151,9 @@ class Concurrency(unittest.TestCase):
     `staged` checkpoint (the kit's `TreeBackend` is concurrent) — and the file it reads is the old
     one; a backend that does not say `concurrent` answers the read only after the write."""
 
-    def write_paused_then_read(self, backend, first_wait):
-        """What the client receives, in order, after it sends a write that shows its checkpoints
-        and, while the write waits at `staged`, a read of the same file."""
+    def serve(self, backend):
+        """`backend` served over a socket pair on a thread of its own: the `Server`, its thread,
+        the client's socket, the client's writer and a queue of every frame the client gets."""
         import queue
         import socket
         import threading
@@ -161,16 +161,25 @@ class Concurrency(unittest.TestCase):
         ours, theirs = socket.socketpair()
         self.addCleanup(ours.close)
         self.addCleanup(theirs.close)
-        server = threading.Thread(
-            target=Server(backend, theirs.makefile("rb"), theirs.makefile("wb")).run, daemon=True)
-        server.start()
-        tx, frames = ours.makefile("wb"), queue.Queue()
+        served = Server(backend, theirs.makefile("rb"), theirs.makefile("wb"))
+        reader = threading.Thread(target=served.run, daemon=True)
+        reader.start()
+        frames = queue.Queue()
 
         def collect(rx):
             while (frame := read_frame(rx)) is not None:
                 frames.put(frame)
 
         threading.Thread(target=collect, args=(ours.makefile("rb"),), daemon=True).start()
+        return served, reader, ours, ours.makefile("wb"), frames
+
+    def write_paused_then_read(self, backend, first_wait):
+        """What the client receives, in order, after it sends a write that shows its checkpoints
+        and, while the write waits at `staged`, a read of the same file."""
+        import queue
+        import socket
+
+        _, server, ours, tx, frames = self.serve(backend)
 
         def send(message, segments=()):
             write_frame(tx, dict(message, jsonrpc="2.0"), list(segments))
@@ -227,25 +236,10 @@ class Concurrency(unittest.TestCase):
         """A concurrent backend's calls are taken by threads that wait for the next call: calls
         made one after another all run on one, and a call made while another waits gets its own."""
         import dict_backend
-        import queue
         import socket
-        import threading
 
-        ours, theirs = socket.socketpair()
-        self.addCleanup(ours.close)
-        self.addCleanup(theirs.close)
-        served = Server(seam_kit.TreeBackend(dict_backend.DictStore(), "t",
-                                             claims=("cancel_points",)),
-                        theirs.makefile("rb"), theirs.makefile("wb"))
-        reader = threading.Thread(target=served.run, daemon=True)
-        reader.start()
-        tx, frames = ours.makefile("wb"), queue.Queue()
-
-        def collect(rx):
-            while (frame := read_frame(rx)) is not None:
-                frames.put(frame)
-
-        threading.Thread(target=collect, args=(ours.makefile("rb"),), daemon=True).start()
+        served, reader, ours, tx, frames = self.serve(seam_kit.TreeBackend(
+            dict_backend.DictStore(), "t", claims=("cancel_points",)))
 
         def call(message, segments=()):
             write_frame(tx, dict(message, jsonrpc="2.0"), list(segments))
