@@ -1,0 +1,202 @@
+//! A power cut under any backend whose storage is a directory.
+//!
+//! Killing a backend's process shows whether its writes are atomic, not whether they are
+//! durable: what it never synced survives a process kill in the page cache. This crate mounts
+//! a FUSE file system over a backing directory that passes every operation through and keeps,
+//! beside what readers see, the **durable image**: each file's data as of its last `fsync`, each
+//! directory's entries as of its last `fsync` (the rules are written down once, in [`image`]).
+//! [`Mounted::cut`] stops serving — every later operation fails with `EIO` — and hands back the
+//! image; [`Image::materialize`] writes what survived into a fresh directory, where the backend
+//! is started again and looked at.
+//!
+//! Unlike a layer that applies namespace operations at once (LazyFS), a rename, link or unlink
+//! here survives only when its directory was synced; `renameat2` with `RENAME_NOREPLACE` or
+//! `RENAME_EXCHANGE`, hard links and extended attributes pass through. The kernel's FUSE has no
+//! `O_TMPFILE` for a file system that does not implement it, and `fuser` does not: an
+//! `open(O_TMPFILE)` under the layer fails with `EOPNOTSUPP`, and a backend that stages that
+//! way must fall back (the local provider does, to a private directory).
+//!
+//! Mounting needs `/dev/fuse` and the right to mount (root, here): [`available`] says why not,
+//! and the caller reports the property as not run with that reason.
+
+pub mod image;
+mod layer;
+mod nodes;
+
+pub use image::{Durable, Image, Materialized, NodeId};
+pub use layer::Counters;
+
+use layer::{Inner, Layer};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The root's node number.
+pub const ROOT: NodeId = 1;
+
+/// Why the layer could not be mounted.
+#[derive(Debug, thiserror::Error)]
+pub enum MountError {
+    /// There is no FUSE device on this machine.
+    #[error("no FUSE here: {0}")]
+    NoFuse(String),
+    /// The backing directory could not be read.
+    #[error("the backing directory {path}: {source}")]
+    Backing {
+        /// The directory.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The mount itself failed (no right to mount, a mount point that is not a directory...).
+    #[error("mounting FUSE at {path} failed: {source}")]
+    Mount {
+        /// The mount point.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+}
+
+/// Whether the layer can be mounted here: `Err(why)` when it cannot (the reason a property
+/// that needs it gives for not running). Looks for the device only; a mount can still fail
+/// for want of the right to mount, which [`mount`] reports.
+pub fn available() -> Result<(), String> {
+    match std::fs::metadata("/dev/fuse") {
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("/dev/fuse: {e}")),
+    }
+}
+
+/// What the layer counted so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counted {
+    /// Operations served before the cut.
+    pub ops: u64,
+    /// File syncs seen.
+    pub file_syncs: u64,
+    /// Directory syncs seen.
+    pub dir_syncs: u64,
+    /// Operations refused after the cut.
+    pub refused: u64,
+}
+
+/// The layer, mounted.
+pub struct Mounted {
+    session: Option<fuser::BackgroundSession>,
+    inner: Arc<Mutex<Inner>>,
+    counters: Arc<Counters>,
+    mountpoint: PathBuf,
+}
+
+/// Mounts the layer over `backing` at `mountpoint` (an existing empty directory). Everything
+/// in `backing` now is durable.
+pub fn mount(backing: &Path, mountpoint: &Path) -> Result<Mounted, MountError> {
+    available().map_err(MountError::NoFuse)?;
+    let nodes = nodes::Nodes::new(backing).map_err(|source| MountError::Backing {
+        path: backing.to_path_buf(),
+        source,
+    })?;
+    let counters = Arc::new(Counters::default());
+    let layer = Layer::new(nodes, counters.clone());
+    let inner = layer.inner.clone();
+    let mut config = fuser::Config::default();
+    config.mount_options = vec![
+        fuser::MountOption::FSName("seam-powercut".into()),
+        fuser::MountOption::Subtype("seam-powercut".into()),
+    ];
+    config.n_threads = Some(1);
+    let session = fuser::spawn_mount(layer, mountpoint, &config).map_err(|source| {
+        MountError::Mount {
+            path: mountpoint.to_path_buf(),
+            source,
+        }
+    })?;
+    Ok(Mounted {
+        session: Some(session),
+        inner,
+        counters,
+        mountpoint: mountpoint.to_path_buf(),
+    })
+}
+
+impl Mounted {
+    /// Where the layer is mounted: the directory the backend is given.
+    pub fn path(&self) -> &Path {
+        &self.mountpoint
+    }
+
+    /// What the layer counted so far.
+    pub fn counted(&self) -> Counted {
+        Counted {
+            ops: self.counters.ops.load(Ordering::Relaxed),
+            file_syncs: self.counters.file_syncs.load(Ordering::Relaxed),
+            dir_syncs: self.counters.dir_syncs.load(Ordering::Relaxed),
+            refused: self.counters.refused.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Cuts the power: the operation in progress finishes, every later one fails with `EIO`.
+    /// Returns what survives (the same image every time it is called).
+    pub fn cut(&self) -> Image {
+        match self.inner.lock() {
+            Ok(mut inner) => {
+                inner.cut = true;
+                inner.nodes.image.clone()
+            }
+            Err(poisoned) => {
+                let mut inner = poisoned.into_inner();
+                inner.cut = true;
+                inner.nodes.image.clone()
+            }
+        }
+    }
+
+    /// What would survive a cut now, without cutting.
+    pub fn image(&self) -> Image {
+        match self.inner.lock() {
+            Ok(inner) => inner.nodes.image.clone(),
+            Err(poisoned) => poisoned.into_inner().nodes.image.clone(),
+        }
+    }
+
+    /// Cuts the power (if it was not cut) and unmounts. Waits up to ten seconds for the
+    /// session to end (it ends once nothing holds a file under the mount open); `Err` if it did
+    /// not, or the unmount failed.
+    pub fn unmount(mut self) -> Result<(), String> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<(), String> {
+        let Some(session) = self.session.take() else {
+            return Ok(());
+        };
+        let _ = self.cut();
+        // Detached at once, even with files under it still open (a backend that was not
+        // dropped yet): the session ends when the last of them is closed.
+        rustix::mount::unmount(&self.mountpoint, rustix::mount::UnmountFlags::DETACH)
+            .map_err(|e| format!("unmounting {}: {e}", self.mountpoint.display()))?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("seam-powercut-unmount".into())
+            .spawn(move || {
+                let _ = tx.send(session.join());
+            })
+            .map_err(|e| format!("starting the unmount: {e}"))?;
+        match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(format!("unmounting {}: {e}", self.mountpoint.display())),
+            Err(_) => Err(format!(
+                "the FUSE session at {} did not end within 10 s of its unmount (a file under it still open?)",
+                self.mountpoint.display()
+            )),
+        }
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
