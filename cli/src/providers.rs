@@ -3,8 +3,8 @@
 
 use seam::SandboxMode;
 use seam_conformance::{
-    CaseDurability, CaseOptions, DiskWorld, EntryMode, Factory, Killable, NotKillable, Subject,
-    World,
+    CaseDurability, CaseOptions, DiskWorld, EntryMode, Factory, Killable, NotKillable, NotPlaced,
+    Subject, World,
 };
 use seam_local::{Durability, LocalConfig, LocalFileSystem, Staging};
 use seam_memory::{
@@ -89,6 +89,18 @@ impl Factory for MemoryFactory {
     fn killable(&self, _options: &CaseOptions) -> Result<Killable, NotKillable> {
         Err(NotKillable::Volatile(
             "the in-memory store lives in the provider's process".into(),
+        ))
+    }
+
+    /// The store is not a directory: a power cut loses it whole.
+    fn in_directory(
+        &self,
+        _options: &CaseOptions,
+        _dir: &std::path::Path,
+    ) -> Result<Subject, NotPlaced> {
+        Err(NotPlaced::Volatile(
+            "the in-memory store is not kept in a directory, and lives in the provider's process"
+                .into(),
         ))
     }
 
@@ -206,6 +218,20 @@ impl Factory for LocalFactory {
         vec!["tmpfile".into(), "directory".into()]
     }
 
+    fn in_directory(
+        &self,
+        options: &CaseOptions,
+        dir: &std::path::Path,
+    ) -> Result<Subject, NotPlaced> {
+        let (world, config) = placed(dir, options)?;
+        Ok(Subject {
+            fs: Arc::new(LocalFileSystem::new(config)),
+            world: Arc::new(world),
+            diff_basis_max_bytes: SUITE_DIFF_LIMIT,
+            keep_alive: Box::new(()),
+        })
+    }
+
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
         let (dir, world, config) = case_root(options)?;
         Ok(Subject {
@@ -270,6 +296,19 @@ fn case_root(
     Ok((dir, world, config))
 }
 
+/// The world over a directory the suite chose, and the local configuration a case asks for on
+/// it.
+fn placed(
+    dir: &std::path::Path,
+    options: &CaseOptions,
+) -> Result<(DiskWorld, LocalConfig), NotPlaced> {
+    let world = DiskWorld::new(dir)
+        .map_err(|e| NotPlaced::Failed(format!("the directory {}: {e}", dir.display())))?;
+    let config =
+        local_config(&world.root_display(), options, options.seed).map_err(NotPlaced::Failed)?;
+    Ok((world, config))
+}
+
 /// The local configuration a case asks for, on `root`, its staging names drawn from `seed`.
 fn local_config(root: &str, options: &CaseOptions, seed: u64) -> Result<LocalConfig, String> {
     Ok(LocalConfig::new(root)
@@ -324,6 +363,21 @@ impl Factory for SandboxFactory {
 
     fn configurations(&self) -> Vec<String> {
         LocalFactory.configurations()
+    }
+
+    fn in_directory(
+        &self,
+        options: &CaseOptions,
+        dir: &std::path::Path,
+    ) -> Result<Subject, NotPlaced> {
+        let (world, local) = placed(dir, options)?;
+        let config = sandbox_config(self.0, &world.root_display(), local, options);
+        Ok(Subject {
+            fs: Arc::new(SandboxFileSystem::new(config)),
+            world: Arc::new(world),
+            diff_basis_max_bytes: SUITE_DIFF_LIMIT,
+            keep_alive: Box::new(()),
+        })
     }
 
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
@@ -470,6 +524,14 @@ impl Factory for Reference {
 
     fn recover(&self, options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
         self.inner.recover(&self.options(options), killed)
+    }
+
+    fn in_directory(
+        &self,
+        options: &CaseOptions,
+        dir: &std::path::Path,
+    ) -> Result<Subject, NotPlaced> {
+        self.inner.in_directory(&self.options(options), dir)
     }
 }
 

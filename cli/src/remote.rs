@@ -4,7 +4,8 @@
 //! backend written in any language.
 
 use seam_conformance::{
-    CaseDurability, CaseOptions, EntryMode, Factory, Killable, NotKillable, Subject, World,
+    CaseDurability, CaseOptions, EntryMode, Factory, Killable, NotKillable, NotPlaced, Subject,
+    World,
 };
 use seam_model::{SnapEntry, WorldEffect};
 use seam_remote::{Address, Connection, RemoteError, RemoteFileSystem};
@@ -278,6 +279,40 @@ impl Factory for RemoteFactory {
     fn recover(&self, options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
         recover_at(options, killed)
     }
+
+    /// A case in the gate's directory (`world/case` with `root`): for the shipped server, and
+    /// for an adapter that takes one. A server someone else started may run where the gate's
+    /// directory is not (another host, another mount namespace): it is asked all the same, and
+    /// one that keeps its case elsewhere is reported as not taking one.
+    fn in_directory(
+        &self,
+        options: &CaseOptions,
+        dir: &std::path::Path,
+    ) -> Result<Subject, NotPlaced> {
+        let dir = dir
+            .to_str()
+            .ok_or_else(|| NotPlaced::Failed(format!("{} is not UTF-8", dir.display())))?;
+        let (address, token) = self.address().map_err(NotPlaced::Failed)?;
+        let own = matches!(self.source, Source::Own { .. });
+        match open_at(
+            &address,
+            token.as_deref(),
+            own,
+            options,
+            CaseAt::Placed(dir),
+        ) {
+            Ok((subject, conn)) => {
+                if conn.hello().get("volatile") == Some(&Value::Bool(true)) {
+                    return Err(NotPlaced::Volatile(
+                        "the backend says its storage dies with its process (\"volatile\": true in initialize)".into(),
+                    ));
+                }
+                Ok(subject)
+            }
+            Err(e) if e.starts_with(NOT_PLACED) => Err(NotPlaced::Cannot(e)),
+            Err(e) => Err(NotPlaced::Failed(e)),
+        }
+    }
 }
 
 impl RemoteFactory {
@@ -286,7 +321,11 @@ impl RemoteFactory {
     fn open(&self, options: &CaseOptions, existing: Option<&str>) -> Result<Subject, String> {
         let (address, token) = self.address()?;
         let own = matches!(self.source, Source::Own { .. });
-        let (subject, _) = open_at(&address, token.as_deref(), own, options, existing)?;
+        let case = match existing {
+            Some(root) => CaseAt::Reopen(root),
+            None => CaseAt::Fresh,
+        };
+        let (subject, _) = open_at(&address, token.as_deref(), own, options, case)?;
         Ok(subject)
     }
 
@@ -345,7 +384,7 @@ pub(crate) fn killable_at(
 ) -> Result<Killable, NotKillable> {
     let address = Address::Exec(command.clone());
     let (mut subject, conn) =
-        open_at(&address, None, own, options, None).map_err(NotKillable::Failed)?;
+        open_at(&address, None, own, options, CaseAt::Fresh).map_err(NotKillable::Failed)?;
     if conn.hello().get("volatile") == Some(&Value::Bool(true)) {
         return Err(NotKillable::Volatile(
             "the backend says its storage dies with its process (\"volatile\": true in initialize): a crash loses the storage itself, which the contract allows".into(),
@@ -371,7 +410,7 @@ pub(crate) fn recover_at(options: &CaseOptions, killed: &Subject) -> Result<Subj
         .ok_or("the subject was not made killable by this factory")?;
     let root = killed.world.root_display();
     let address = Address::Exec(case.command.clone());
-    let (mut subject, conn) = open_at(&address, None, case.own, options, Some(&root))?;
+    let (mut subject, conn) = open_at(&address, None, case.own, options, CaseAt::Reopen(&root))?;
     subject.keep_alive = Box::new(KillableCase {
         _conn: conn,
         command: case.command.clone(),
@@ -381,15 +420,30 @@ pub(crate) fn recover_at(options: &CaseOptions, killed: &Subject) -> Result<Subj
     Ok(subject)
 }
 
-/// A connection to `address` with a fresh case (`world/case`), or a second backend over the
-/// case at `existing` (`world/reopen`): the subject, and the connection.
+/// Which case a connection asks for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum CaseAt<'a> {
+    /// A fresh case directory the server makes (`world/case`).
+    Fresh,
+    /// A second backend over the case at this root (`world/reopen`).
+    Reopen(&'a str),
+    /// A case in this existing directory the gate chose (`world/case` with `root`).
+    Placed(&'a str),
+}
+
+/// A connection to `address` with the case `case` asks for: the subject, and the connection.
 fn open_at(
     address: &Address,
     token: Option<&str>,
     own: bool,
     options: &CaseOptions,
-    existing: Option<&str>,
+    at: CaseAt<'_>,
 ) -> Result<(Subject, Arc<Connection>), String> {
+    let (existing, method) = match at {
+        CaseAt::Fresh => (None, "world/case"),
+        CaseAt::Reopen(root) => (Some(root), "world/reopen"),
+        CaseAt::Placed(root) => (Some(root), "world/case"),
+    };
     let conn = Arc::new(Connection::connect(address, token).map_err(|e| e.to_string())?);
     // A backend that has a diff-basis limit of its own declares it (`limits` in `initialize`) and
     // the gate predicts `before` with it; otherwise the gate gives one (small, so that contents
@@ -402,11 +456,7 @@ fn open_at(
         .unwrap_or(crate::providers::SUITE_DIFF_LIMIT);
     let (case, _) = conn
         .request_blocking(
-            if existing.is_some() {
-                "world/reopen"
-            } else {
-                "world/case"
-            },
+            method,
             json!({
                 "root": existing,
                 "workspace": seam_conformance::DEPLOYMENT_WORKSPACE,
@@ -436,6 +486,13 @@ fn open_at(
         .and_then(Value::as_str)
         .ok_or_else(|| format!("world/case at {address}: no root in the answer"))?
         .to_string();
+    if let CaseAt::Placed(asked) = at
+        && root != asked
+    {
+        return Err(format!(
+            "{NOT_PLACED}: asked for its case in {asked}, it answered with {root}"
+        ));
+    }
     // A server someone else runs keeps its `permissions` claim; the factory says why the
     // gate cannot check it (`RemoteFactory::permissions_checkable`).
     let fs = RemoteFileSystem::described(conn.clone(), &case);
@@ -453,6 +510,10 @@ fn open_at(
         conn,
     ))
 }
+
+/// How an answer to `world/case` with a `root` begins when the backend kept its case elsewhere
+/// (a backend that does not take a root the gate chose).
+const NOT_PLACED: &str = "the backend does not keep its case in a directory the gate names";
 
 /// A case's storage through `world/*`.
 pub struct RemoteWorld {
@@ -623,7 +684,7 @@ impl World for RemoteWorld {
 pub fn reopened_exec(command: &str, root: &str) -> Result<Arc<dyn seam::FileSystem>, String> {
     let options = CaseOptions::new(0, CaseDurability::Relaxed, String::new());
     let address = Address::Exec(command.to_string());
-    let (subject, _conn) = open_at(&address, None, false, &options, Some(root))?;
+    let (subject, _conn) = open_at(&address, None, false, &options, CaseAt::Reopen(root))?;
     Ok(subject.fs)
 }
 

@@ -130,6 +130,37 @@ pub trait Factory: Send + Sync {
         let _ = (options, killed);
         Err("the factory cannot recover a killed backend (Factory::recover)".into())
     }
+
+    /// A subject whose backend keeps its storage in `dir` — an existing directory the suite
+    /// chose, absolute — with a world over it, for the `power-loss` property: `dir` is first a
+    /// mount that keeps what a power cut would leave (empty but for what the suite put there
+    /// before), then a plain directory holding what survived the cut, for the fresh backend
+    /// that looks at it. The backend must keep its files in `dir` itself, as it would in any
+    /// directory it is given. The default: the factory offers none, and the property says it
+    /// did not run, and why.
+    fn in_directory(
+        &self,
+        options: &CaseOptions,
+        dir: &std::path::Path,
+    ) -> Result<Subject, NotPlaced> {
+        let _ = (options, dir);
+        Err(NotPlaced::Cannot(
+            "the factory cannot put a backend's storage in a directory the gate chose (Factory::in_directory)".into(),
+        ))
+    }
+}
+
+/// Why a factory gives no subject over a directory the suite chose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotPlaced {
+    /// The storage is not a directory at all (an in-memory store, an object store): a power cut
+    /// loses what the contract allows it to. The property does not apply.
+    Volatile(String),
+    /// The factory cannot place it (a server someone else started, an adapter that does not
+    /// take a root): like a capability not claimed, reported with this reason.
+    Cannot(String),
+    /// Starting it failed.
+    Failed(String),
 }
 
 /// A subject whose backend the suite can kill.

@@ -48,6 +48,11 @@ pub enum FailureKind {
     /// content (or lost its mode), the next writer could not write it at the version read, or
     /// what the killed one left behind was never swept.
     Crash,
+    /// After a power cut, a mutation that had answered was not there whole (the backend
+    /// claims `durable`), a file held neither what it held before the mutation in flight nor
+    /// what that mutation wrote, a listing showed what a cut publication left, or the next
+    /// writer did not sweep it.
+    PowerLoss,
     /// A sandbox fence let through what it must deny, or changed something while denying.
     Sandbox,
     /// Through the agent surface, a session changed a file it had not observed at its current
@@ -88,6 +93,7 @@ impl FailureKind {
             FailureKind::Linearizability => "linearizability",
             FailureKind::TornRead => "torn-read",
             FailureKind::Crash => "crash",
+            FailureKind::PowerLoss => "power-loss",
             FailureKind::Sandbox => "sandbox",
             FailureKind::Policy => "policy",
             FailureKind::Differential => "differential",

@@ -68,7 +68,7 @@ mod world;
 pub use agent::{Agent, AgentError, AgentFactory};
 pub use factory::{
     CaseDurability, CaseOptions, DEFAULT_CONFIGURATION, DEPLOYMENT_WORKSPACE, Factory, Killable,
-    NotKillable, Subject,
+    NotKillable, NotPlaced, Subject,
 };
 pub use failure::{Failure, FailureKind};
 pub use generate::text_corpus;

@@ -55,6 +55,7 @@ const SANDBOX: Option<Capability> = Some(Capability::SandboxModes);
 const SHARED: Option<Capability> = Some(Capability::SharedStorage);
 const READS: Option<Capability> = Some(Capability::ReadFence);
 const NAMES: Option<Capability> = Some(Capability::Namespace);
+const DURABLE: Option<Capability> = Some(Capability::Durable);
 
 rules! {
     PathBlank = "path.blank", CORE, "a blank path is FS_NOT_FOUND with the blank-path text";
@@ -199,6 +200,10 @@ rules! {
     CrashRecoveredWrite = "crash.recovered-write", CORE, "after a kill, a fresh instance reads the file and a write guarded by the version it read succeeds";
     CrashListedUnswept = "crash.listed-unswept", CORE, "a fresh instance lists the file's directory right after a kill, before any writer sweeps: it shows the file and nothing the killed backend left";
     CrashSwept = "crash.swept", CORE, "what a killed backend left beside the file (staging) is gone once the next writer has written, in the world and in a listing";
+    PowerLossAnswered = "power-loss.answered", DURABLE, "after a power cut, every write, edit, removal, rename and new directory that answered before it is there, whole (a FUSE layer keeps only what was fsynced: file data at the file's fsync, entries at the directory's)";
+    PowerLossOldOrNew = "power-loss.old-or-new", DURABLE, "after a power cut in the middle of a mutation, what it touched is as before it or as after it, never torn or empty";
+    PowerLossListedHidden = "power-loss.listed-hidden", DURABLE, "right after a power cut, before anyone writes, a listing shows nothing a cut publication left";
+    PowerLossSwept = "power-loss.swept", DURABLE, "what a publication cut by a power loss left is gone once the next writer has written in its directory";
     ReadFenceWayOutDenied = "read-fence.way-out-denied", READS, "under a deployment that confines reads, stat, lstat, read, stream, read_bytes and list through a way out of the workspace (`..`, an absolute path, links out of every kind, a sibling whose name extends the workspace's) are FS_SANDBOX_DENIED naming the read, and return nothing";
     ReadFenceInsideReads = "read-fence.inside-reads", READS, "under a deployment that confines reads, reads that stay beneath the workspace (through links that stay in) read what is there";
     ReadFenceListingHidesOut = "read-fence.listing-hides-out", READS, "a listing of the workspace shows a link that leads out as nothing there: other, no version, no size, keyed by its own path";

@@ -144,6 +144,19 @@ pub fn run_suite(
                     caps = caps.with(seam::Capability::ReadFence);
                 }
             }
+            // So is durability: generated cases ask for less (they need no fsync), and a
+            // deployment asked for full durability claims it (`power-loss` then holds it to
+            // the claim).
+            if !caps.durable {
+                let mut full = probe_options.clone();
+                full.durability = CaseDurability::Full;
+                let durable = watched
+                    .make(&full)
+                    .map_err(|e| format!("cannot make a fully durable subject: {e}"))?;
+                if durable.fs.capabilities().durable {
+                    caps = caps.with(seam::Capability::Durable);
+                }
+            }
             let world = (
                 s.world.supports_fifos(),
                 s.world.restores_mtime(),

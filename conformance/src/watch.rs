@@ -830,6 +830,24 @@ impl Factory for WatchedFactory {
         };
         Ok(self.watched(recovered))
     }
+
+    fn in_directory(
+        &self,
+        options: &CaseOptions,
+        dir: &std::path::Path,
+    ) -> Result<Subject, crate::factory::NotPlaced> {
+        let made = {
+            let guard = self
+                .monitor
+                .enter("factory in_directory".into(), CallKind::Start);
+            let made = named_sync("factory in_directory", || {
+                self.inner.in_directory(options, dir)
+            });
+            guard.returned();
+            made?
+        };
+        Ok(self.watched(made))
+    }
 }
 
 impl WatchedFactory {

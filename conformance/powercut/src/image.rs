@@ -174,7 +174,10 @@ mod tests {
 
     fn dir(entries: &[(&str, NodeId)]) -> Durable {
         Durable::Dir {
-            entries: entries.iter().map(|(n, i)| (OsString::from(n), *i)).collect(),
+            entries: entries
+                .iter()
+                .map(|(n, i)| (OsString::from(n), *i))
+                .collect(),
             mode: 0o755,
         }
     }
@@ -193,9 +196,14 @@ mod tests {
         assert_eq!(made.files, 2);
         assert_eq!(made.dirs, 1);
         assert_eq!(std::fs::read(out.path().join("a")).expect("a"), b"synced");
-        let mode = std::fs::metadata(out.path().join("a")).expect("meta").permissions();
+        let mode = std::fs::metadata(out.path().join("a"))
+            .expect("meta")
+            .permissions();
         assert_eq!(mode.mode() & 0o777, 0o640);
-        assert_eq!(std::fs::read(out.path().join("never-synced")).expect("n"), b"");
+        assert_eq!(
+            std::fs::read(out.path().join("never-synced")).expect("n"),
+            b""
+        );
         let sub: Vec<_> = std::fs::read_dir(out.path().join("sub"))
             .expect("sub")
             .collect();

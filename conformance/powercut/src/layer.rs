@@ -47,12 +47,26 @@ pub(crate) struct Inner {
     next_fh: u64,
     /// Set once: the power is cut.
     pub cut: bool,
+    /// The power goes when the operations served reach this many (the operation that would
+    /// be this one is refused).
+    pub cut_at: u64,
 }
 
 /// The file system the kernel talks to.
 pub(crate) struct Layer {
     pub inner: Arc<Mutex<Inner>>,
     pub counters: Arc<Counters>,
+}
+
+/// What a `setattr` asks to change.
+struct SetAttr {
+    mode: Option<u32>,
+    uid: Option<u32>,
+    gid: Option<u32>,
+    size: Option<u64>,
+    atime: Option<TimeOrNow>,
+    mtime: Option<TimeOrNow>,
+    fh: Option<FileHandle>,
 }
 
 fn errno(e: rustix::io::Errno) -> Errno {
@@ -92,6 +106,7 @@ impl Layer {
                 dirs: HashMap::new(),
                 next_fh: 1,
                 cut: false,
+                cut_at: u64::MAX,
             })),
             counters,
         }
@@ -99,7 +114,10 @@ impl Layer {
 
     /// The state, or `EIO` once the power is cut.
     fn live(&self) -> Result<MutexGuard<'_, Inner>, Errno> {
-        let guard = self.inner.lock().map_err(|_| Errno::EIO)?;
+        let mut guard = self.inner.lock().map_err(|_| Errno::EIO)?;
+        if !guard.cut && self.counters.ops.load(Ordering::Relaxed) >= guard.cut_at {
+            guard.cut = true;
+        }
         if guard.cut {
             self.counters.refused.fetch_add(1, Ordering::Relaxed);
             return Err(Errno::EIO);
@@ -108,30 +126,42 @@ impl Layer {
         Ok(guard)
     }
 
-    fn entry(&self, inner: &mut Inner, parent: INodeNo, name: &OsStr) -> Result<fuser::FileAttr, Errno> {
+    fn entry(
+        &self,
+        inner: &mut Inner,
+        parent: INodeNo,
+        name: &OsStr,
+    ) -> Result<fuser::FileAttr, Errno> {
         let (id, stat) = inner.nodes.child(parent.0, name).map_err(errno)?;
         Ok(attr(id, &stat))
     }
 
-    fn parent_fd<'a>(inner: &'a Inner, parent: INodeNo) -> Result<&'a OwnedFd, Errno> {
-        inner.nodes.get(parent.0).map(|n| &n.fd).ok_or(Errno::ENOENT)
+    fn parent_fd(inner: &Inner, parent: INodeNo) -> Result<&OwnedFd, Errno> {
+        inner
+            .nodes
+            .get(parent.0)
+            .map(|n| &n.fd)
+            .ok_or(Errno::ENOENT)
     }
 
     fn proc_path(inner: &Inner, ino: INodeNo) -> Result<String, Errno> {
-        inner.nodes.get(ino.0).map(|n| n.proc_path()).ok_or(Errno::ENOENT)
+        inner
+            .nodes
+            .get(ino.0)
+            .map(|n| n.proc_path())
+            .ok_or(Errno::ENOENT)
     }
 
-    fn do_setattr(
-        &self,
-        ino: INodeNo,
-        mode: Option<u32>,
-        uid: Option<u32>,
-        gid: Option<u32>,
-        size: Option<u64>,
-        atime: Option<TimeOrNow>,
-        mtime: Option<TimeOrNow>,
-        fh: Option<FileHandle>,
-    ) -> Result<fuser::FileAttr, Errno> {
+    fn do_setattr(&self, ino: INodeNo, set: SetAttr) -> Result<fuser::FileAttr, Errno> {
+        let SetAttr {
+            mode,
+            uid,
+            gid,
+            size,
+            atime,
+            mtime,
+            fh,
+        } = set;
         let inner = self.live()?;
         let node = inner.nodes.get(ino.0).ok_or(Errno::ENOENT)?;
         let path = node.proc_path();
@@ -155,8 +185,9 @@ impl Layer {
             match fh.and_then(|fh| inner.files.get(&fh.0)) {
                 Some(fd) => rustix::fs::ftruncate(fd, size).map_err(errno)?,
                 None => {
-                    let fd = rustix::fs::open(&path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())
-                        .map_err(errno)?;
+                    let fd =
+                        rustix::fs::open(&path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())
+                            .map_err(errno)?;
                     rustix::fs::ftruncate(&fd, size).map_err(errno)?;
                 }
             }
@@ -185,17 +216,27 @@ impl Layer {
     }
 
     /// The flags a reopened descriptor gets: the caller's, less what the kernel already did
-    /// (creation) and `O_APPEND` (the kernel gives every write its offset).
+    /// (creation), `O_APPEND` (the kernel gives every write its offset) and `O_NOFOLLOW` (the
+    /// kernel resolved the name; the magic link that reopens the object is a link).
     fn reopen_flags(flags: i32) -> OFlags {
         let mut f = OFlags::from_bits_retain(flags as u32);
-        f.remove(OFlags::CREATE | OFlags::EXCL | OFlags::NOCTTY | OFlags::APPEND | OFlags::TRUNC);
+        f.remove(
+            OFlags::CREATE
+                | OFlags::EXCL
+                | OFlags::NOCTTY
+                | OFlags::APPEND
+                | OFlags::TRUNC
+                | OFlags::NOFOLLOW,
+        );
         f | OFlags::CLOEXEC
     }
 }
 
 impl Filesystem for Layer {
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        let r = self.live().and_then(|mut inner| self.entry(&mut inner, parent, name));
+        let r = self
+            .live()
+            .and_then(|mut inner| self.entry(&mut inner, parent, name));
         match r {
             Ok(a) => reply.entry(&TTL, &a, GENERATION),
             Err(e) => reply.error(e),
@@ -230,7 +271,16 @@ impl Filesystem for Layer {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        match self.do_setattr(ino, mode, uid, gid, size, atime, mtime, fh) {
+        let set = SetAttr {
+            mode,
+            uid,
+            gid,
+            size,
+            atime,
+            mtime,
+            fh,
+        };
+        match self.do_setattr(ino, set) {
             Ok(a) => reply.attr(&TTL, &a),
             Err(e) => reply.error(e),
         }
@@ -415,8 +465,8 @@ impl Filesystem for Layer {
             let mut buf = vec![0u8; size as usize];
             let mut got = 0;
             while got < buf.len() {
-                let n = rustix::io::pread(fd, &mut buf[got..], offset + got as u64)
-                    .map_err(errno)?;
+                let n =
+                    rustix::io::pread(fd, &mut buf[got..], offset + got as u64).map_err(errno)?;
                 if n == 0 {
                     break;
                 }
@@ -447,8 +497,8 @@ impl Filesystem for Layer {
             let fd = inner.files.get(&fh.0).ok_or(Errno::EBADF)?;
             let mut done = 0;
             while done < data.len() {
-                let n = rustix::io::pwrite(fd, &data[done..], offset + done as u64)
-                    .map_err(errno)?;
+                let n =
+                    rustix::io::pwrite(fd, &data[done..], offset + done as u64).map_err(errno)?;
                 done += n;
             }
             u32::try_from(done).map_err(|_| Errno::EIO)
@@ -490,7 +540,14 @@ impl Filesystem for Layer {
         reply.ok();
     }
 
-    fn fsync(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
+    fn fsync(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
         let r = self.live().and_then(|mut inner| {
             inner.nodes.synced(ino.0).map_err(io_errno)?;
             self.counters.file_syncs.fetch_add(1, Ordering::Relaxed);
@@ -692,10 +749,16 @@ impl Filesystem for Layer {
     ) {
         let r = self.live().and_then(|mut inner| {
             let dir = Self::parent_fd(&inner, parent)?;
-            let mut oflags = OFlags::from_bits_retain(flags as u32) | OFlags::CREATE | OFlags::CLOEXEC;
+            let mut oflags =
+                OFlags::from_bits_retain(flags as u32) | OFlags::CREATE | OFlags::CLOEXEC;
             oflags.remove(OFlags::APPEND);
-            let fd = rustix::fs::openat(dir, name, oflags, Mode::from_raw_mode(mode & !umask & 0o7777))
-                .map_err(errno)?;
+            let fd = rustix::fs::openat(
+                dir,
+                name,
+                oflags,
+                Mode::from_raw_mode(mode & !umask & 0o7777),
+            )
+            .map_err(errno)?;
             let a = self.entry(&mut inner, parent, name)?;
             Ok((a, Self::open_handle(&mut inner, fd)))
         });

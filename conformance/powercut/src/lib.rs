@@ -107,12 +107,11 @@ pub fn mount(backing: &Path, mountpoint: &Path) -> Result<Mounted, MountError> {
         fuser::MountOption::Subtype("seam-powercut".into()),
     ];
     config.n_threads = Some(1);
-    let session = fuser::spawn_mount(layer, mountpoint, &config).map_err(|source| {
-        MountError::Mount {
+    let session =
+        fuser::spawn_mount(layer, mountpoint, &config).map_err(|source| MountError::Mount {
             path: mountpoint.to_path_buf(),
             source,
-        }
-    })?;
+        })?;
     Ok(Mounted {
         session: Some(session),
         inner,
@@ -150,6 +149,30 @@ impl Mounted {
                 inner.cut = true;
                 inner.nodes.image.clone()
             }
+        }
+    }
+
+    /// Cuts the power once `ops` more operations have been served: the one after them is
+    /// refused, and every one after it. A point inside whatever the backend does next, drawn
+    /// by the caller, that does not depend on the machine's speed.
+    pub fn cut_after(&self, ops: u64) {
+        let mut inner = match self.inner.lock() {
+            Ok(inner) => inner,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        inner.cut_at = self
+            .counters
+            .ops
+            .load(Ordering::Relaxed)
+            .saturating_add(ops);
+    }
+
+    /// Whether the power is cut (by [`Mounted::cut`], or at the point [`Mounted::cut_after`]
+    /// set).
+    pub fn is_cut(&self) -> bool {
+        match self.inner.lock() {
+            Ok(inner) => inner.cut,
+            Err(poisoned) => poisoned.into_inner().cut,
         }
     }
 

@@ -126,7 +126,7 @@ impl Nodes {
     /// The node for a backing object just opened `O_PATH`: the one already standing for it,
     /// or a new one (recorded in the image as new: nothing of it synced).
     pub fn insert(&mut self, fd: OwnedFd, stat: &Stat) -> NodeId {
-        let key = (stat.st_dev as u64, stat.st_ino as u64);
+        let key = (stat.st_dev, stat.st_ino);
         if let Some(&id) = self.by_backing.get(&key) {
             return id;
         }
@@ -192,7 +192,11 @@ impl Nodes {
         &mut self,
         dir: NodeId,
     ) -> std::io::Result<std::collections::BTreeMap<OsString, NodeId>> {
-        let path = self.nodes.get(&dir).ok_or(std::io::ErrorKind::NotFound)?.proc_path();
+        let path = self
+            .nodes
+            .get(&dir)
+            .ok_or(std::io::ErrorKind::NotFound)?
+            .proc_path();
         let mut out = std::collections::BTreeMap::new();
         for entry in std::fs::read_dir(path)? {
             let name = entry?.file_name();
@@ -210,7 +214,11 @@ impl Nodes {
 
     /// Records a sync of `id` (a file's data, or a directory's entries).
     pub fn synced(&mut self, id: NodeId) -> std::io::Result<()> {
-        let kind = self.nodes.get(&id).ok_or(std::io::ErrorKind::NotFound)?.kind;
+        let kind = self
+            .nodes
+            .get(&id)
+            .ok_or(std::io::ErrorKind::NotFound)?
+            .kind;
         match kind {
             FileType::Directory => {
                 let entries = self.entries(id)?;

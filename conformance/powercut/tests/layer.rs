@@ -58,7 +58,10 @@ fn write_synced(path: &Path, data: &[u8]) {
 }
 
 fn sync_dir(path: &Path) {
-    File::open(path).expect("open dir").sync_all().expect("fsync dir");
+    File::open(path)
+        .expect("open dir")
+        .sync_all()
+        .expect("fsync dir");
 }
 
 fn names(dir: &Path) -> Vec<String> {
@@ -123,7 +126,10 @@ fn unsynced_data_is_lost_even_when_the_name_survives() {
     );
     let out = fx.cut();
     assert_eq!(std::fs::read(out.join("b")).expect("b"), b"");
-    assert_eq!(std::fs::read(out.join("before")).expect("before"), b"there at mount");
+    assert_eq!(
+        std::fs::read(out.join("before")).expect("before"),
+        b"there at mount"
+    );
 }
 
 #[test]
@@ -157,8 +163,8 @@ fn renameat2_flags_links_and_xattrs_pass_through() {
     let mnt = fx.mnt().to_path_buf();
     write_synced(&mnt.join("x"), b"x");
     write_synced(&mnt.join("y"), b"y");
-    let dir = rustix::fs::open(&mnt, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())
-        .expect("open");
+    let dir =
+        rustix::fs::open(&mnt, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).expect("open");
     let refused = rustix::fs::renameat_with(&dir, "x", &dir, "y", RenameFlags::NOREPLACE);
     assert_eq!(refused, Err(rustix::io::Errno::EXIST));
     rustix::fs::renameat_with(&dir, "x", &dir, "y", RenameFlags::EXCHANGE).expect("exchange");

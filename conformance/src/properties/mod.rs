@@ -17,6 +17,7 @@ pub mod identity;
 pub mod linearizable;
 pub mod permissions;
 pub mod policy;
+pub mod power_loss;
 pub mod races;
 mod read_fence;
 pub mod sandbox;
@@ -243,6 +244,7 @@ pub fn registry() -> Vec<Arc<dyn Property>> {
         Arc::new(swap_race::SwapRace),
         Arc::new(crash::Crash),
         Arc::new(crash_rename::CrashRename),
+        Arc::new(power_loss::PowerLoss),
         Arc::new(short_cases::ShortCases),
         Arc::new(sequences::Sequences),
         Arc::new(policy::Policy),

@@ -71,11 +71,20 @@ pub enum Capability {
     /// [`crate::FileSystem::rename`] are supported, with their guards, atomically. Without it
     /// they fail `FS_IO_ERROR` ([`crate::FsError::not_supported`]) and change nothing.
     Namespace,
+    /// A mutation that answered survives a power cut: before it answers, the file's data and
+    /// the directory entries it changed are synced (`fsync` of the staged file before it is
+    /// published, of the directory after). After a cut the next instance finds every answered
+    /// write, edit, removal, rename and new directory whole, every file its old or its new
+    /// content, and nothing of a publication cut half-way that the next writer cannot sweep.
+    /// The `power-loss` property cuts the power under a backend whose storage the gate can put
+    /// in a directory and checks this. Without the claim it still runs, and reports what was
+    /// lost as what the backend does not promise, not as a failure.
+    Durable,
 }
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 10] = [
+    pub const ALL: [Capability; 11] = [
         Capability::Symlinks,
         Capability::Permissions,
         Capability::Modes,
@@ -86,6 +95,7 @@ impl Capability {
         Capability::SharedStorage,
         Capability::ReadFence,
         Capability::Namespace,
+        Capability::Durable,
     ];
 
     /// A stable snake_case name (`cancel_points`).
@@ -101,6 +111,7 @@ impl Capability {
             Capability::SharedStorage => "shared_storage",
             Capability::ReadFence => "read_fence",
             Capability::Namespace => "namespace",
+            Capability::Durable => "durable",
         }
     }
 
@@ -144,6 +155,9 @@ pub struct Capabilities {
     /// See [`Capability::Namespace`].
     #[serde(default)]
     pub namespace: bool,
+    /// See [`Capability::Durable`].
+    #[serde(default)]
+    pub durable: bool,
 }
 
 impl Capabilities {
@@ -160,6 +174,7 @@ impl Capabilities {
             shared_storage: false,
             read_fence: false,
             namespace: false,
+            durable: false,
         }
     }
 
@@ -203,6 +218,7 @@ impl Capabilities {
             Capability::SharedStorage => &mut self.shared_storage,
             Capability::ReadFence => &mut self.read_fence,
             Capability::Namespace => &mut self.namespace,
+            Capability::Durable => &mut self.durable,
         }
     }
 }

@@ -63,7 +63,7 @@ impl LocalFileSystem {
 #[async_trait::async_trait]
 impl FileSystem for LocalFileSystem {
     fn capabilities(&self) -> Capabilities {
-        Capabilities::none()
+        let caps = Capabilities::none()
             .with(Capability::Symlinks)
             .with(Capability::Permissions)
             .with(Capability::Modes)
@@ -71,7 +71,14 @@ impl FileSystem for LocalFileSystem {
             .with(Capability::CancelPoints)
             .with(Capability::StagingProbe)
             .with(Capability::SharedStorage)
-            .with(Capability::Namespace)
+            .with(Capability::Namespace);
+        // Only a deployment that syncs the file and the directory promises what a power cut
+        // leaves.
+        if self.core.config.durability == crate::Durability::Full {
+            caps.with(Capability::Durable)
+        } else {
+            caps
+        }
     }
 
     fn search(&self) -> Option<&dyn seam::Search> {

@@ -1,7 +1,8 @@
 //! The shared tail of every mutation: sweep the directory, stage the content beside the target,
 //! offer the staged checkpoint, give the staged file its mode, publish it (a rename, or a
 //! no-replace publication), report the commit, fsync the directory. Anything staged is removed
-//! again on failure or cancellation; nothing after publication can fail the mutation.
+//! again on failure or cancellation. After publication only the directory's fsync can fail the
+//! mutation: the change is then visible but not durable, and the caller must not be told it is.
 
 use crate::config::Durability;
 use crate::core::Core;
@@ -90,8 +91,11 @@ impl Core {
         }
         publish(&mut staged)?;
         signal.committed(&checkpoint(CancelPoint::Committed, verb, display, &[]));
-        // Committed: from here on nothing turns the mutation into a failure.
-        let _ = sync_dir(parent, self.config.durability);
+        // Committed: a cancel no longer undoes it. A failed directory fsync still fails the
+        // call — the file is published but its name may not survive a power cut, and an
+        // answer of success would promise that it does (the `power-loss` property cut the
+        // power on that fsync and found the answered write gone).
+        sync_dir(parent, self.config.durability).map_err(|e| os(e, verb, display))?;
         Ok(())
     }
 }

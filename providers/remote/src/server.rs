@@ -716,12 +716,28 @@ impl Conn {
         let failed = |m: String| error_object(wire::INVALID_PARAMS, &m, None);
         match method {
             "case" => {
-                let dir = tempfile::Builder::new()
-                    .prefix("case-")
-                    .tempdir_in(base)
-                    .map_err(|e| failed(format!("world/case: {e}")))?;
-                let root = std::fs::canonicalize(dir.path())
-                    .map_err(|e| failed(format!("world/case: {e}")))?;
+                // A case in a directory the gate chose (`root`: for `power-loss`, a mount that
+                // keeps what a power cut leaves), or in a fresh one of the server's own.
+                let (dir, root) = match params.get("root").and_then(Value::as_str) {
+                    Some(asked) => {
+                        let real = std::fs::canonicalize(asked)
+                            .map_err(|e| failed(format!("world/case {asked}: {e}")))?;
+                        if !real.is_dir() {
+                            return Err(failed(format!("world/case {asked}: not a directory")));
+                        }
+                        (None, real)
+                    }
+                    None => {
+                        let dir = tempfile::Builder::new()
+                            .prefix("case-")
+                            .tempdir_in(base)
+                            .map_err(|e| failed(format!("world/case: {e}")))?;
+                        let root = std::fs::canonicalize(dir.path())
+                            .map_err(|e| failed(format!("world/case: {e}")))?;
+                        (Some(dir), root)
+                    }
+                };
+                let root_path = root.clone();
                 let root = root
                     .to_str()
                     .ok_or_else(|| failed("world/case: the case path is not UTF-8".into()))?
@@ -732,8 +748,8 @@ impl Conn {
                 answer["root"] = json!(root);
                 let mut state = lock(&self.state);
                 state.provider = provider;
-                state.root = Some(dir.path().to_path_buf());
-                state.case = Some(dir);
+                state.root = Some(root_path);
+                state.case = dir;
                 Ok(answer)
             }
             "reopen" => {
