@@ -85,6 +85,8 @@ pub struct Counted {
 /// The layer, mounted.
 pub struct Mounted {
     session: Option<fuser::BackgroundSession>,
+    /// The FUSE connection's number (the minor of the mount's device), for aborting it.
+    connection: Option<u32>,
     inner: Arc<Mutex<Inner>>,
     counters: Arc<Counters>,
     mountpoint: PathBuf,
@@ -112,8 +114,12 @@ pub fn mount(backing: &Path, mountpoint: &Path) -> Result<Mounted, MountError> {
             path: mountpoint.to_path_buf(),
             source,
         })?;
+    let connection = rustix::fs::stat(mountpoint)
+        .ok()
+        .map(|st| rustix::fs::minor(st.st_dev));
     Ok(Mounted {
         session: Some(session),
+        connection,
         inner,
         counters,
         mountpoint: mountpoint.to_path_buf(),
@@ -184,9 +190,11 @@ impl Mounted {
         }
     }
 
-    /// Cuts the power (if it was not cut) and unmounts. Waits up to ten seconds for the
-    /// session to end (it ends once nothing holds a file under the mount open); `Err` if it did
-    /// not, or the unmount failed.
+    /// Cuts the power (if it was not cut) and unmounts. The session ends once nothing holds a
+    /// file under the mount open; a backend that still does (one that leaked a descriptor when
+    /// the disk failed under it) has its connection aborted, as a disk that is gone would,
+    /// through the FUSE control file system (mounted at `/sys/fs/fuse/connections` if it is
+    /// not). `Err` if the session still did not end within ten seconds, or the unmount failed.
     pub fn unmount(mut self) -> Result<(), String> {
         self.finish()
     }
@@ -207,7 +215,16 @@ impl Mounted {
                 let _ = tx.send(session.join());
             })
             .map_err(|e| format!("starting the unmount: {e}"))?;
-        match rx.recv_timeout(Duration::from_secs(10)) {
+        let ended = match rx.recv_timeout(Duration::from_millis(500)) {
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(connection) = self.connection {
+                    abort(connection)?;
+                }
+                rx.recv_timeout(Duration::from_secs(10))
+            }
+            other => other.map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected),
+        };
+        match ended {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(format!("unmounting {}: {e}", self.mountpoint.display())),
             Err(_) => Err(format!(
@@ -216,6 +233,27 @@ impl Mounted {
             )),
         }
     }
+}
+
+/// Where the kernel's FUSE control file system lives.
+const FUSECTL: &str = "/sys/fs/fuse/connections";
+
+/// Aborts FUSE connection `connection`: every request still waiting, and every later one,
+/// fails, and the session's reads end.
+fn abort(connection: u32) -> Result<(), String> {
+    let dir = Path::new(FUSECTL).join(connection.to_string());
+    if !dir.exists() {
+        rustix::mount::mount(
+            "fusectl",
+            FUSECTL,
+            "fusectl",
+            rustix::mount::MountFlags::empty(),
+            None,
+        )
+        .map_err(|e| format!("mounting the FUSE control file system at {FUSECTL}: {e}"))?;
+    }
+    std::fs::write(dir.join("abort"), b"1")
+        .map_err(|e| format!("aborting FUSE connection {connection}: {e}"))
 }
 
 impl Drop for Mounted {

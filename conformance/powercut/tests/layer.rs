@@ -217,3 +217,26 @@ fn after_the_cut_every_operation_fails_and_o_tmpfile_is_refused_before_it() {
 fn libc_eio() -> i32 {
     rustix::io::Errno::IO.raw_os_error()
 }
+
+#[test]
+fn a_file_left_open_after_the_cut_does_not_keep_the_mount() {
+    let Some(mut fx) = fixture("a_file_left_open_after_the_cut_does_not_keep_the_mount") else {
+        return;
+    };
+    let mnt = fx.mnt().to_path_buf();
+    write_synced(&mnt.join("kept"), b"synced");
+    sync_dir(&mnt);
+    // A backend that leaked this descriptor when the disk failed under it.
+    let leaked = File::open(mnt.join("kept")).expect("open");
+    let started = std::time::Instant::now();
+    let out = fx.cut();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "the unmount waited {:?} for a leaked descriptor",
+        started.elapsed()
+    );
+    assert_eq!(std::fs::read(out.join("kept")).expect("kept"), b"synced");
+    let mut buf = [0u8; 4];
+    use std::io::Read;
+    assert!((&leaked).read(&mut buf).is_err(), "a read after the abort");
+}

@@ -792,7 +792,30 @@ fn judge(candidates: &[(&str, Tree)], seen: &Tree, history: &[Tree], mid: bool) 
             continue;
         }
         let earlier = history.iter().rev().skip(1).any(|h| h.get(k) == s);
+        // Content no state of any path ever had: torn, whatever was expected there.
+        let torn = match s {
+            Some(Node::File(b)) => !history
+                .iter()
+                .any(|h| h.values().any(|n| matches!(n, Node::File(x) if x == b))),
+            _ => false,
+        };
         let line = match (w, s) {
+            (_, Some(Node::File(b))) if torn => format!(
+                "{k:?} is torn: it holds {} bytes that no call wrote{}{}",
+                b.len(),
+                if b.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({})",
+                        crate::excerpt::excerpt(&String::from_utf8_lossy(b))
+                    )
+                },
+                match w {
+                    Some(Node::File(w)) => format!(", not the {} bytes expected", w.len()),
+                    _ => String::new(),
+                }
+            ),
             (Some(_), None) if earlier || !mid => {
                 format!("{k:?} lost: an answered change made it, and it is gone")
             }
@@ -804,12 +827,6 @@ fn judge(candidates: &[(&str, Tree)], seen: &Tree, history: &[Tree], mid: bool) 
             (Some(Node::File(_)), Some(Node::File(b))) if earlier => format!(
                 "{k:?} lost its answered change: it holds an earlier content ({} bytes)",
                 b.len()
-            ),
-            (Some(Node::File(w)), Some(Node::File(b))) => format!(
-                "{k:?} is torn: it holds {} bytes that no call wrote ({}), not the {} bytes expected",
-                b.len(),
-                crate::excerpt::excerpt(&String::from_utf8_lossy(b)),
-                w.len()
             ),
             (w, s) => format!(
                 "{k:?} is {} where {} was expected",
