@@ -303,13 +303,12 @@ impl Factory for RemoteFactory {
         ) {
             Ok((subject, conn)) => {
                 if conn.hello().get("volatile") == Some(&Value::Bool(true)) {
-                    return Err(NotPlaced::Volatile(
-                        "the backend says its storage dies with its process (\"volatile\": true in initialize)".into(),
-                    ));
+                    return Err(NotPlaced::Volatile(VOLATILE.into()));
                 }
                 Ok(subject)
             }
             Err(e) if e.starts_with(NOT_PLACED) => Err(NotPlaced::Cannot(e)),
+            Err(e) if e.starts_with(VOLATILE) => Err(NotPlaced::Volatile(e)),
             Err(e) => Err(NotPlaced::Failed(e)),
         }
     }
@@ -489,8 +488,13 @@ fn open_at(
     if let CaseAt::Placed(asked) = at
         && root != asked
     {
+        let prefix = if conn.hello().get("volatile") == Some(&Value::Bool(true)) {
+            VOLATILE
+        } else {
+            NOT_PLACED
+        };
         return Err(format!(
-            "{NOT_PLACED}: asked for its case in {asked}, it answered with {root}"
+            "{prefix}: asked for its case in {asked}, it answered with {root}"
         ));
     }
     // A server someone else runs keeps its `permissions` claim; the factory says why the
@@ -514,6 +518,10 @@ fn open_at(
 /// How an answer to `world/case` with a `root` begins when the backend kept its case elsewhere
 /// (a backend that does not take a root the gate chose).
 const NOT_PLACED: &str = "the backend does not keep its case in a directory the gate names";
+
+/// The same, from a backend that says its storage dies with its process.
+const VOLATILE: &str =
+    "the backend says its storage dies with its process (\"volatile\": true in initialize)";
 
 /// A case's storage through `world/*`.
 pub struct RemoteWorld {

@@ -75,7 +75,7 @@ fn the_python_adapter_passes_the_gate_for_what_it_claims() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
     assert!(
-        stdout.contains("claims: permissions, modes, read_bytes, cancel_points\n"),
+        stdout.contains("claims: permissions, modes, read_bytes, cancel_points, durable\n"),
         "{stdout}"
     );
     for line in [

@@ -16,8 +16,8 @@
 //! `open(O_TMPFILE)` under the layer fails with `EOPNOTSUPP`, and a backend that stages that
 //! way must fall back (the local provider does, to a private directory).
 //!
-//! Mounting needs `/dev/fuse` and the right to mount (root, here): [`available`] says why not,
-//! and the caller reports the property as not run with that reason.
+//! Mounting needs `/dev/fuse` and the right to mount (root, here): [`available`] tries once and
+//! says why not, and the caller reports the property as not run with that reason.
 
 pub mod image;
 mod layer;
@@ -38,8 +38,8 @@ pub const ROOT: NodeId = 1;
 /// Why the layer could not be mounted.
 #[derive(Debug, thiserror::Error)]
 pub enum MountError {
-    /// There is no FUSE device on this machine.
-    #[error("no FUSE here: {0}")]
+    /// FUSE cannot be mounted here (no device, no right to mount).
+    #[error("FUSE cannot be mounted here: {0}")]
     NoFuse(String),
     /// The backing directory could not be read.
     #[error("the backing directory {path}: {source}")]
@@ -60,13 +60,30 @@ pub enum MountError {
 }
 
 /// Whether the layer can be mounted here: `Err(why)` when it cannot (the reason a property
-/// that needs it gives for not running). Looks for the device only; a mount can still fail
-/// for want of the right to mount, which [`mount`] reports.
+/// that needs it gives for not running). The first call mounts the layer once over an empty
+/// directory and unmounts it (no device, no right to mount, a kernel without FUSE: each says
+/// so); later calls repeat its answer.
 pub fn available() -> Result<(), String> {
-    match std::fs::metadata("/dev/fuse") {
-        Ok(_) => Ok(()),
-        Err(e) => Err(format!("/dev/fuse: {e}")),
-    }
+    static PROBED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    PROBED.get_or_init(probe).clone()
+}
+
+fn probe() -> Result<(), String> {
+    std::fs::metadata("/dev/fuse").map_err(|e| format!("/dev/fuse: {e}"))?;
+    let dir = std::env::temp_dir().join(format!("seam-powercut-probe-{}", std::process::id()));
+    let (backing, mnt) = (dir.join("backing"), dir.join("mnt"));
+    let made = std::fs::create_dir_all(&backing).and_then(|()| std::fs::create_dir_all(&mnt));
+    let result = match made {
+        Err(e) => Err(format!(
+            "a directory to try a mount in ({}): {e}",
+            dir.display()
+        )),
+        Ok(()) => mount_unprobed(&backing, &mnt)
+            .map_err(|e| e.to_string())
+            .and_then(Mounted::unmount),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }
 
 /// What the layer counted so far.
@@ -96,6 +113,10 @@ pub struct Mounted {
 /// in `backing` now is durable.
 pub fn mount(backing: &Path, mountpoint: &Path) -> Result<Mounted, MountError> {
     available().map_err(MountError::NoFuse)?;
+    mount_unprobed(backing, mountpoint)
+}
+
+fn mount_unprobed(backing: &Path, mountpoint: &Path) -> Result<Mounted, MountError> {
     let nodes = nodes::Nodes::new(backing).map_err(|source| MountError::Backing {
         path: backing.to_path_buf(),
         source,

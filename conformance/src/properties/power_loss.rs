@@ -337,7 +337,7 @@ impl Property for PowerLoss {
         match seam_powercut::available() {
             Ok(()) => Applicability::Runs,
             Err(why) => Applicability::CannotRun(format!(
-                "no FUSE on this machine ({why}): the power-loss layer is a FUSE mount"
+                "the power-loss layer is a FUSE mount, and none can be made here: {why}"
             )),
         }
     }
