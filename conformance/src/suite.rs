@@ -288,6 +288,16 @@ pub fn run_suite(
                     }
                     r.status = Status::NotClaimed(reason);
                 }
+                Some(NotChecked::NotHere {
+                    reason,
+                    need,
+                    rules,
+                }) => {
+                    for rule in rules {
+                        not_applying.insert(rule, need.clone());
+                    }
+                    r.status = Status::NotRun(reason);
+                }
                 None => {}
             },
             Err(f) => {

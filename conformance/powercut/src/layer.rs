@@ -50,6 +50,22 @@ pub(crate) struct Inner {
     /// The power goes when the operations served reach this many (the operation that would
     /// be this one is refused).
     pub cut_at: u64,
+    /// The power goes right after this many more syncs (the sync itself is kept).
+    pub syncs_left: Option<u64>,
+}
+
+impl Inner {
+    /// A sync was recorded: the power goes now if it was to go after this one.
+    fn count_sync(&mut self) {
+        match self.syncs_left {
+            Some(n) if n <= 1 => {
+                self.syncs_left = None;
+                self.cut = true;
+            }
+            Some(n) => self.syncs_left = Some(n - 1),
+            None => {}
+        }
+    }
 }
 
 /// The file system the kernel talks to.
@@ -107,6 +123,7 @@ impl Layer {
                 next_fh: 1,
                 cut: false,
                 cut_at: u64::MAX,
+                syncs_left: None,
             })),
             counters,
         }
@@ -551,6 +568,7 @@ impl Filesystem for Layer {
         let r = self.live().and_then(|mut inner| {
             inner.nodes.synced(ino.0).map_err(io_errno)?;
             self.counters.file_syncs.fetch_add(1, Ordering::Relaxed);
+            inner.count_sync();
             Ok(())
         });
         match r {
@@ -568,13 +586,13 @@ impl Filesystem for Layer {
             ];
             for entry in std::fs::read_dir(path).map_err(io_errno)? {
                 let entry = entry.map_err(io_errno)?;
-                let kind = entry
-                    .file_type()
-                    .ok()
-                    .and_then(FileType::from_std)
-                    .unwrap_or(FileType::RegularFile);
-                use std::os::unix::fs::DirEntryExt;
-                listing.push((entry.file_name(), entry.ino().max(2), kind));
+                let name = entry.file_name();
+                // The entry's number is the layer's, as `stat` gives it (a backend may match
+                // the two); an entry gone since the listing is skipped.
+                let Ok((id, stat)) = inner.nodes.child(ino.0, &name) else {
+                    continue;
+                };
+                listing.push((name, id, crate::nodes::kind_of(&stat)));
             }
             let fh = inner.next_fh;
             inner.next_fh += 1;
@@ -635,6 +653,7 @@ impl Filesystem for Layer {
         let r = self.live().and_then(|mut inner| {
             inner.nodes.synced(ino.0).map_err(io_errno)?;
             self.counters.dir_syncs.fetch_add(1, Ordering::Relaxed);
+            inner.count_sync();
             Ok(())
         });
         match r {

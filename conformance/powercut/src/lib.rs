@@ -30,7 +30,6 @@ use layer::{Inner, Layer};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// The root's node number.
 pub const ROOT: NodeId = 1;
@@ -102,8 +101,6 @@ pub struct Counted {
 /// The layer, mounted.
 pub struct Mounted {
     session: Option<fuser::BackgroundSession>,
-    /// The FUSE connection's number (the minor of the mount's device), for aborting it.
-    connection: Option<u32>,
     inner: Arc<Mutex<Inner>>,
     counters: Arc<Counters>,
     mountpoint: PathBuf,
@@ -135,12 +132,8 @@ fn mount_unprobed(backing: &Path, mountpoint: &Path) -> Result<Mounted, MountErr
             path: mountpoint.to_path_buf(),
             source,
         })?;
-    let connection = rustix::fs::stat(mountpoint)
-        .ok()
-        .map(|st| rustix::fs::minor(st.st_dev));
     Ok(Mounted {
         session: Some(session),
-        connection,
         inner,
         counters,
         mountpoint: mountpoint.to_path_buf(),
@@ -194,8 +187,19 @@ impl Mounted {
             .saturating_add(ops);
     }
 
+    /// Cuts the power right after the `syncs`-th `fsync`/`fdatasync` of a file or directory
+    /// from now (that sync is kept; every operation after it is refused). The durable image
+    /// changes only at syncs, so these are the points where what survives differs.
+    pub fn cut_after_syncs(&self, syncs: u64) {
+        let mut inner = match self.inner.lock() {
+            Ok(inner) => inner,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        inner.syncs_left = Some(syncs.max(1));
+    }
+
     /// Whether the power is cut (by [`Mounted::cut`], or at the point [`Mounted::cut_after`]
-    /// set).
+    /// or [`Mounted::cut_after_syncs`] set).
     pub fn is_cut(&self) -> bool {
         match self.inner.lock() {
             Ok(inner) => inner.cut,
@@ -211,11 +215,10 @@ impl Mounted {
         }
     }
 
-    /// Cuts the power (if it was not cut) and unmounts. The session ends once nothing holds a
-    /// file under the mount open; a backend that still does (one that leaked a descriptor when
-    /// the disk failed under it) has its connection aborted, as a disk that is gone would,
-    /// through the FUSE control file system (mounted at `/sys/fs/fuse/connections` if it is
-    /// not). `Err` if the session still did not end within ten seconds, or the unmount failed.
+    /// Cuts the power (if it was not cut) and detaches the mount at once. The session ends once
+    /// nothing holds a file under it open; until then it answers `EIO` on a thread of its own
+    /// (a backend that leaked a descriptor keeps it), and nothing waits for it. `Err` if the
+    /// unmount itself failed.
     pub fn unmount(mut self) -> Result<(), String> {
         self.finish()
     }
@@ -229,56 +232,18 @@ impl Mounted {
         // dropped yet): the session ends when the last of them is closed.
         rustix::mount::unmount(&self.mountpoint, rustix::mount::UnmountFlags::DETACH)
             .map_err(|e| format!("unmounting {}: {e}", self.mountpoint.display()))?;
-        let (tx, rx) = std::sync::mpsc::channel();
+        // The session ends when nothing holds a file under the mount any more. A backend that
+        // leaked a descriptor when the disk failed under it keeps it alive: it is left to end
+        // on its own thread (answering `EIO` to whatever still comes), and nothing waits for it
+        // — no verdict depends on how fast the kernel lets a session go.
         std::thread::Builder::new()
-            .name("seam-powercut-unmount".into())
+            .name("seam-powercut-session".into())
             .spawn(move || {
-                let _ = tx.send(session.join());
+                let _ = session.join();
             })
-            .map_err(|e| format!("starting the unmount: {e}"))?;
-        let mut aborted = false;
-        let ended = match rx.recv_timeout(Duration::from_millis(500)) {
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                if let Some(connection) = self.connection {
-                    abort(connection)?;
-                    aborted = true;
-                }
-                rx.recv_timeout(Duration::from_secs(10))
-            }
-            other => other.map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected),
-        };
-        match ended {
-            Ok(Ok(())) => Ok(()),
-            // The session's read of an aborted connection fails so: the end asked for.
-            Ok(Err(e)) if aborted && e.raw_os_error() == Some(rustix::io::Errno::CONNABORTED.raw_os_error()) => Ok(()),
-            Ok(Err(e)) => Err(format!("unmounting {}: {e}", self.mountpoint.display())),
-            Err(_) => Err(format!(
-                "the FUSE session at {} did not end within 10 s of its unmount (a file under it still open?)",
-                self.mountpoint.display()
-            )),
-        }
+            .map_err(|e| format!("starting the session's end: {e}"))?;
+        Ok(())
     }
-}
-
-/// Where the kernel's FUSE control file system lives.
-const FUSECTL: &str = "/sys/fs/fuse/connections";
-
-/// Aborts FUSE connection `connection`: every request still waiting, and every later one,
-/// fails, and the session's reads end.
-fn abort(connection: u32) -> Result<(), String> {
-    let dir = Path::new(FUSECTL).join(connection.to_string());
-    if !dir.exists() {
-        rustix::mount::mount(
-            "fusectl",
-            FUSECTL,
-            "fusectl",
-            rustix::mount::MountFlags::empty(),
-            None,
-        )
-        .map_err(|e| format!("mounting the FUSE control file system at {FUSECTL}: {e}"))?;
-    }
-    std::fs::write(dir.join("abort"), b"1")
-        .map_err(|e| format!("aborting FUSE connection {connection}: {e}"))
 }
 
 impl Drop for Mounted {

@@ -164,6 +164,18 @@ pub enum NotChecked {
         /// The rules that need it.
         rules: Vec<Rule>,
     },
+    /// The machine the gate runs on cannot give what the property needs (a FUSE mount for
+    /// `power-loss`): reported as not run, with the reason, and its `rules` as needing such a
+    /// machine — a fact of where the gate ran, which neither fails the backend nor leaves its
+    /// run incomplete.
+    NotHere {
+        /// Why, for people.
+        reason: String,
+        /// What the rules need, for people ("a machine where the gate can mount FUSE").
+        need: String,
+        /// The rules that need it.
+        rules: Vec<Rule>,
+    },
 }
 
 /// The breadth of a run's generated sequences, which the report heads with.

@@ -31,7 +31,7 @@
 //! not claimed, never as a pass. A failure is shrunk: calls are taken out one at a time while
 //! the cut, placed as far into the interrupted call as before, still finds the same departure.
 
-use super::{Applicability, Context, NotChecked, Property, Run};
+use super::{Context, NotChecked, Property, Run};
 use crate::factory::{CaseOptions, NotPlaced};
 use crate::failure::{Failure, FailureKind, fail};
 use crate::rules::Rule;
@@ -98,12 +98,14 @@ impl std::fmt::Display for Call {
     }
 }
 
-/// Where the power goes: `within` layer operations into call `call` (or, when `call` is the
-/// number of calls, after the last one answered).
+/// Where the power goes: `within` layer operations into call `call` — or, `by_syncs`, right
+/// after the `within`-th sync of that call (the only points where what survives changes) —
+/// or, when `call` is the number of calls, after the last one answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct CutAt {
     call: usize,
     within: u64,
+    by_syncs: bool,
 }
 
 /// One cut's plan: the calls and where the power goes.
@@ -123,6 +125,12 @@ impl Plan {
             .collect();
         let cut = if self.cut.call >= self.calls.len() {
             "the power cut after every call answered".to_string()
+        } else if self.cut.by_syncs {
+            format!(
+                "the power cut right after sync {} of call {}",
+                self.cut.within,
+                self.cut.call + 1
+            )
         } else {
             format!(
                 "the power cut {} file-system operations into call {}",
@@ -179,6 +187,41 @@ fn initial() -> Tree {
     t
 }
 
+/// Permission bits by path, of the files the model holds.
+type Modes = BTreeMap<String, u32>;
+
+/// The bits the starting files have (distinct, so a file that comes back with a new file's
+/// 0600 has lost them).
+fn initial_modes() -> Modes {
+    [("a", 0o640), ("b", 0o644), ("d/c", 0o660)]
+        .into_iter()
+        .map(|(p, m)| (p.to_string(), m))
+        .collect()
+}
+
+/// `modes` after `call` on `tree` (the tree before it): a new file is 0600, a rewritten or
+/// edited one keeps its bits, a renamed one takes them along.
+fn apply_modes(modes: &Modes, tree: &Tree, call: &Call) -> Modes {
+    let mut m = modes.clone();
+    match call {
+        Call::Write { path, .. } => {
+            if !matches!(tree.get(path), Some(Node::File(_))) {
+                m.insert(path.clone(), 0o600);
+            }
+        }
+        Call::Remove { path } => {
+            m.remove(path);
+        }
+        Call::Rename { from, to } => {
+            if let Some(bits) = m.remove(from) {
+                m.insert(to.clone(), bits);
+            }
+        }
+        Call::Edit { .. } | Call::Mkdir { .. } => {}
+    }
+    m
+}
+
 fn parent_of(path: &str) -> &str {
     path.rsplit_once('/').map(|(p, _)| p).unwrap_or("")
 }
@@ -220,7 +263,7 @@ fn apply(tree: &Tree, call: &Call) -> Tree {
 }
 
 /// Draws a cut's calls (each valid where the previous ones leave the model) and its point.
-fn draw_plan(draw: &mut Draw, namespace: bool, per_call: u64, serial: &mut u64) -> Plan {
+fn draw_plan(draw: &mut Draw, namespace: bool, per_call: (u64, u64), serial: &mut u64) -> Plan {
     let mut tree = initial();
     let n = 1 + draw.below(6) as usize;
     let mut calls = Vec::with_capacity(n);
@@ -280,11 +323,18 @@ fn draw_plan(draw: &mut Draw, namespace: bool, per_call: u64, serial: &mut u64) 
         calls.push(call);
     }
     let call = draw.below(n as u64 + 1) as usize;
+    let by_syncs = draw.below(2) == 0;
+    let within = if by_syncs {
+        1 + draw.below(per_call.1.max(1))
+    } else {
+        draw.below(per_call.0.max(1))
+    };
     Plan {
         calls,
         cut: CutAt {
             call,
-            within: draw.below(per_call.max(1)),
+            within,
+            by_syncs,
         },
     }
 }
@@ -304,6 +354,17 @@ impl From<Failure> for Stop {
     }
 }
 
+/// What every cut tells the run, whether or not the backend departed.
+#[derive(Default)]
+struct CutLog {
+    /// Whether the backend over the mount claims durability (once it is known).
+    claimed: Option<bool>,
+    /// What the layer served and saw synced.
+    counted: seam_powercut::Counted,
+    /// The cut interrupted a call.
+    mid: bool,
+}
+
 /// What a cut that found nothing wrong saw.
 struct Seen {
     /// The cut interrupted a call.
@@ -312,10 +373,8 @@ struct Seen {
     answered: usize,
     /// Entries a cut publication left that the next writer swept.
     swept: usize,
-    /// The most layer operations one uninterrupted call took.
-    per_call: u64,
-    /// What the layer served and saw synced.
-    counted: seam_powercut::Counted,
+    /// The most layer operations, and syncs, one uninterrupted call took.
+    per_call: (u64, u64),
     /// Whether the backend over the mount claims durability.
     durable: bool,
 }
@@ -333,15 +392,6 @@ impl Property for PowerLoss {
         false
     }
 
-    fn applies(&self, _cx: &Context) -> Applicability {
-        match seam_powercut::available() {
-            Ok(()) => Applicability::Runs,
-            Err(why) => Applicability::CannotRun(format!(
-                "the power-loss layer is a FUSE mount, and none can be made here: {why}"
-            )),
-        }
-    }
-
     fn run(&self, cx: &Context, out: &mut Run) -> Result<(), Failure> {
         let rules = vec![
             Rule::PowerLossAnswered,
@@ -349,29 +399,44 @@ impl Property for PowerLoss {
             Rule::PowerLossListedHidden,
             Rule::PowerLossSwept,
         ];
+        if let Err(why) = seam_powercut::available() {
+            out.not_checked = Some(NotChecked::NotHere {
+                reason: format!(
+                    "the power-loss layer is a FUSE mount, and none can be made here: {why}"
+                ),
+                need: "a machine where the gate can mount FUSE (/dev/fuse, root)".into(),
+                rules,
+            });
+            return Ok(());
+        }
         let rt = cx.runtime()?;
         let options = cx.options();
         // The claim of the deployment the cuts run on (fully durable), not of the run's first
         // subject (generated cases ask for less).
         let mut durable = None::<bool>;
         let mut draw = Draw(cx.config.sequences.seed ^ 0x0BAD_C0DE_5EED);
-        let mut per_call = 24u64;
+        let mut per_call = (24u64, 4u64);
         let mut serial = 0u64;
         let (mut mid, mut swept) = (0u64, 0u64);
         let mut layer = seam_powercut::Counted::default();
         let mut findings: Vec<String> = Vec::new();
         for cut in 0..CUTS {
             let plan = draw_plan(&mut draw, cx.caps.namespace, per_call, &mut serial);
-            let mut claimed = None;
-            match one_cut(cx, &rt, &options, &plan, out, &mut claimed) {
+            let mut log = CutLog::default();
+            let result = one_cut(cx, &rt, &options, &plan, out, &mut log);
+            layer.ops += log.counted.ops;
+            layer.file_syncs += log.counted.file_syncs;
+            layer.dir_syncs += log.counted.dir_syncs;
+            mid += u64::from(log.mid);
+            let claimed = log.claimed;
+            match result {
                 Ok(seen) => {
                     durable = Some(seen.durable);
-                    layer.ops += seen.counted.ops;
-                    layer.file_syncs += seen.counted.file_syncs;
-                    layer.dir_syncs += seen.counted.dir_syncs;
-                    mid += u64::from(seen.mid);
                     swept += seen.swept as u64;
-                    per_call = per_call.max(seen.per_call);
+                    per_call = (
+                        per_call.0.max(seen.per_call.0),
+                        per_call.1.max(seen.per_call.1),
+                    );
                     out.stats.check();
                     if seen.answered > 0 {
                         out.stats.rule(Rule::PowerLossAnswered);
@@ -455,9 +520,31 @@ fn not_placed(why: NotPlaced, rules: Vec<Rule>, out: &mut Run) -> Result<(), Fai
     }
 }
 
-/// Takes calls out of a failing plan one at a time, keeping each removal after which the cut
-/// (as far into the interrupted call as before) still finds a departure of the same kind.
-/// Returns the shortest failure and the plan's length before.
+/// What kind of departure a failure message says (the shrink keeps a smaller plan only if it
+/// shows the same kind).
+fn departure(message: &str) -> &'static str {
+    const KINDS: [(&str, &str); 8] = [
+        ("but mode", "mode"),
+        ("is torn", "torn"),
+        ("lost", "lost"),
+        ("is back", "lost"),
+        ("appeared", "appeared"),
+        ("still there once the next writer", "unswept"),
+        ("no fresh backend could open", "unopenable"),
+        ("listing", "listing"),
+    ];
+    KINDS
+        .iter()
+        .find(|(said, _)| message.contains(said))
+        .map(|(_, kind)| *kind)
+        .unwrap_or("other")
+}
+
+/// Shrinks a failing plan: first drops the calls after the interrupted one (they never ran),
+/// then takes calls out one at a time — again from the start after every success, until none
+/// can go — keeping a removal only when the cut, placed as far into the interrupted call as
+/// before, still shows the same kind of departure. Returns the failure of the smallest plan
+/// and the plan's length before.
 fn shrink(
     cx: &Context,
     rt: &tokio::runtime::Runtime,
@@ -467,37 +554,56 @@ fn shrink(
     out: &mut Run,
 ) -> (Failure, usize) {
     let from = plan.calls.len();
+    let kind = departure(&failure.message);
     let mut best = (plan, failure.clone());
     let mut scratch = Run::default();
-    let mut i = 0;
-    while i < best.0.calls.len() {
-        if best.0.calls.len() == 1 {
-            break;
+    let attempt = |candidate: &Plan, scratch: &mut Run| -> Option<Failure> {
+        if !valid(&candidate.calls) {
+            return None;
         }
+        match one_cut(cx, rt, options, candidate, scratch, &mut CutLog::default()) {
+            Err(Stop::Departed(f)) if f.kind == failure.kind && departure(&f.message) == kind => {
+                Some(f)
+            }
+            _ => None,
+        }
+    };
+    if best.0.cut.call + 1 < best.0.calls.len() {
         let mut candidate = best.0.clone();
-        if i == candidate.cut.call {
+        candidate.calls.truncate(candidate.cut.call + 1);
+        if let Some(f) = attempt(&candidate, &mut scratch) {
+            best = (candidate, f);
+        }
+    }
+    let mut i = 0;
+    while i < best.0.calls.len() && best.0.calls.len() > 1 {
+        if i == best.0.cut.call {
             i += 1;
             continue;
         }
+        let mut candidate = best.0.clone();
         candidate.calls.remove(i);
         if i < candidate.cut.call {
             candidate.cut.call -= 1;
         }
-        if !valid(&candidate.calls) {
-            i += 1;
-            continue;
-        }
-        match one_cut(cx, rt, options, &candidate, &mut scratch, &mut None) {
-            Err(Stop::Departed(f)) if f.kind == best.1.kind => best = (candidate, f),
-            _ => i += 1,
+        match attempt(&candidate, &mut scratch) {
+            Some(f) => {
+                best = (candidate, f);
+                i = 0;
+            }
+            None => i += 1,
         }
     }
     out.stats.checks(scratch.stats.checks);
-    let message = format!(
-        "{} (shrunk from {from} calls to {})",
-        best.1.message,
-        best.0.calls.len()
-    );
+    let to = best.0.calls.len();
+    let said = if to < from {
+        format!("shrunk from {from} calls to {to}")
+    } else if from == 1 {
+        "one call: nothing to shrink".to_string()
+    } else {
+        format!("none of its {from} calls could be taken out")
+    };
+    let message = format!("{} ({said})", best.1.message);
     (fail(best.1.kind, message), from)
 }
 
@@ -537,13 +643,18 @@ fn setup(m: impl Into<String>) -> Stop {
     Stop::Halt(fail(FailureKind::Setup, m))
 }
 
-/// Writes `tree` into `dir` (an existing empty directory).
-fn lay_out(tree: &Tree, dir: &Path) -> std::io::Result<()> {
+/// Writes `tree` into `dir` (an existing empty directory), each file with its bits.
+fn lay_out(tree: &Tree, modes: &Modes, dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     for (path, node) in tree {
         let at = dir.join(path);
         match node {
             Node::Dir => std::fs::create_dir(&at)?,
-            Node::File(bytes) => std::fs::write(&at, bytes)?,
+            Node::File(bytes) => {
+                std::fs::write(&at, bytes)?;
+                let bits = modes.get(path).copied().unwrap_or(0o600);
+                std::fs::set_permissions(&at, std::fs::Permissions::from_mode(bits))?;
+            }
         }
     }
     Ok(())
@@ -556,7 +667,7 @@ fn one_cut(
     options: &CaseOptions,
     plan: &Plan,
     out: &mut Run,
-    claimed: &mut Option<bool>,
+    log: &mut CutLog,
 ) -> Result<Seen, Stop> {
     let dirs = tempfile::Builder::new()
         .prefix("seam-power-loss-")
@@ -573,7 +684,9 @@ fn one_cut(
         std::fs::create_dir(d).map_err(|e| setup(format!("{}: {e}", d.display())))?;
     }
     let start = initial();
-    lay_out(&start, &backing).map_err(|e| setup(format!("laying out the cut's files: {e}")))?;
+    let mut modes = initial_modes();
+    lay_out(&start, &modes, &backing)
+        .map_err(|e| setup(format!("laying out the cut's files: {e}")))?;
     let mounted = seam_powercut::mount(&backing, &mnt).map_err(|e| setup(e.to_string()))?;
     let subject = cx
         .factory
@@ -583,24 +696,34 @@ fn one_cut(
     let policy = super::let_through(subject.fs.as_ref(), &root);
     let mut tree = start;
     let mut before_flight: Option<(usize, Tree)> = None;
-    let mut per_call = 0u64;
+    let mut modes_before = modes.clone();
+    let mut per_call = (0u64, 0u64);
     let mut answered = 0usize;
     for (i, call) in plan.calls.iter().enumerate() {
         if i == plan.cut.call {
-            mounted.cut_after(plan.cut.within);
+            if plan.cut.by_syncs {
+                mounted.cut_after_syncs(plan.cut.within);
+            } else {
+                mounted.cut_after(plan.cut.within);
+            }
         }
-        let ops_before = mounted.counted().ops;
+        let before = mounted.counted();
         let result = rt.block_on(perform(subject.fs.as_ref(), &root, call, policy.as_ref()));
         match result {
             Ok(()) => {
+                modes = apply_modes(&modes, &tree, call);
                 tree = apply(&tree, call);
                 answered += 1;
                 if !mounted.is_cut() {
-                    per_call = per_call.max(mounted.counted().ops - ops_before);
+                    let now = mounted.counted();
+                    let syncs = |c: &seam_powercut::Counted| c.file_syncs + c.dir_syncs;
+                    per_call.0 = per_call.0.max(now.ops - before.ops);
+                    per_call.1 = per_call.1.max(syncs(&now) - syncs(&before));
                 }
             }
             Err(e) if mounted.is_cut() => {
                 before_flight = Some((i, tree.clone()));
+                modes_before = modes.clone();
                 let _ = e;
                 break;
             }
@@ -620,8 +743,11 @@ fn one_cut(
     }
     let image = mounted.cut();
     let counted = mounted.counted();
+    log.counted = counted;
     let durable = subject.fs.capabilities().durable;
-    *claimed = Some(durable);
+    let keeps_modes = subject.fs.capabilities().modes;
+    log.claimed = Some(durable);
+    log.mid = before_flight.is_some();
     drop(subject);
     mounted
         .unmount()
@@ -644,6 +770,11 @@ fn one_cut(
             }
         })?;
     let what = plan.describe();
+    // The bits each candidate expects (the interrupted call's, before or after it).
+    let modes_after_flight = match &before_flight {
+        Some((i, before)) => apply_modes(&modes_before, before, &plan.calls[*i]),
+        None => modes.clone(),
+    };
     let candidates: Vec<(&str, Tree)> = match &before_flight {
         None => vec![("after every answered call", tree.clone())],
         Some((i, before)) => {
@@ -683,6 +814,42 @@ fn one_cut(
                 return Err(Stop::Departed(fail(
                     FailureKind::PowerLoss,
                     format!("{what}: after the cut {path:?} is listed but holds {other:?}"),
+                )));
+            }
+        }
+    }
+    if keeps_modes && let Some((label, _)) = candidates.iter().find(|(_, t)| *t == seen_tree) {
+        // The content is one the calls allow: the bits must be that state's too.
+        let want = if before_flight.is_some() && label.contains("before") {
+            &modes_before
+        } else if before_flight.is_some() {
+            &modes_after_flight
+        } else {
+            &modes
+        };
+        for (path, node) in &seen_tree {
+            let (
+                Node::File(_),
+                Some(SnapEntry::File {
+                    mode: Some(got), ..
+                }),
+            ) = (node, snap.get(path))
+            else {
+                continue;
+            };
+            let both_ends = label.contains("both ends");
+            let allowed = match want.get(path) {
+                Some(w) => *w == got & 0o7777,
+                None => both_ends,
+            } || (both_ends && modes_before.get(path) == Some(&(got & 0o7777)));
+            if !allowed {
+                return Err(Stop::Departed(fail(
+                    FailureKind::PowerLoss,
+                    format!(
+                        "{what}: after the cut, {path:?} holds the content {label} but mode {:o}, not {:o}: its bits were not synced with it",
+                        got & 0o7777,
+                        want.get(path).copied().unwrap_or(0)
+                    ),
                 )));
             }
         }
@@ -752,7 +919,6 @@ fn one_cut(
         answered,
         swept: litter.len(),
         per_call,
-        counted,
         durable,
     })
 }
@@ -938,10 +1104,10 @@ mod tests {
         let (mut a, mut b) = (Draw(7), Draw(7));
         let mut kinds = BTreeSet::new();
         for _ in 0..500 {
-            let p = draw_plan(&mut a, true, 30, &mut s1);
+            let p = draw_plan(&mut a, true, (30, 4), &mut s1);
             assert!(valid(&p.calls), "{}", p.describe());
             assert!(p.cut.call <= p.calls.len());
-            let q = draw_plan(&mut b, true, 30, &mut s2);
+            let q = draw_plan(&mut b, true, (30, 4), &mut s2);
             assert_eq!(p.describe(), q.describe());
             for c in &p.calls {
                 kinds.insert(
@@ -963,7 +1129,11 @@ mod tests {
                 path: "a".into(),
                 text: "new\n".into(),
             }],
-            cut: CutAt { call: 1, within: 0 },
+            cut: CutAt {
+                call: 1,
+                within: 0,
+                by_syncs: false,
+            },
         };
         let start = initial();
         let after = apply(&start, &plan.calls[0]);

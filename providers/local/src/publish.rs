@@ -85,6 +85,12 @@ impl Core {
         signal.checkpoint(&checkpoint(CancelPoint::Staged, verb, display, &paths))?;
         if let Some(mode) = mode {
             staged.chmod(mode).map_err(|e| os(e, verb, display))?;
+            // Staged as 0600 and synced so: synced again with the mode it is published with,
+            // or a power cut could leave the new content under the staging's bits (the
+            // `power-loss` property compares modes after a cut).
+            if self.config.durability != Durability::None {
+                staged.sync().map_err(|e| os(e, verb, display))?;
+            }
         }
         if let Some(fd) = staged.lock() {
             held.keep(fd);

@@ -65,6 +65,16 @@ impl Staged<'_> {
         }
     }
 
+    /// fsyncs the staged file again: after [`Staged::chmod`], so that its mode survives a power
+    /// cut as its content does (the mode is the inode's metadata; the fsync before it did not
+    /// cover it).
+    pub fn sync(&self) -> Result<(), Errno> {
+        match &self.file {
+            Some(f) => rustix::fs::fsync(f),
+            None => Ok(()),
+        }
+    }
+
     /// Locks the staged file for other processes before it is published (see
     /// [`crate::xlock`]); the descriptor returned holds the lock.
     pub fn lock(&self) -> Option<OwnedFd> {
