@@ -14,6 +14,8 @@
 //! * **A symbolic link's target** is written with the link: a link whose entry survives has
 //!   its target.
 //! * Everything under the backing directory when the layer was mounted is durable as it was.
+//! * Not kept: extended attributes (they pass through while the mount is live) and timestamps
+//!   (the image is written afresh).
 //!
 //! Nothing here looks at a clock or the disk: the layer hands it what it read, and
 //! [`Image::materialize`] writes the survivors into a fresh directory.

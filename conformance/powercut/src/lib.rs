@@ -11,10 +11,11 @@
 //!
 //! Unlike a layer that applies namespace operations at once (LazyFS), a rename, link or unlink
 //! here survives only when its directory was synced; `renameat2` with `RENAME_NOREPLACE` or
-//! `RENAME_EXCHANGE`, hard links and extended attributes pass through. The kernel's FUSE has no
-//! `O_TMPFILE` for a file system that does not implement it, and `fuser` does not: an
-//! `open(O_TMPFILE)` under the layer fails with `EOPNOTSUPP`, and a backend that stages that
-//! way must fall back (the local provider does, to a private directory).
+//! `RENAME_EXCHANGE`, hard links and extended attributes pass through (attributes are not kept
+//! in the image). The kernel's FUSE has no `O_TMPFILE` for a file system that does not implement
+//! it, and `fuser` 0.18 does not: an `open(O_TMPFILE)` under the layer fails with `EOPNOTSUPP`,
+//! and a backend that stages that way must fall back (the local provider does, to a private
+//! directory).
 //!
 //! Mounting needs `/dev/fuse` and the right to mount (root, here): [`available`] tries once and
 //! says why not, and the caller reports the property as not run with that reason.
