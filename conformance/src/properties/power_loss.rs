@@ -239,6 +239,12 @@ fn apply(tree: &Tree, call: &Call) -> Tree {
     let mut t = tree.clone();
     match call {
         Call::Write { path, text } => {
+            // The parents a write makes.
+            let mut parent = parent_of(path);
+            while !parent.is_empty() && !t.contains_key(parent) {
+                t.insert(parent.to_string(), Node::Dir);
+                parent = parent_of(parent);
+            }
             t.insert(path.clone(), Node::File(text.as_bytes().to_vec()));
         }
         Call::Edit { path, old, new } => {
@@ -292,7 +298,13 @@ fn draw_plan(draw: &mut Draw, namespace: bool, per_call: (u64, u64), serial: &mu
                 text: text(&tag, SIZES[draw.below(4) as usize]),
             },
             (3, _) | (0..=2, None) => Call::Write {
-                path: fresh(draw, &dirs, "n"),
+                // Now and then into a directory that does not exist yet: the write makes it,
+                // and must sync the directory that gained it too.
+                path: if draw.below(4) == 0 {
+                    join(&fresh(draw, &dirs, "p"), &format!("n{serial}"))
+                } else {
+                    fresh(draw, &dirs, "n")
+                },
                 text: text(&tag, SIZES[draw.below(4) as usize]),
             },
             (4 | 5, Some(path)) => {
@@ -613,8 +625,12 @@ fn valid(calls: &[Call]) -> bool {
     for call in calls {
         let ok = match call {
             Call::Write { path, .. } => {
-                tree.get(parent_of(path)).is_some_and(|n| *n == Node::Dir)
-                    || parent_of(path).is_empty()
+                // The nearest ancestor that exists must be a directory (the rest are made).
+                let mut parent = parent_of(path);
+                while !parent.is_empty() && !tree.contains_key(parent) {
+                    parent = parent_of(parent);
+                }
+                parent.is_empty() || tree.get(parent) == Some(&Node::Dir)
             }
             Call::Edit { path, old, .. } => match tree.get(path) {
                 Some(Node::File(b)) => {

@@ -166,7 +166,11 @@ impl Core {
         )?;
         created.keep();
         if self.config.durability == Durability::Full {
-            let _ = created.sync();
+            // The directories this write made are entries of their parents: synced before the
+            // answer, and a failed sync fails it (the file is published; its path may not
+            // survive a power cut — `power-loss` found the new directory and the file gone
+            // after an answered write when this error was ignored).
+            created.sync().map_err(|e| os(e, verb, display))?;
         }
         // The late lock (if any) is held until the version is read, like `held`.
         let (operation, before, _late_lock) = match late {
