@@ -375,6 +375,8 @@ struct CutLog {
     counted: seam_powercut::Counted,
     /// The cut interrupted a call.
     mid: bool,
+    /// The plan as the cut landed (the calls that ran, the cut where it went).
+    landed: Option<Plan>,
 }
 
 /// What a cut that found nothing wrong saw.
@@ -461,7 +463,8 @@ impl Property for PowerLoss {
                     durable = claimed;
                     out.stats.check();
                     if claimed == Some(true) {
-                        let (shrunk, from) = shrink(cx, &rt, &options, plan, &failure, out);
+                        let landed = log.landed.clone().unwrap_or(plan);
+                        let (shrunk, from) = shrink(cx, &rt, &options, landed, &failure, out);
                         out.shrunk_from = Some(from);
                         return Err(fail(
                             failure.kind,
@@ -583,6 +586,20 @@ fn shrink(
     if best.0.cut.call + 1 < best.0.calls.len() {
         let mut candidate = best.0.clone();
         candidate.calls.truncate(candidate.cut.call + 1);
+        if let Some(f) = attempt(&candidate, &mut scratch) {
+            best = (candidate, f);
+        }
+    }
+    // A departure on a call that answered shows without the interrupted one: the calls before
+    // it, the power cut after they all answered.
+    if best.0.cut.call > 0 && best.0.cut.call < best.0.calls.len() {
+        let mut candidate = best.0.clone();
+        candidate.calls.truncate(candidate.cut.call);
+        candidate.cut = CutAt {
+            call: candidate.calls.len(),
+            within: 0,
+            by_syncs: false,
+        };
         if let Some(f) = attempt(&candidate, &mut scratch) {
             best = (candidate, f);
         }
@@ -711,6 +728,7 @@ fn one_cut(
     let root = subject.world.root_display();
     let policy = super::let_through(subject.fs.as_ref(), &root);
     let mut tree = start;
+    let mut landed = plan.clone();
     let mut before_flight: Option<(usize, Tree)> = None;
     let mut modes_before = modes.clone();
     let mut per_call = (0u64, 0u64);
@@ -740,6 +758,20 @@ fn one_cut(
             Err(e) if mounted.is_cut() => {
                 before_flight = Some((i, tree.clone()));
                 modes_before = modes.clone();
+                // Where the power really went: a cut placed in an earlier call that never came
+                // to it lands here; the plan is said, and shrunk, as it landed.
+                let now = mounted.counted();
+                let syncs = |c: &seam_powercut::Counted| c.file_syncs + c.dir_syncs;
+                landed.cut = CutAt {
+                    call: i,
+                    within: if plan.cut.by_syncs {
+                        syncs(&now) - syncs(&before)
+                    } else {
+                        now.ops - before.ops
+                    },
+                    by_syncs: plan.cut.by_syncs,
+                };
+                landed.calls.truncate(i + 1);
                 let _ = e;
                 break;
             }
@@ -757,6 +789,15 @@ fn one_cut(
             }
         }
     }
+    if before_flight.is_none() {
+        // Every call answered: wherever the cut was placed, it came after them.
+        landed.cut = CutAt {
+            call: landed.calls.len(),
+            within: 0,
+            by_syncs: false,
+        };
+    }
+    log.landed = Some(landed.clone());
     let image = mounted.cut();
     let counted = mounted.counted();
     log.counted = counted;
@@ -780,12 +821,12 @@ fn one_cut(
                     FailureKind::PowerLoss,
                     format!(
                         "{}: no fresh backend could open what survived the cut: {why}",
-                        plan.describe()
+                        landed.describe()
                     ),
                 ))
             }
         })?;
-    let what = plan.describe();
+    let what = landed.describe();
     // The bits each candidate expects (the interrupted call's, before or after it).
     let modes_after_flight = match &before_flight {
         Some((i, before)) => apply_modes(&modes_before, before, &plan.calls[*i]),
@@ -794,7 +835,7 @@ fn one_cut(
     let candidates: Vec<(&str, Tree)> = match &before_flight {
         None => vec![("after every answered call", tree.clone())],
         Some((i, before)) => {
-            let call = &plan.calls[*i];
+            let call = &landed.calls[*i];
             let after = apply(before, call);
             let mut c = vec![
                 ("as before the interrupted call", before.clone()),
@@ -871,7 +912,7 @@ fn one_cut(
         }
     }
     if !candidates.iter().any(|(_, t)| *t == seen_tree) {
-        let history = history(plan, &before_flight);
+        let history = history(&landed, &before_flight);
         return Err(Stop::Departed(fail(
             FailureKind::PowerLoss,
             format!(
