@@ -225,6 +225,16 @@ impl Layer {
         Ok(attr(ino.0, &stat))
     }
 
+    /// A sync of `ino` (a file's `fsync`/`fdatasync`, a directory's `fsync`): recorded in the
+    /// image, counted in `counter`, and the power goes after it if it was to.
+    fn sync(&self, ino: INodeNo, counter: &AtomicU64) -> Result<(), Errno> {
+        let mut inner = self.live()?;
+        inner.nodes.synced(ino.0).map_err(io_errno)?;
+        counter.fetch_add(1, Ordering::Relaxed);
+        inner.count_sync();
+        Ok(())
+    }
+
     fn open_handle(inner: &mut Inner, fd: OwnedFd) -> FileHandle {
         let fh = inner.next_fh;
         inner.next_fh += 1;
@@ -565,13 +575,7 @@ impl Filesystem for Layer {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        let r = self.live().and_then(|mut inner| {
-            inner.nodes.synced(ino.0).map_err(io_errno)?;
-            self.counters.file_syncs.fetch_add(1, Ordering::Relaxed);
-            inner.count_sync();
-            Ok(())
-        });
-        match r {
+        match self.sync(ino, &self.counters.file_syncs) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
@@ -650,13 +654,7 @@ impl Filesystem for Layer {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        let r = self.live().and_then(|mut inner| {
-            inner.nodes.synced(ino.0).map_err(io_errno)?;
-            self.counters.dir_syncs.fetch_add(1, Ordering::Relaxed);
-            inner.count_sync();
-            Ok(())
-        });
-        match r {
+        match self.sync(ino, &self.counters.dir_syncs) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
