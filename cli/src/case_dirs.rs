@@ -268,6 +268,22 @@ impl Drop for CaseDir {
     }
 }
 
+impl seam_conformance::ScratchDir for CaseDir {
+    fn path(&self) -> &Path {
+        CaseDir::path(self)
+    }
+}
+
+/// The suite's own directories (`seam_conformance::Scratch`), made in the run directory like
+/// the cases': an interrupted command removes them with it.
+pub struct RunScratch;
+
+impl seam_conformance::Scratch for RunScratch {
+    fn make(&self, prefix: &str) -> std::io::Result<Box<dyn seam_conformance::ScratchDir>> {
+        Ok(Box::new(CaseDir::new(prefix)?))
+    }
+}
+
 /// Keeps the run directory for as long as it lives, so that a command's cases, made and
 /// removed one after another, share one (spread) run directory rather than each making its
 /// own. Without a hold the run directory goes with the last case alive.

@@ -136,6 +136,12 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
             "seam: stopped {left} process(es) that calls given up on had left running (adapters, servers)"
         );
     }
+    // A power-loss cut given up on keeps its layer mounted: detached here, its mount point is an
+    // empty directory the removal below can take.
+    let mounts = seam_powercut::detach_all();
+    if mounts > 0 {
+        eprintln!("seam: detached {mounts} power-loss mount(s) that calls given up on had left");
+    }
     let cases = seam_cli::case_dirs::remove_abandoned();
     if cases > 0 {
         eprintln!("seam: removed {cases} case director(ies) that calls given up on had left");
@@ -279,6 +285,7 @@ fn check_one(
             Some(r) => Some(r.clone()),
             None => seam_cli::providers::reference(name),
         },
+        scratch: Some(Arc::new(seam_cli::case_dirs::RunScratch)),
     };
     let reference_name = config.reference.as_ref().map(|r| r.name());
     // A server someone else started may still be on its way up.

@@ -73,6 +73,9 @@ pub fn clean_up_when_interrupted() {
                 // directory); then the run directory.
                 crate::case_dirs::closing();
                 let stopped = seam_remote::children::terminate_all(GRACE);
+                // The power-loss layers' mount points, so that they can be removed (a FUSE
+                // mount whose process is gone is a dead mount point nothing can remove).
+                seam_powercut::detach_all();
                 let removed = crate::case_dirs::interrupted();
                 eprintln!(
                     "seam: stopped {stopped} process(es), removed the run directory ({removed} case director(ies) in it); exiting"

@@ -171,6 +171,8 @@ fn start(exe: &PathBuf) -> Result<Started, String> {
     std::fs::create_dir(&cases).map_err(|e| format!("cannot create {}: {e}", cases.display()))?;
     // The server makes and removes a directory per case in it (see `case_dirs`).
     crate::case_dirs::spread(&cases);
+    // Tracked before a command interrupted meanwhile can look (see `children::starting`).
+    let starting = seam_remote::children::starting().map_err(|e| e.to_string())?;
     let mut child = Command::new(exe)
         .arg("serve")
         .arg("--root")
@@ -185,7 +187,7 @@ fn start(exe: &PathBuf) -> Result<Started, String> {
         .map_err(|e| format!("cannot start {} serve: {e}", exe.display()))?;
     // Stopped when the factory drops, or — if a hung call keeps it alive — by the command
     // before it exits (`seam_remote::children::stop_all`).
-    seam_remote::children::track(child.id());
+    starting.track(child.id());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while !socket.exists() {
         if let Ok(Some(status)) = child.try_wait() {

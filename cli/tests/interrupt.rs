@@ -5,6 +5,10 @@
 //! exits with the shell's status for the signal. Each run is stopped in the middle, once
 //! everything it starts is there.
 
+#[path = "support/fuse.rs"]
+mod fuse;
+use fuse::fuse_or_skip;
+
 #[path = "support/interpreters.rs"]
 mod interpreters;
 use interpreters::python_or_skip;
@@ -32,6 +36,18 @@ fn everything_in(dir: &Path) -> Vec<String> {
     }
     out.sort();
     out
+}
+
+/// The mount points under `dir` (this process sees the mounts the run made: same namespace).
+fn mounts_under(dir: &Path) -> Vec<String> {
+    let needle = dir.display().to_string();
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .filter(|point| point.starts_with(&needle))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The processes (other than this one) whose command line or environment names `dir`.
@@ -206,15 +222,38 @@ fn interrupted(args: &[String], wanted: &[&str], ready: Option<&str>, signal: Si
         ),
         "{said}"
     );
-    assert!(!run.exists(), "{} is left", run.display());
+    assert!(
+        !run.exists(),
+        "{} is left: {:?}\n{said}",
+        run.display(),
+        everything_in(&run)
+    );
     // The processes it started go with it (an adapter stopping on SIGTERM may take a moment).
     let left = still_running_after(tmp.path(), Duration::from_secs(10));
     assert!(left.is_empty(), "still running: {left:#?}\n{said}");
+    assert_eq!(
+        mounts_under(tmp.path()),
+        Vec::<String>::new(),
+        "mounted in TMPDIR still\n{said}"
+    );
     assert_eq!(
         everything_in(tmp.path()),
         Vec::<String>::new(),
         "TMPDIR is not as the run found it\n{said}"
     );
+}
+
+/// In the middle of a power cut: the layer the run mounted is detached, and its backing
+/// directory, mount point and survivors go with the run directory (a FUSE mount left behind
+/// by a process that is gone is a dead mount point nothing can remove).
+#[test]
+fn ctrl_c_in_a_power_cut_detaches_the_layer_and_removes_its_directories() {
+    if !fuse_or_skip("ctrl_c_in_a_power_cut_detaches_the_layer_and_removes_its_directories") {
+        return;
+    }
+    let mut args = check(&["local".into()]);
+    args.extend(["--property".into(), "power-loss".into()]);
+    interrupted(&args, &["power-loss-"], None, Signal::INT, 130);
 }
 
 #[test]

@@ -16,6 +16,10 @@
 mod seeds;
 use seeds::{check_at, fresh_seed};
 
+#[path = "support/fuse.rs"]
+mod fuse;
+use fuse::fuse_or_skip;
+
 #[path = "support/interpreters.rs"]
 mod interpreters;
 use interpreters::python_or_skip;
@@ -27,20 +31,6 @@ use seam_conformance::{
 };
 use std::path::Path;
 use std::sync::Arc;
-
-fn fuse_or_skip(test: &str) -> bool {
-    match seam_powercut::available() {
-        Ok(()) => true,
-        Err(why) => {
-            assert!(
-                std::env::var_os("SEAM_SKIP_FUSE").is_some(),
-                "{test}: FUSE cannot be mounted here ({why}); set SEAM_SKIP_FUSE=1 to skip knowingly"
-            );
-            eprintln!("{test}: skipped (SEAM_SKIP_FUSE): {why}");
-            false
-        }
-    }
-}
 
 fn power_loss(factory: Arc<dyn Factory>, seed: u64) -> Report {
     let config = SuiteConfig {

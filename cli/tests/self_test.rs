@@ -48,6 +48,7 @@ fn config(seed: u64, only: Vec<String>) -> SuiteConfig {
         timing: Timing::default(),
         agent: Some(Arc::new(seam_cli::agent::ToolAgentFactory)),
         reference: None,
+        scratch: None,
     }
 }
 

@@ -56,6 +56,7 @@ mod laws;
 pub mod properties;
 mod report;
 mod rules;
+mod scratch;
 mod sequences;
 mod stats;
 mod step;
@@ -81,6 +82,7 @@ pub use report::{
     Coverage, PropertyResult, Report, RuleLine, Skipped, Status, Verdict, junit_document,
 };
 pub use rules::Rule;
+pub use scratch::{Scratch, ScratchDir};
 pub use sequences::{
     Progress, SequenceConfig, SequenceFailure, SequenceOutcome, generated_cases,
     run_agent_sequences, run_agent_steps, run_sequences, run_steps, runtime,

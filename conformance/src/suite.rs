@@ -2,6 +2,7 @@
 //! thread of its own (a hanging or panicking backend fails that property with the operation
 //! named, and the run goes on), into one [`Report`] with a verdict.
 
+use crate::Scratch;
 use crate::agent::AgentFactory;
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind};
@@ -36,6 +37,9 @@ pub struct SuiteConfig {
     /// A provider this one must answer exactly like, step by step (the `differential`
     /// property), when the run has one.
     pub reference: Option<Arc<dyn Factory>>,
+    /// Where the suite makes directories of its own ([`Scratch`]); plain temporary directories
+    /// in `TMPDIR` when `None`.
+    pub scratch: Option<Arc<dyn Scratch>>,
 }
 
 /// What a suite run is doing, for progress displays.

@@ -20,6 +20,7 @@
 //! Mounting needs `/dev/fuse` and the right to mount (root, here): [`available`] tries once and
 //! says why not, and the caller reports the property as not run with that reason.
 
+mod abort;
 pub mod image;
 mod layer;
 mod nodes;
@@ -49,6 +50,9 @@ pub enum MountError {
         /// What failed.
         source: std::io::Error,
     },
+    /// The process is on its way out ([`detach_all`] was called): no mount is made any more.
+    #[error("the process is stopping: no FUSE mount is made any more")]
+    Stopping,
     /// The mount itself failed (no right to mount, a mount point that is not a directory...).
     #[error("mounting FUSE at {path} failed: {source}")]
     Mount {
@@ -71,6 +75,8 @@ pub fn available() -> Result<(), String> {
 fn probe() -> Result<(), String> {
     std::fs::metadata("/dev/fuse").map_err(|e| format!("/dev/fuse: {e}"))?;
     let dir = std::env::temp_dir().join(format!("seam-powercut-probe-{}", std::process::id()));
+    // Listed while it lives, so that a process interrupted meanwhile removes it too.
+    live().made.push(dir.clone());
     let (backing, mnt) = (dir.join("backing"), dir.join("mnt"));
     let made = std::fs::create_dir_all(&backing).and_then(|()| std::fs::create_dir_all(&mnt));
     let result = match made {
@@ -83,6 +89,7 @@ fn probe() -> Result<(), String> {
             .and_then(Mounted::unmount),
     };
     let _ = std::fs::remove_dir_all(&dir);
+    live().made.retain(|d| d != &dir);
     result
 }
 
@@ -114,7 +121,56 @@ pub fn mount(backing: &Path, mountpoint: &Path) -> Result<Mounted, MountError> {
     mount_unprobed(backing, mountpoint)
 }
 
+/// The mount points of the layers mounted and not yet unmounted, so that a process on its way
+/// out (interrupted) can detach them all: a FUSE mount whose process is gone stays behind as a
+/// dead mount point ("Transport endpoint is not connected") that nothing can remove.
+struct Live {
+    /// Each mount point, with its FUSE connection's number when it could be read.
+    points: Vec<(PathBuf, Option<u64>)>,
+    /// Directories of the crate's own (the probe's), removed by [`detach_all`].
+    made: Vec<PathBuf>,
+    closed: bool,
+}
+
+static LIVE: Mutex<Live> = Mutex::new(Live {
+    points: Vec::new(),
+    made: Vec::new(),
+    closed: false,
+});
+
+fn live() -> std::sync::MutexGuard<'static, Live> {
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Aborts and detaches every layer this process has mounted and not yet unmounted, and mounts
+/// none from here on ([`mount`] fails with [`MountError::Stopping`]); returns how many it
+/// detached. For a process on its way out (interrupted, or leaving calls it gave up on): every
+/// request to the layers fails at once from here on — a process that exits with a file under
+/// a layer open would otherwise never end (see the `abort` module) — and the mount points are
+/// plain empty directories that can be removed. The directory a first [`available`] is trying
+/// a mount in goes too.
+pub fn detach_all() -> usize {
+    let mut live = live();
+    live.closed = true;
+    let points = std::mem::take(&mut live.points);
+    let connections: Vec<u64> = points.iter().filter_map(|(_, c)| *c).collect();
+    abort::abort(&connections);
+    for (point, _) in &points {
+        let _ = rustix::mount::unmount(point, rustix::mount::UnmountFlags::DETACH);
+    }
+    for dir in std::mem::take(&mut live.made) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    points.len()
+}
+
 fn mount_unprobed(backing: &Path, mountpoint: &Path) -> Result<Mounted, MountError> {
+    // Held until the mount is listed, so that `detach_all` either sees it or stops it.
+    let mut live = live();
+    if live.closed {
+        return Err(MountError::Stopping);
+    }
     let nodes = nodes::Nodes::new(backing).map_err(|source| MountError::Backing {
         path: backing.to_path_buf(),
         source,
@@ -133,6 +189,9 @@ fn mount_unprobed(backing: &Path, mountpoint: &Path) -> Result<Mounted, MountErr
             path: mountpoint.to_path_buf(),
             source,
         })?;
+    // Read through the mount: answered by the session just started.
+    let connection = abort::connection_of(mountpoint);
+    live.points.push((mountpoint.to_path_buf(), connection));
     Ok(Mounted {
         session: Some(session),
         inner,
@@ -229,6 +288,7 @@ impl Mounted {
             return Ok(());
         };
         let _ = self.cut();
+        live().points.retain(|(p, _)| p != &self.mountpoint);
         // Detached at once, even with files under it still open (a backend that was not
         // dropped yet): the session ends when the last of them is closed.
         rustix::mount::unmount(&self.mountpoint, rustix::mount::UnmountFlags::DETACH)

@@ -702,9 +702,7 @@ fn one_cut(
     out: &mut Run,
     log: &mut CutLog,
 ) -> Result<Seen, Stop> {
-    let dirs = tempfile::Builder::new()
-        .prefix("seam-power-loss-")
-        .tempdir()
+    let dirs = crate::scratch::make(cx.config.scratch.as_ref(), "power-loss-")
         .map_err(|e| setup(format!("a temporary directory: {e}")))?;
     let base = std::fs::canonicalize(dirs.path())
         .map_err(|e| setup(format!("the temporary directory: {e}")))?;

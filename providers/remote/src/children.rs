@@ -34,6 +34,31 @@ pub fn track(pid: u32) {
     running.push(pid);
 }
 
+/// The list held while a process is started ([`starting`]): a program interrupted meanwhile
+/// waits for it, and finds the process tracked — a process started between an interruption's
+/// look at the list and the program's exit would outlive it.
+pub struct Starting(std::sync::MutexGuard<'static, Vec<u32>>);
+
+impl Starting {
+    /// Records the process just started (its id), until [`forget`].
+    pub fn track(mut self, pid: u32) {
+        self.0.push(pid);
+    }
+}
+
+/// Holds the list for a process about to be started; `Err` once [`terminate_all`] has run
+/// (the program is on its way out, and starts nothing more).
+pub fn starting() -> std::io::Result<Starting> {
+    let running = running();
+    if CLOSED.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "the program is stopping: no process is started any more",
+        ));
+    }
+    Ok(Starting(running))
+}
+
 /// The process was stopped or reaped: it is no longer ours to stop.
 pub fn forget(pid: u32) {
     running().retain(|p| *p != pid);

@@ -335,7 +335,9 @@ async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Option<tokio::p
         }
         Address::Exec(c) => {
             // A process group of its own: the shell and whatever it runs (an interpreter, a
-            // server it execs) are killed together.
+            // server it execs) are killed together. Tracked before a program interrupted
+            // meanwhile can look (see `children::starting`).
+            let starting = crate::children::starting()?;
             let mut child = tokio::process::Command::new("sh")
                 .arg("-c")
                 .arg(c)
@@ -346,7 +348,7 @@ async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Option<tokio::p
                 .kill_on_drop(true)
                 .spawn()?;
             if let Some(pid) = child.id() {
-                crate::children::track(pid);
+                starting.track(pid);
             }
             let (Some(w), Some(r)) = (child.stdin.take(), child.stdout.take()) else {
                 return Err(std::io::Error::other("the child has no stdin/stdout"));

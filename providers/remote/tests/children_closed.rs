@@ -1,9 +1,10 @@
 //! `children::terminate_all` is for a program on its way out: every process tracked before it
 //! is stopped — a whole process group, not only its leader — and one tracked after it (started
-//! meanwhile by a thread that did not know) is killed at once. Its own test binary: the state is
-//! the process's.
+//! meanwhile by a thread that did not know) is killed at once; one being started while it runs
+//! (under [`starting`]) is waited for and stopped with the others, and none is started after
+//! it. Its own test binary: the state is the process's.
 
-use seam_remote::children::{terminate_all, track};
+use seam_remote::children::{starting, terminate_all, track};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -32,10 +33,28 @@ fn a_group_that_ignores_sigterm_is_killed_after_the_grace_and_a_late_one_at_once
     let pgid = first.id();
     drop(first);
     track(pgid);
+    // Another is being started on a thread of its own as the program is interrupted: it holds
+    // the list for 300 ms before its process is up.
+    let (held, is_held) = std::sync::mpsc::channel();
+    let meanwhile = std::thread::spawn(move || {
+        let guard = starting().expect("not closed yet");
+        held.send(()).expect("the test waits");
+        std::thread::sleep(Duration::from_millis(300));
+        let child = stubborn();
+        let id = child.id();
+        guard.track(id);
+        drop(child);
+        id
+    });
+    is_held.recv().expect("the thread holds the list");
     // The shell is up and has started its child.
     std::thread::sleep(Duration::from_millis(200));
     let started = Instant::now();
-    assert_eq!(terminate_all(Duration::from_millis(500)), 1);
+    assert_eq!(
+        terminate_all(Duration::from_millis(500)),
+        2,
+        "the one being started was not waited for"
+    );
     assert!(
         started.elapsed() >= Duration::from_millis(500),
         "it did not wait for the group to stop by itself"
@@ -45,6 +64,16 @@ fn a_group_that_ignores_sigterm_is_killed_after_the_grace_and_a_late_one_at_once
         std::thread::sleep(Duration::from_millis(10));
     }
     assert!(!group_alive(pgid), "the group it led is still running");
+    let meanwhile = meanwhile.join().expect("the thread ends");
+    while group_alive(meanwhile) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        !group_alive(meanwhile),
+        "the group started meanwhile is still running"
+    );
+    let refused = starting().err().expect("nothing is started after");
+    assert_eq!(refused.kind(), std::io::ErrorKind::Interrupted, "{refused}");
 
     // Started after: killed as soon as it is tracked, its group with it.
     let mut late = stubborn();
