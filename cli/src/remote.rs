@@ -625,7 +625,11 @@ impl World for RemoteWorld {
                 .and_then(|m| u32::try_from(m).ok());
             let entry = match e.get("kind").and_then(Value::as_str) {
                 Some("file") => SnapEntry::File {
-                    bytes: e.get("bytes").and_then(|r| frame.take(r)).ok_or_else(bad)?,
+                    bytes: e
+                        .get("bytes")
+                        .and_then(|r| frame.take(r))
+                        .ok_or_else(bad)?
+                        .into(),
                     mode,
                 },
                 Some("dir") => SnapEntry::Dir { mode },

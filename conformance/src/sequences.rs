@@ -87,7 +87,9 @@ pub struct SequenceFailure {
     pub steps: Vec<Step>,
     /// The length of the sequence before shrinking.
     pub original_len: usize,
-    /// Each step of the shrunk sequence as replayed.
+    /// Each step of the shrunk sequence as replayed: its description and the failing step's
+    /// failure. What each step answered is not kept as text (a run formats nothing it does not
+    /// show: [`HarnessConfig::step_texts`]); [`crate::replay`] of the trace prints it.
     pub records: Vec<StepRecord>,
     /// Runs spent shrinking.
     pub shrink_runs: u64,
@@ -283,6 +285,11 @@ fn run_case(
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
     let factory = subjects.factory.as_ref();
     let agent = subjects.agent.as_deref();
+    // Two providers are compared on what they answered: the records must say it.
+    let config = HarnessConfig {
+        step_texts: config.step_texts || subjects.reference.is_some(),
+        ..config
+    };
     let (mut records, mut stats) =
         run_watched(factory, rt, options, config, steps, monitor, seen, agent)?;
     let Some(reference) = subjects.reference.as_deref() else {
@@ -404,6 +411,14 @@ struct RunState {
     setup: Option<Failure>,
 }
 
+/// The default settings, with no step's answers kept as text (as the suite runs).
+fn lean() -> HarnessConfig {
+    HarnessConfig {
+        step_texts: false,
+        ..HarnessConfig::default()
+    }
+}
+
 /// Runs the sequence property against subjects from `factory`, with the default [`Timing`].
 pub fn run_sequences(
     factory: Arc<dyn Factory>,
@@ -416,13 +431,7 @@ pub fn run_sequences(
         agent: None,
     };
     let monitor = Monitor::new(Timing::default());
-    run_sequences_watched(
-        &subjects,
-        config,
-        HarnessConfig::default(),
-        &monitor,
-        progress,
-    )
+    run_sequences_watched(&subjects, config, lean(), &monitor, progress)
 }
 
 /// Generated sequences of tool calls by two sessions through `agent` over subjects from
@@ -439,13 +448,7 @@ pub fn run_agent_sequences(
         agent: Some(agent),
     };
     let monitor = Monitor::new(Timing::default());
-    run_sequences_watched(
-        &subjects,
-        config,
-        HarnessConfig::default(),
-        &monitor,
-        progress,
-    )
+    run_sequences_watched(&subjects, config, lean(), &monitor, progress)
 }
 
 /// The sequence property. `subjects` are unwatched: every case watches its own with a monitor

@@ -264,7 +264,7 @@ impl World for DiskWorld {
                             bytes
                         };
                         SnapEntry::File {
-                            bytes,
+                            bytes: bytes.into(),
                             mode: Some(mode),
                         }
                     }

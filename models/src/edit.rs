@@ -68,7 +68,7 @@ pub fn apply_literal_edit(
     let t: &[u8] = text.as_bytes();
 
     // The normalised view: every `\r` directly followed by `\n` is dropped.
-    let view: Vec<u8> = lf_normalize(&text).into_bytes();
+    let view: Vec<u8> = lf_normalize(text).into_bytes();
 
     let old_view = lf_normalize(old).into_bytes();
     let new_view = lf_normalize(new).into_bytes();
@@ -76,22 +76,8 @@ pub fn apply_literal_edit(
         return Err(EditError::EmptyOld);
     }
 
-    // Every position where the old string's first byte is, tried in turn; a match is skipped
-    // past whole (matches never overlap).
-    let mut matches = Vec::new();
-    let mut at = 0;
-    while let Some(k) = view[at..].iter().position(|&b| b == old_view[0]) {
-        at += k;
-        if at + old_view.len() > view.len() {
-            break;
-        }
-        if view[at..at + old_view.len()] == old_view[..] {
-            matches.push(at);
-            at += old_view.len();
-        } else {
-            at += 1;
-        }
-    }
+    // The occurrences left to right, each skipped past whole (matches never overlap).
+    let matches: Vec<usize> = memchr::memmem::find_iter(&view, &old_view).collect();
     if matches.is_empty() {
         return Err(EditError::NotFound);
     }
@@ -138,28 +124,31 @@ pub fn apply_literal_edit(
         let end = walk_to(m + old_view.len());
         regions.push((start, end));
     }
-    let mut out: Vec<u8> = Vec::with_capacity(t.len());
-    let mut cursor = 0;
-    for &(start, end) in &regions {
-        out.extend_from_slice(&t[cursor..start]);
-        out.extend_from_slice(&replacement);
-        cursor = end;
-    }
-    out.extend_from_slice(&t[cursor..]);
-
-    // Whole characters were cut out and whole characters put in: still UTF-8.
-    let out_text = String::from_utf8(out)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    let mut new_bytes = Vec::with_capacity(out_text.len() + 3);
+    // The BOM kept, then the file with each region replaced.
+    let bom_len = if bom { "\u{FEFF}".len() } else { 0 };
+    let grown = regions.len() * replacement.len();
+    let mut new_bytes: Vec<u8> = Vec::with_capacity(bom_len + t.len() + grown);
     if bom {
         new_bytes.extend_from_slice("\u{FEFF}".as_bytes());
     }
-    new_bytes.extend_from_slice(out_text.as_bytes());
+    let mut cursor = 0;
+    for &(start, end) in &regions {
+        new_bytes.extend_from_slice(&t[cursor..start]);
+        new_bytes.extend_from_slice(&replacement);
+        cursor = end;
+    }
+    new_bytes.extend_from_slice(&t[cursor..]);
+
+    // Whole characters were cut out and whole characters put in: still UTF-8.
+    let after = match std::str::from_utf8(&new_bytes[bom_len..]) {
+        Ok(out_text) => lf_normalize(out_text),
+        Err(_) => lf_normalize(&String::from_utf8_lossy(&new_bytes[bom_len..])),
+    };
     Ok(EditResult {
         bytes: new_bytes,
         before: String::from_utf8(view)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-        after: lf_normalize(&out_text),
+        after,
         replacements: matches.len(),
     })
 }

@@ -21,7 +21,19 @@ pub enum NotText {
 /// `\r\n` becomes `\n`, scanning left to right once; every other character stays.
 pub fn lf_normalize(text: &str) -> String {
     // Non-overlapping matches, found left to right: exactly the rule (`\r\r\n` → `\r\n`).
-    text.replace("\r\n", "\n")
+    // Every write and edit of the model normalises its text (the `after` of its result), and
+    // most texts hold no CRLF at all: one vectorised scan finds them, and the text between
+    // them is copied whole.
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for at in memchr::memmem::find_iter(text.as_bytes(), b"\r\n") {
+        // `at` is a `\r`, so `at` and `at + 1` are character boundaries.
+        out.push_str(&text[from..at]);
+        out.push('\n');
+        from = at + 2;
+    }
+    out.push_str(&text[from..]);
+    out
 }
 
 fn strip_bom(text: &str) -> (&str, bool) {
@@ -44,13 +56,12 @@ pub fn decode_for_read(bytes: &[u8]) -> Result<String, NotText> {
 
 /// The text an edit works on: a NUL anywhere is binary, then strict UTF-8. Returns the text
 /// without its BOM and whether there was one.
-pub fn decode_for_edit(bytes: &[u8]) -> Result<(String, bool), NotText> {
-    if bytes.contains(&0) {
+pub fn decode_for_edit(bytes: &[u8]) -> Result<(&str, bool), NotText> {
+    if memchr::memchr(0, bytes).is_some() {
         return Err(NotText::Binary);
     }
     let text = std::str::from_utf8(bytes).map_err(|_| NotText::InvalidUtf8)?;
-    let (rest, bom) = strip_bom(text);
-    Ok((rest.to_string(), bom))
+    Ok(strip_bom(text))
 }
 
 /// The `before` of an overwrite: the prior text LF-normalised, or `None` when the prior bytes
@@ -88,10 +99,7 @@ mod tests {
         let mut late = vec![b'a'; NUL_SAMPLE_BYTES];
         late.push(0);
         assert_eq!(decode_for_edit(&late), Err(NotText::Binary));
-        assert_eq!(
-            decode_for_edit(b"\xEF\xBB\xBFx"),
-            Ok(("x".to_string(), true))
-        );
+        assert_eq!(decode_for_edit(b"\xEF\xBB\xBFx"), Ok(("x", true)));
     }
 
     #[test]
@@ -105,5 +113,17 @@ mod tests {
     #[test]
     fn normalisation_is_one_pass() {
         assert_eq!(lf_normalize("a\r\r\nb\rc"), "a\r\nb\rc");
+        assert_eq!(lf_normalize("\r\n\r\n"), "\n\n");
+        assert_eq!(lf_normalize("\r"), "\r");
+        assert_eq!(lf_normalize(""), "");
+    }
+
+    proptest::proptest! {
+        /// The scan is the rule as the standard library writes it, on texts of `\r`, `\n`,
+        /// CRLF, a BOM, ASCII and multi-byte characters.
+        #[test]
+        fn normalisation_is_the_rule(text in "[\r\n\u{FEFF}aé€😀]{0,40}") {
+            proptest::prop_assert_eq!(lf_normalize(&text), text.replace("\r\n", "\n"));
+        }
     }
 }

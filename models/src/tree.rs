@@ -1,5 +1,6 @@
 //! The model's world: nested maps of nodes, and a counter that mints versions.
 
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -7,7 +8,8 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug)]
 pub(crate) enum Node {
     File {
-        bytes: Vec<u8>,
+        /// Shared: a snapshot or a clone of the model holds the same buffer.
+        bytes: Bytes,
         mode: u32,
         version: u64,
     },
@@ -56,9 +58,10 @@ pub enum Outline {
 pub enum SnapEntry {
     /// A regular file with its bytes and permission bits (`None`: not compared).
     File {
-        /// Raw content.
+        /// Raw content, shared with whatever the snapshot was taken of where it can be (cloning
+        /// a snapshot copies no file's bytes).
         #[serde(with = "crate::tree::bytes_or_text")]
-        bytes: Vec<u8>,
+        bytes: Bytes,
         /// Permission bits.
         mode: Option<u32>,
     },
@@ -105,6 +108,8 @@ impl SnapEntry {
 
 /// Serialises bytes as a string when they are UTF-8, else as an array, so traces stay readable.
 pub(crate) mod bytes_or_text {
+    #[cfg(doc)]
+    use bytes::Bytes;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     #[derive(Serialize, Deserialize)]
@@ -121,11 +126,12 @@ pub(crate) mod bytes_or_text {
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
-        Ok(match Repr::deserialize(d)? {
+    /// Into a `Vec<u8>` or a [`Bytes`] (which takes the vector without a copy).
+    pub fn deserialize<'de, D: Deserializer<'de>, T: From<Vec<u8>>>(d: D) -> Result<T, D::Error> {
+        Ok(T::from(match Repr::deserialize(d)? {
             Repr::Text(t) => t.into_bytes(),
             Repr::Bytes(b) => b,
-        })
+        }))
     }
 }
 

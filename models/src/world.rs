@@ -240,7 +240,7 @@ impl Tree {
                 self.put(
                     &comps,
                     Node::File {
-                        bytes: bytes.clone(),
+                        bytes: bytes::Bytes::copy_from_slice(bytes),
                         mode: *mode & 0o777,
                         version,
                     },
@@ -264,9 +264,10 @@ impl Tree {
                 })
             }
             WorldOp::Append { bytes: extra, .. } => {
-                let Some(Node::File { mut bytes, .. }) = at else {
+                let Some(Node::File { bytes, .. }) = at else {
                     return None;
                 };
+                let mut bytes = bytes.to_vec();
                 bytes.extend_from_slice(extra);
                 self.rewrite_in_place(&comps, bytes.clone());
                 Some(WorldEffect::RewriteFile {
@@ -339,7 +340,7 @@ impl Tree {
     fn rewrite_in_place(&mut self, comps: &[String], new: Vec<u8>) {
         let v = self.mint();
         if let Some(Node::File { bytes, version, .. }) = self.get_mut(comps) {
-            *bytes = new;
+            *bytes = new.into();
             *version = v;
         }
     }
@@ -380,7 +381,7 @@ impl Tree {
         self.put(
             comps,
             Node::File {
-                bytes: content.as_bytes().to_vec(),
+                bytes: bytes::Bytes::copy_from_slice(content.as_bytes()),
                 mode: 0o644,
                 version,
             },

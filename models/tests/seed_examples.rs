@@ -42,7 +42,7 @@ fn code<T: std::fmt::Debug>(r: Result<T, seam_model::ModelError>) -> FsErrorCode
 
 fn bytes_at(m: &Model, rel: &str) -> Vec<u8> {
     match m.snapshot().get(rel) {
-        Some(SnapEntry::File { bytes, .. }) => bytes.clone(),
+        Some(SnapEntry::File { bytes, .. }) => bytes.to_vec(),
         other => panic!("{rel} is not a file: {other:?}"),
     }
 }
@@ -225,7 +225,7 @@ fn the_write_guard_matrix() {
     assert_eq!(
         m.snapshot().get("a"),
         Some(&SnapEntry::File {
-            bytes: b"one".to_vec(),
+            bytes: b"one".to_vec().into(),
             mode: Some(0o600)
         })
     );
@@ -304,7 +304,7 @@ fn writes_go_through_live_links_and_never_replace_dangling_ones() {
     assert_eq!(
         m.snapshot().get("a"),
         Some(&SnapEntry::File {
-            bytes: b"new".to_vec(),
+            bytes: b"new".to_vec().into(),
             mode: Some(0o640)
         })
     );
@@ -467,7 +467,7 @@ fn a_competitor_after_the_probe_is_never_replaced_by_a_guarded_create() {
     assert_eq!(
         m.snapshot().get("c"),
         Some(&SnapEntry::File {
-            bytes: b"mine".to_vec(),
+            bytes: b"mine".to_vec().into(),
             mode: Some(0o644)
         })
     );
@@ -546,7 +546,7 @@ fn a_parent_swapped_for_a_link_after_resolution_is_followed_and_a_dangling_one_r
     let w = m.write_target(&stale, "through\n", None, &none());
     assert!(w.outcome.is_ok(), "{:?}", w.outcome);
     match m.snapshot().get("e/x") {
-        Some(SnapEntry::File { bytes, .. }) => assert_eq!(bytes, b"through\n"),
+        Some(SnapEntry::File { bytes, .. }) => assert_eq!(&bytes[..], b"through\n"),
         other => panic!("e/x is {other:?}"),
     }
     assert!(matches!(

@@ -29,7 +29,7 @@ pub(super) struct WriteSituation {
 
 /// What an edit found before it ran.
 pub(super) struct EditSituation {
-    file: Option<Vec<u8>>,
+    file: Option<bytes::Bytes>,
     mode: Option<u32>,
     is_dir: bool,
     through_link: bool,
@@ -40,7 +40,7 @@ pub(super) struct EditSituation {
 }
 
 fn lf(s: &str) -> String {
-    s.replace("\r\n", "\n")
+    seam_model::lf_normalize(s)
 }
 
 fn crlf_dominant(text: &str) -> bool {

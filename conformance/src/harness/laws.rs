@@ -39,7 +39,7 @@ pub(crate) enum PendingLaw {
 }
 
 fn lf(s: &str) -> String {
-    s.replace("\r\n", "\n")
+    seam_model::lf_normalize(s)
 }
 
 fn file<'a>(snap: &'a BTreeMap<String, SnapEntry>, rel: &str) -> Option<&'a [u8]> {

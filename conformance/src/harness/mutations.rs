@@ -62,30 +62,32 @@ impl Harness {
             .await;
         self.epoch += 1;
         self.stats.op_committed(actual.is_ok());
-        rec.expected = match &result.outcome {
-            Ok(w) => format!(
-                "Ok({:?}, version {:?}, before {}, after {})",
-                w.operation,
-                w.version,
-                w.before
-                    .as_ref()
-                    .map_or("None".into(), |b| show_bytes(b.as_bytes())),
-                show_bytes(w.after.as_bytes())
-            ),
-            Err(e) => format!("Err({} {:?})", e.code, e.message),
-        };
-        rec.actual = match &actual {
-            Ok(w) => format!(
-                "Ok({:?}, version {:?}, before {}, after {})",
-                w.operation,
-                w.version.as_str(),
-                w.before
-                    .as_ref()
-                    .map_or("None".into(), |b| show_bytes(b.as_bytes())),
-                show_bytes(w.after.as_bytes())
-            ),
-            Err(e) => format!("Err({} {:?})", e.code(), e.message()),
-        };
+        if self.config.step_texts {
+            rec.expected = match &result.outcome {
+                Ok(w) => format!(
+                    "Ok({:?}, version {:?}, before {}, after {})",
+                    w.operation,
+                    w.version,
+                    w.before
+                        .as_ref()
+                        .map_or("None".into(), |b| show_bytes(b.as_bytes())),
+                    show_bytes(w.after.as_bytes())
+                ),
+                Err(e) => format!("Err({} {:?})", e.code, e.message),
+            };
+            rec.actual = match &actual {
+                Ok(w) => format!(
+                    "Ok({:?}, version {:?}, before {}, after {})",
+                    w.operation,
+                    w.version.as_str(),
+                    w.before
+                        .as_ref()
+                        .map_or("None".into(), |b| show_bytes(b.as_bytes())),
+                    show_bytes(w.after.as_bytes())
+                ),
+                Err(e) => format!("Err({} {:?})", e.code(), e.message()),
+            };
+        }
         // The probe first: a competitor that could not be placed explains a fresh stat that
         // disagrees (it lands after the mutation), and is the diagnosis the author needs.
         self.probe_problems(&log)?;
@@ -182,23 +184,25 @@ impl Harness {
             .await;
         self.epoch += 1;
         self.stats.op_committed(actual.is_ok());
-        rec.expected = match &expected {
-            Ok((v, before, after)) => format!(
-                "Ok(version {v:?}, before {}, after {})",
-                show_bytes(before.as_bytes()),
-                show_bytes(after.as_bytes())
-            ),
-            Err(e) => format!("Err({} {:?})", e.code, e.message),
-        };
-        rec.actual = match &actual {
-            Ok(o) => format!(
-                "Ok(version {:?}, before {}, after {})",
-                o.version.as_str(),
-                show_bytes(o.before.as_bytes()),
-                show_bytes(o.after.as_bytes())
-            ),
-            Err(e) => format!("Err({} {:?})", e.code(), e.message()),
-        };
+        if self.config.step_texts {
+            rec.expected = match &expected {
+                Ok((v, before, after)) => format!(
+                    "Ok(version {v:?}, before {}, after {})",
+                    show_bytes(before.as_bytes()),
+                    show_bytes(after.as_bytes())
+                ),
+                Err(e) => format!("Err({} {:?})", e.code, e.message),
+            };
+            rec.actual = match &actual {
+                Ok(o) => format!(
+                    "Ok(version {:?}, before {}, after {})",
+                    o.version.as_str(),
+                    show_bytes(o.before.as_bytes()),
+                    show_bytes(o.after.as_bytes())
+                ),
+                Err(e) => format!("Err({} {:?})", e.code(), e.message()),
+            };
+        }
         // The probe first: a competitor that could not be placed explains a fresh stat that
         // disagrees (it lands after the mutation), and is the diagnosis the author needs.
         self.probe_problems(&log)?;

@@ -193,8 +193,10 @@ impl Harness {
             .await;
         self.epoch += 1;
         self.stats.op_committed(actual.is_ok());
-        rec.expected = shown(&expected);
-        rec.actual = shown_actual(&actual);
+        if self.config.step_texts {
+            rec.expected = shown(&expected);
+            rec.actual = shown_actual(&actual);
+        }
         self.ns_probed(step, log)?;
         if let Ok(o) = &actual {
             self.fresh_lstat(path, &o.version).await?;
@@ -269,8 +271,10 @@ impl Harness {
             .await;
         self.epoch += 1;
         self.stats.op_committed(actual.is_ok());
-        rec.expected = shown(&expected);
-        rec.actual = shown_actual(&actual);
+        if self.config.step_texts {
+            rec.expected = shown(&expected);
+            rec.actual = shown_actual(&actual);
+        }
         self.ns_probed(step, log)?;
         self.outcome(&expected, &actual, |_, m, a| {
             super::same(FailureKind::Outcome, "kind removed", m, &a.kind)
@@ -358,8 +362,10 @@ impl Harness {
             .await;
         self.epoch += 1;
         self.stats.op_committed(actual.is_ok());
-        rec.expected = shown(&expected);
-        rec.actual = shown_actual(&actual);
+        if self.config.step_texts {
+            rec.expected = shown(&expected);
+            rec.actual = shown_actual(&actual);
+        }
         self.ns_probed(step, log)?;
         if let Ok(o) = &actual {
             let landed = dest_real.unwrap_or_else(|| to.to_string());

@@ -82,8 +82,8 @@ fn judge_file(
 ) -> Result<bool, String> {
     match world.get(path) {
         Some(SnapEntry::File { bytes, mode: m }) => {
-            let is_old = bytes.as_slice() == old;
-            let is_new = bytes.as_slice() == new;
+            let is_old = bytes[..] == *old;
+            let is_new = bytes[..] == *new;
             if !is_old && !is_new {
                 return Err(format!(
                     "{path:?} holds neither its old content ({} bytes) nor its new one ({} bytes): {} ({} bytes)",

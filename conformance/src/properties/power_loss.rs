@@ -860,7 +860,7 @@ fn one_cut(
     for path in &visible {
         match snap.get(path) {
             Some(SnapEntry::File { bytes, .. }) => {
-                seen_tree.insert(path.clone(), Node::File(bytes.clone()));
+                seen_tree.insert(path.clone(), Node::File(bytes.to_vec()));
             }
             Some(SnapEntry::Dir { .. }) => {
                 seen_tree.insert(path.clone(), Node::Dir);

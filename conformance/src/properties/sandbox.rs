@@ -127,7 +127,7 @@ impl Property for SandboxModes {
                 ));
             }
             match snapshot()?.get(path) {
-                Some(SnapEntry::File { bytes, .. }) if bytes == b"ok\n" => {}
+                Some(SnapEntry::File { bytes, .. }) if bytes[..] == b"ok\n"[..] => {}
                 other => {
                     return Err(fail(
                         FailureKind::Sandbox,

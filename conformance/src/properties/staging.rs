@@ -312,7 +312,7 @@ fn not_clobbered(cx: &Context, out: &mut Run) -> Result<(), Failure> {
     let snap = subject.world.snapshot().map_err(setup)?;
     out.stats.check();
     match snap.get(&planted) {
-        Some(SnapEntry::File { bytes, .. }) if bytes == b"PRECIOUS" => {}
+        Some(SnapEntry::File { bytes, .. }) if bytes[..] == b"PRECIOUS"[..] => {}
         other => {
             return Err(fail(
                 FailureKind::Staging,
@@ -337,7 +337,7 @@ fn not_clobbered(cx: &Context, out: &mut Run) -> Result<(), Failure> {
         expected.push("a");
         out.stats.check();
         match snap.get("a") {
-            Some(SnapEntry::File { bytes, .. }) if bytes == b"mine\n" => {}
+            Some(SnapEntry::File { bytes, .. }) if bytes[..] == b"mine\n"[..] => {}
             other => {
                 return Err(fail(
                     FailureKind::BytesOnDisk,

@@ -145,7 +145,7 @@ impl Model {
         }
         let v = self.tree.mint();
         if let Some(Node::File { bytes, version, .. }) = self.tree.get_mut(&real) {
-            *bytes = result.bytes;
+            *bytes = result.bytes.into();
             *version = v;
         }
         self.tree.touch_along(&parent);

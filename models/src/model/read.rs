@@ -9,7 +9,7 @@ use crate::walk::{key_of, realpath, stat_follow};
 use seam::{FsError, FsKind, Verb};
 
 impl Model {
-    fn regular_file(&self, r: &Resolved) -> Result<Vec<u8>, ModelError> {
+    fn regular_file(&self, r: &Resolved) -> Result<bytes::Bytes, ModelError> {
         let node = stat_follow(&self.tree, &r.key.0)
             .map_err(|_| Self::loop_error(Verb::Read, &r.display))?;
         match node {
@@ -48,7 +48,7 @@ impl Model {
         if bytes.len() as u64 > max {
             return Err(err(FsError::too_large(&r.display, bytes.len() as u64, max)));
         }
-        Ok(bytes)
+        Ok(bytes.to_vec())
     }
 
     /// `list_dir(resolve(path))`.

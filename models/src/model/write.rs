@@ -214,7 +214,7 @@ impl Model {
         // A file that appeared since the check, which an unguarded write replaces: the write
         // is then an update of that file (its bits kept, its text the `before`), as if it had
         // come just after whoever made it.
-        let mut appeared: Option<(Vec<u8>, u32)> = None;
+        let mut appeared: Option<(bytes::Bytes, u32)> = None;
         if no_replace && created == 0 {
             match self.tree.get(&key) {
                 None => {}
@@ -248,7 +248,7 @@ impl Model {
         self.tree.put(
             &key,
             Node::File {
-                bytes: content.as_bytes().to_vec(),
+                bytes: bytes::Bytes::copy_from_slice(content.as_bytes()),
                 mode,
                 version,
             },

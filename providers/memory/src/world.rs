@@ -22,13 +22,22 @@ const OTHER_MODE: u32 = 0o644;
 /// Permission bits a link reports (as on Linux, where they mean nothing).
 const LINK_MODE: u32 = 0o777;
 
+/// A file's content in the store, lent to a snapshot without a copy.
+struct Shared(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for Shared {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 /// What a snapshot holds at one path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MemoryEntry {
     /// A regular file: its bytes and permission bits.
     File {
-        /// The content.
-        bytes: Vec<u8>,
+        /// The content: the store's own buffer, shared (a snapshot copies no file's bytes).
+        bytes: bytes::Bytes,
         /// Permission bits.
         mode: u32,
     },
@@ -336,7 +345,7 @@ impl MemoryWorld {
                 };
                 let entry = match node {
                     Node::File { bytes, mode, .. } => MemoryEntry::File {
-                        bytes: bytes.as_ref().clone(),
+                        bytes: bytes::Bytes::from_owner(Shared(bytes.clone())),
                         mode: *mode,
                     },
                     Node::Dir { entries, mode, .. } => {

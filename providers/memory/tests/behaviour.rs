@@ -65,7 +65,7 @@ fn edit(old: &str, new: &str) -> EditRequest {
 
 fn bytes_of(world: &MemoryWorld, rel: &str) -> Option<Vec<u8>> {
     match world.snapshot(ROOT).expect("snapshot").remove(rel) {
-        Some(seam_memory::MemoryEntry::File { bytes, .. }) => Some(bytes),
+        Some(seam_memory::MemoryEntry::File { bytes, .. }) => Some(bytes.to_vec()),
         _ => None,
     }
 }
@@ -598,7 +598,7 @@ fn the_world_acts_like_the_operating_system_would() {
     assert_eq!(
         snap.get("d/x/y"),
         Some(&MemoryEntry::File {
-            bytes: b"y".to_vec(),
+            bytes: bytes::Bytes::from_static(b"y"),
             mode: 0o640
         })
     );

@@ -58,7 +58,7 @@ fn setup(with_file: bool) -> (MemoryStore, MemoryFileSystem, FsTarget, Option<Fs
 
 fn content(store: &MemoryStore) -> Vec<u8> {
     match store.world().snapshot(ROOT).expect("snapshot").remove("a") {
-        Some(MemoryEntry::File { bytes, .. }) => bytes,
+        Some(MemoryEntry::File { bytes, .. }) => bytes.to_vec(),
         other => panic!("a is {other:?}"),
     }
 }
