@@ -189,19 +189,24 @@ impl Registry {
     }
 
     /// Removes every case directory and the run directory, held or not. Cases may still be
-    /// running on other threads and writing in their directories meanwhile (a removal then
-    /// finds a directory not empty), so it tries again, for a second at most.
+    /// running on other threads and writing in their directories meanwhile: a removal then
+    /// finds a directory not empty, and a write after it makes the directories it writes into
+    /// again (a write makes missing parents), the run directory with them. So it goes on until
+    /// the run directory has stayed gone for 50 ms, for a second at most.
     fn remove_everything(&self) -> usize {
         self.with(|s| {
             let paths = std::mem::take(&mut s.live);
             if let Some(run) = s.run.take() {
+                let mut gone_for = 0;
                 for _ in 0..100 {
                     match std::fs::remove_dir_all(&run) {
-                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                            std::thread::sleep(std::time::Duration::from_millis(10));
-                        }
-                        _ => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => gone_for += 1,
+                        _ => gone_for = 0,
                     }
+                    if gone_for >= 5 {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
                 }
             }
             paths.len()

@@ -1,7 +1,7 @@
-//! Literal edits, done the slow and obvious way: on the file's bytes, trying every position of
-//! the LF-normalised view where the old string's first byte is, then walking the file and its
-//! view side by side to find where each match lies in the file's own bytes (UTF-8 makes byte
-//! matching character matching: see below).
+//! Literal edits, done the obvious way: on the file's bytes, finding the old string's
+//! occurrences in the LF-normalised view left to right (`memmem`, never overlapping), then
+//! walking the file and its view side by side to find where each match lies in the file's own
+//! bytes (UTF-8 makes byte matching character matching: see below).
 //! Slow, but not wasteful: no map as large as the file is built (a 1 MiB file made the model's
 //! edit allocate 10 MiB), so that the generator, which runs this model, does not pay for it.
 //!

@@ -288,11 +288,14 @@ impl Mounted {
             return Ok(());
         };
         let _ = self.cut();
-        live().points.retain(|(p, _)| p != &self.mountpoint);
         // Detached at once, even with files under it still open (a backend that was not
-        // dropped yet): the session ends when the last of them is closed.
-        rustix::mount::unmount(&self.mountpoint, rustix::mount::UnmountFlags::DETACH)
-            .map_err(|e| format!("unmounting {}: {e}", self.mountpoint.display()))?;
+        // dropped yet): the session ends when the last of them is closed. Listed until it is
+        // detached, so that a process interrupted meanwhile detaches it (its connection is
+        // still its own then: a session alive keeps its number).
+        let detached =
+            rustix::mount::unmount(&self.mountpoint, rustix::mount::UnmountFlags::DETACH);
+        live().points.retain(|(p, _)| p != &self.mountpoint);
+        detached.map_err(|e| format!("unmounting {}: {e}", self.mountpoint.display()))?;
         // The session ends when nothing holds a file under the mount any more. A backend that
         // leaked a descriptor when the disk failed under it keeps it alive: it is left to end
         // on its own thread (answering `EIO` to whatever still comes), and nothing waits for it

@@ -264,39 +264,43 @@ impl Drop for Connection {
             rt.shutdown_background();
         }
         if let Some(mut child) = self._child.take() {
-            // Ours to stop from here on, not `children::stop_all`'s.
-            if let Some(pid) = child.id() {
+            let pid = child.id();
+            reap(&mut child);
+            // Tracked until now: a program interrupted while it waited stops it too
+            // (`children::terminate_all`), rather than exit with it still running.
+            if let Some(pid) = pid {
                 crate::children::forget(pid);
             }
-            // Reap it (a killed child left unwaited stays a zombie until this process exits):
-            // give it a moment to leave by itself, then kill it — its whole process group: the
-            // shell and the adapter it runs (killed alone, the shell leaves an adapter that
-            // does not stop at the end of its input running on, with nobody to stop it).
-            for i in 0..200 {
-                match child.try_wait() {
-                    Ok(Some(_)) | Err(_) => return,
-                    Ok(None) if i == 100 => {
-                        // Not reaped yet, so the group's id is still the shell's.
-                        let group = child
-                            .id()
-                            .and_then(|p| i32::try_from(p).ok())
-                            .and_then(rustix::process::Pid::from_raw)
-                            .is_some_and(|pid| {
-                                rustix::process::kill_process_group(
-                                    pid,
-                                    rustix::process::Signal::KILL,
-                                )
-                                .is_ok()
-                            });
-                        if !group {
-                            let _ = child.start_kill();
-                        }
-                    }
-                    Ok(None) => {}
-                }
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
         }
+    }
+}
+
+/// Waits for an adapter that was told its input ended, killing it if it does not leave.
+fn reap(child: &mut tokio::process::Child) {
+    // Reap it (a killed child left unwaited stays a zombie until this process exits):
+    // give it a moment to leave by itself, then kill it — its whole process group: the
+    // shell and the adapter it runs (killed alone, the shell leaves an adapter that
+    // does not stop at the end of its input running on, with nobody to stop it).
+    for i in 0..200 {
+        match child.try_wait() {
+            Ok(Some(_)) | Err(_) => return,
+            Ok(None) if i == 100 => {
+                // Not reaped yet, so the group's id is still the shell's.
+                let group = child
+                    .id()
+                    .and_then(|p| i32::try_from(p).ok())
+                    .and_then(rustix::process::Pid::from_raw)
+                    .is_some_and(|pid| {
+                        rustix::process::kill_process_group(pid, rustix::process::Signal::KILL)
+                            .is_ok()
+                    });
+                if !group {
+                    let _ = child.start_kill();
+                }
+            }
+            Ok(None) => {}
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
 
