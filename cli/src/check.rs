@@ -55,6 +55,7 @@ struct SeedRun {
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
     // Every case of the command in one run directory, removed when the command ends.
     let _run = seam_cli::case_dirs::hold();
+    seam_cli::case_dirs::give_adapters_temp_dirs();
     let known = property_names();
     for p in &args.properties {
         if !known.contains(&p.as_str()) {

@@ -22,6 +22,7 @@ pub struct ReplayArgs<'a> {
 /// Replays; returns whether the provider followed the model to the end.
 pub fn run(args: &ReplayArgs<'_>) -> Result<bool, crate::Usage> {
     let _run = seam_cli::case_dirs::hold();
+    seam_cli::case_dirs::give_adapters_temp_dirs();
     let path = args.path;
     let text = std::fs::read_to_string(path)
         .map_err(|e| crate::Usage(format!("cannot read trace {}: {e}", path.display())))?;

@@ -7,7 +7,7 @@ use seam_conformance::{CaseOutcome, PermissionCase, Unprivileged, UnprivilegedEr
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The user and group the child runs as.
@@ -37,8 +37,17 @@ pub struct SelfExec {
 }
 
 impl SelfExec {
-    fn spawn(&self, exe: &std::path::Path, root: &str) -> std::io::Result<std::process::Child> {
-        Command::new(exe)
+    fn spawn(
+        &self,
+        exe: &std::path::Path,
+        root: &str,
+        tmp: Option<&Path>,
+    ) -> std::io::Result<std::process::Child> {
+        let mut command = Command::new(exe);
+        if let Some(tmp) = tmp {
+            command.env("TMPDIR", tmp);
+        }
+        command
             .args([
                 "__unprivileged",
                 "--provider",
@@ -81,29 +90,69 @@ impl From<String> for Ran {
     }
 }
 
+/// What to do when the unprivileged user cannot start the backend.
+const CANNOT_START_REMEDY: &str = "to check what the backend refuses, make its command one \
+     every user may execute (an interpreter outside root's home, e.g. /usr/bin/python3, and a \
+     script others may read), or run the check as a user other than root";
+
+/// The first directory of `path` (itself or one above it) that others may not pass through
+/// (its mode has no `o+x`), with that mode; `None` when every one lets them through.
+fn closed_to_others(path: &Path) -> Option<(PathBuf, u32)> {
+    path.ancestors()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .find_map(|dir| {
+            let mode = std::fs::metadata(dir).ok()?.permissions().mode();
+            (mode & 0o001 == 0).then(|| (dir.to_path_buf(), mode & 0o7777))
+        })
+}
+
 impl SelfExec {
     fn run_cases(&self, root: &str, cases: &[PermissionCase]) -> Result<Vec<CaseOutcome>, Ran> {
+        // The child must reach the case to be refused by what is in it: a root below a private
+        // directory (a TMPDIR made by `mktemp -d`, 0700) would have every case refused for
+        // that directory, and prove nothing about the backend.
+        if let Some((dir, mode)) = closed_to_others(Path::new(root)) {
+            return Err(Ran::CannotStart(format!(
+                "uid {NOBODY} (nobody), which permission cases must run as when the gate is root, \
+                 cannot reach the case at {root}: {} (mode {mode:04o}) lets no other user through; \
+                 to check what the backend refuses, run the check with a TMPDIR every user may \
+                 pass through (TMPDIR=/tmp, or `chmod o+x` that directory), or as a user other \
+                 than root",
+                dir.display()
+            )));
+        }
         let exe = &self.exe;
         let input = serde_json::to_vec(cases).map_err(|e| e.to_string())?;
+        // The child's TMPDIR, and its adapter's: a directory of its own in the run directory,
+        // so that what it makes there goes with the run (the user's TMPDIR may be one it cannot
+        // write, and is not the run's to fill).
+        let tmp = crate::case_dirs::CaseDir::new("nobody-").and_then(|dir| {
+            std::os::unix::fs::chown(dir.path(), Some(NOBODY), Some(NOBODY))?;
+            Ok(dir)
+        });
+        let tmp_path = tmp.as_ref().ok().map(|d| d.path());
         // The binary may live where `nobody` cannot reach (a root-owned home or checkout); then
-        // run a copy from a directory anyone can traverse (kept until the child is done).
+        // run it from a directory anyone can traverse, in the run directory (removed with it
+        // if the command is interrupted): a hard link where the binary is on the same
+        // filesystem, a copy where not. Kept until the child is done.
         let mut _copy_dir = None;
-        let mut child = match self.spawn(exe, root) {
+        let mut child = match self.spawn(exe, root, tmp_path) {
             Ok(child) => child,
             Err(first) if first.kind() == std::io::ErrorKind::PermissionDenied => {
-                let dir = tempfile::Builder::new()
-                    .prefix("seam-exe-")
-                    .tempdir()
-                    .map_err(|e| e.to_string())?;
+                let dir = crate::case_dirs::CaseDir::new("exe-").map_err(|e| e.to_string())?;
                 std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
                     .map_err(|e| e.to_string())?;
                 let copy: PathBuf = dir.path().join("seam");
-                std::fs::copy(exe, &copy)
-                    .map_err(|e| format!("cannot copy {}: {e}", exe.display()))?;
-                std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755))
-                    .map_err(|e| e.to_string())?;
-                let child = self.spawn(&copy, root).map_err(|e| {
-                    format!("cannot start the unprivileged child as uid {NOBODY} ({first}; from a copy: {e})")
+                if std::fs::hard_link(exe, &copy).is_err() {
+                    std::fs::copy(exe, &copy)
+                        .map_err(|e| format!("cannot copy {}: {e}", exe.display()))?;
+                    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755))
+                        .map_err(|e| e.to_string())?;
+                }
+                let child = self.spawn(&copy, root, tmp_path).map_err(|e| {
+                    format!("cannot start the unprivileged child as uid {NOBODY} ({first}; from {}: {e})", copy.display())
                 })?;
                 _copy_dir = Some(dir);
                 child
@@ -129,7 +178,7 @@ impl SelfExec {
                 .collect();
             return Err(Ran::CannotStart(format!(
                 "the backend could not be started as uid {NOBODY} (nobody), which permission \
-                 cases must run as when the gate is root: {}",
+                 cases must run as when the gate is root: {}; {CANNOT_START_REMEDY}",
                 lines.join("; ")
             )));
         }

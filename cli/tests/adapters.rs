@@ -297,7 +297,7 @@ fn adapters_that_ignore_cancel_or_reset_modes_are_caught_by_sequences() {
                 "broken/resets_mode.py",
                 &[
                     "sequences [bytes-on-disk]",
-                    " mode 644, the model says file ",
+                    " mode 644, the model says file with the same bytes mode ",
                 ][..],
             ),
         ] {
@@ -414,7 +414,22 @@ fn permission_denial_is_checked_through_an_adapter_as_another_user() {
     assert!(
         out.contains("FAILED permission-denied [outcome]: ReadText \"secret\": expected FS_PERMISSION_DENIED, got Some(IoError)"),
         "{out}"
+    ); // One that refuses every other user everything, whatever the modes say: its refusals are
+    // all `FS_PERMISSION_DENIED`, and only the controls (a file every user may read) catch it.
+    let (code, out) = check(
+        &fixture("broken/refuses_everyone_else.py"),
+        1,
+        &["permission-denied"],
+        dir.path(),
     );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains(
+            "FAILED permission-denied [outcome]: ReadText \"open\": refused (PermissionDenied"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("though every user may do it"), "{out}");
 }
 
 /// A backend that must not be opened twice (an embedded database that locks its file) is gated
@@ -729,4 +744,72 @@ fn a_soak_that_meets_a_departure_lists_it_saves_its_trace_and_exits_1() {
             "no command repeats seed {seed}:\n{stdout}"
         );
     }
+}
+
+/// Every adapter the gate starts is given a TMPDIR of its own in the run directory — the ones
+/// `crash` kills mid-write, and the one the permission cases start as `nobody` — so that what
+/// they leave there (a killed adapter cannot clean up) goes with the run, and the user's TMPDIR
+/// is left as it was found. Each adapter writes down the TMPDIR it was given.
+#[test]
+fn every_adapter_gets_a_tmpdir_of_its_own_in_the_run_directory() {
+    if !python_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).expect("tmp");
+    for d in [dir.path(), tmp.as_path()] {
+        std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o1777))
+            .expect("chmod");
+    }
+    let log = dir.path().join("given.log");
+    std::fs::write(&log, "").expect("the log");
+    std::fs::set_permissions(&log, std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .expect("chmod");
+    let provider = format!(
+        "exec:echo \"$TMPDIR\" >> {}; exec python3 {} --test-control",
+        log.display(),
+        fixture("python/seam_adapter.py").display()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(["check", "--provider", &provider, "--seed", "7"])
+        .args(["--property", "crash", "--property", "permission-denied"])
+        .env("TMPDIR", &tmp)
+        .current_dir(dir.path())
+        .output()
+        .expect("run seam");
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("\n  crash "), "{said}");
+    assert!(!said.contains("FAILED"), "{said}");
+    let given = std::fs::read_to_string(&log).expect("the log");
+    let given: Vec<&str> = given.lines().collect();
+    // The run's long-lived adapter, the ones crash kills, and nobody's.
+    assert!(given.len() >= 3, "{given:?}\n{said}");
+    let run = format!("{}/seam-check-", tmp.display());
+    for t in &given {
+        assert!(
+            t.starts_with(&run),
+            "{t} is not in the run directory\n{said}"
+        );
+    }
+    let mut distinct = given.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), given.len(), "shared: {given:?}");
+    if rustix::process::geteuid().is_root() {
+        assert!(
+            given.iter().any(|t| t.contains("/nobody-")),
+            "nobody's adapter: {given:?}\n{said}"
+        );
+    }
+    let left: Vec<String> = std::fs::read_dir(&tmp)
+        .expect("tmp")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "{said}");
 }

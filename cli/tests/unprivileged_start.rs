@@ -111,3 +111,90 @@ fn an_interpreter_nobody_may_execute_leaves_permission_denied_not_run_with_the_r
     assert!(property_line(&said).contains(" passed "), "{said}");
     assert_eq!(code, Some(3), "{said}");
 }
+
+/// `seam check --provider local --property permission-denied` with `TMPDIR` set, from `binary`.
+fn check_local(binary: &Path, tmp: &Path, dir: &Path) -> (Option<i32>, String) {
+    let out = Command::new(binary)
+        .args(["check", "--provider", "local", "--seed", "1"])
+        .args(["--property", "permission-denied"])
+        .args(["--json", "r.json"])
+        .env("TMPDIR", tmp)
+        .current_dir(dir)
+        .output()
+        .expect("run seam");
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), said)
+}
+
+fn left_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("the directory")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect()
+}
+
+/// A TMPDIR only root may enter (`mktemp -d` makes one): `nobody` cannot reach a case in it,
+/// and every case would be refused for that directory, whatever the backend does. Not run,
+/// naming the directory and the remedy — never a pass (it passed, refusing all twelve cases,
+/// until the gate looked). Beside it, the same run with a TMPDIR others may pass through, from a
+/// binary behind a directory only root may enter (run from a link in the run directory), is
+/// checked and passes; neither leaves anything in TMPDIR.
+#[test]
+fn a_tmpdir_nobody_may_enter_leaves_permission_denied_not_run_with_the_remedy() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("SKIPPED: only root starts the backend again as another user");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let private = dir.path().join("private");
+    std::fs::create_dir(&private).expect("private");
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let binary = Path::new(env!("CARGO_BIN_EXE_seam"));
+    let (code, said) = check_local(binary, &private, dir.path());
+    let line = property_line(&said);
+    assert!(
+        line.contains("NOT RUN: uid 65534 (nobody), which permission cases must run as"),
+        "{said}"
+    );
+    assert!(
+        line.contains(&format!(
+            "{} (mode 0700) lets no other user through",
+            private.display()
+        )),
+        "{said}"
+    );
+    assert!(line.contains("TMPDIR=/tmp"), "the remedy: {said}");
+    assert!(!said.contains("FAILED"), "{said}");
+    assert_eq!(code, Some(3), "{said}");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("r.json")).expect("json written"),
+    )
+    .expect("valid json");
+    let result = json[0]["properties"]
+        .as_array()
+        .expect("properties")
+        .iter()
+        .find(|p| p["name"] == "permission-denied")
+        .expect("permission-denied in the JSON");
+    assert_eq!(result["status"]["status"], "not_run", "{result}");
+    assert_eq!(left_in(&private), Vec::<String>::new());
+
+    // The binary where only root may reach it, TMPDIR open to others: checked, and passed.
+    let hidden = private.join("seam");
+    if std::fs::hard_link(binary, &hidden).is_err() {
+        std::fs::copy(binary, &hidden).expect("a copy of the binary");
+    }
+    let open = dir.path().join("open");
+    std::fs::create_dir(&open).expect("open");
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    let (code, said) = check_local(&hidden, &open, dir.path());
+    assert!(property_line(&said).contains(" passed "), "{said}");
+    assert_eq!(code, Some(3), "{said}");
+    assert_eq!(left_in(&open), Vec::<String>::new(), "{said}");
+}

@@ -78,6 +78,10 @@ pub(crate) fn differ(expected: &str, actual: &str) -> (String, String) {
     if expected.chars().count() <= WHOLE && actual.chars().count() <= WHOLE {
         return (expected.to_string(), actual.to_string());
     }
+    if expected == actual {
+        // No difference to point at (the values were told apart by something else).
+        return (excerpt(expected), excerpt(actual));
+    }
     let first = expected
         .bytes()
         .zip(actual.bytes())
@@ -145,6 +149,11 @@ mod tests {
         // One a prefix of the other: the difference is where the shorter ends.
         let (x, _) = differ(&"q".repeat(300), &"q".repeat(200));
         assert!(x.contains("first difference at byte 200"), "{x}");
+        // Two equal long values: excerpts, and no difference claimed.
+        let long = "z".repeat(400);
+        let (x, y) = differ(&long, &long);
+        assert_eq!(x, y);
+        assert!(!x.contains("first difference"), "{x}");
     }
 
     #[test]

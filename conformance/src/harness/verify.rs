@@ -69,9 +69,15 @@ impl Harness {
                                 mode: me,
                             },
                         ) => {
-                            let (ta, te) = super::show_two(ba, be);
                             let mode = |m: &Option<u32>| {
                                 m.map(|m| format!(" mode {m:o}")).unwrap_or_default()
+                            };
+                            // Only the mode differs: the bytes once, and no difference in them
+                            // to point at.
+                            let (ta, te) = if ba == be {
+                                (super::show_bytes(ba), "with the same bytes".to_string())
+                            } else {
+                                super::show_two(ba, be)
                             };
                             (
                                 format!("file {ta}{}", mode(ma)),

@@ -67,21 +67,17 @@ pub trait Unprivileged: Send + Sync {
 /// Why cases could not be run as the unprivileged user.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum UnprivilegedError {
-    /// The backend could not be started as that user at all — its command cannot be executed
-    /// by them (an interpreter under root's home, a script only root may read): a fact of this
-    /// machine, not of what the backend refuses. The property is reported as not run, with
-    /// the reason and the remedy.
+    /// The cases cannot be run as that user at all — the backend's command cannot be executed
+    /// by them (an interpreter under root's home, a script only root may read), or the case is
+    /// below a directory they may not pass through: a fact of this machine, not of what the
+    /// backend refuses. The property is reported as not run, with this text, which gives the
+    /// reason and the remedy.
     #[error("{0}")]
     CannotStart(String),
     /// Anything else went wrong running them: the property fails its setup.
     #[error("{0}")]
     Failed(String),
 }
-
-/// What to do when the unprivileged user cannot start the backend.
-const CANNOT_START_REMEDY: &str = "to check what the backend refuses, make its command one \
-     every user may execute (an interpreter outside root's home, e.g. /usr/bin/python3, and a \
-     script others may read), or run the check as a user other than root";
 
 /// The cases; every one must be `FS_PERMISSION_DENIED`.
 pub fn cases() -> Vec<PermissionCase> {
@@ -102,6 +98,22 @@ pub fn cases() -> Vec<PermissionCase> {
         c(PermissionOp::Lstat, "locked/x"),
         c(PermissionOp::ListDir, "noexec"),
         c(PermissionOp::Write, "locked/x"),
+    ]
+}
+
+/// The controls: what the same user must be let do beside the refusals — read a file every
+/// user may read, list a directory every user may list. A backend that refuses these too (or a
+/// case its user cannot reach at all) would have every refusal for the wrong reason.
+pub fn controls() -> Vec<PermissionCase> {
+    vec![
+        PermissionCase {
+            op: PermissionOp::ReadText,
+            path: "open".into(),
+        },
+        PermissionCase {
+            op: PermissionOp::ListDir,
+            path: "pub".into(),
+        },
     ]
 }
 
@@ -175,6 +187,8 @@ fn setup_effects() -> Vec<WorldEffect> {
         mode,
     };
     vec![
+        file("open", 0o644),
+        file("pub/z", 0o644),
         file("secret", 0o000),
         file("ro/f", 0o666),
         chmod("ro", 0o555),
@@ -242,6 +256,19 @@ impl Property for PermissionDenied {
     }
 }
 
+fn op_name(op: PermissionOp) -> &'static str {
+    match op {
+        PermissionOp::Resolve => "resolve",
+        PermissionOp::Lstat => "lstat",
+        PermissionOp::ReadText => "read_text",
+        PermissionOp::StreamText => "stream_text",
+        PermissionOp::ReadBytes => "read_bytes",
+        PermissionOp::ListDir => "list_dir",
+        PermissionOp::Write => "write_text",
+        PermissionOp::Edit => "edit_text",
+    }
+}
+
 fn setup(e: impl std::fmt::Display) -> Failure {
     fail(FailureKind::Setup, e.to_string())
 }
@@ -260,7 +287,10 @@ fn run(cx: &Context, out: &mut Run) -> Result<(), Failure> {
         .open_to_others()
         .map_err(|e| setup(format!("cannot open the root to other users: {e}")))?;
     let before: BTreeMap<String, SnapEntry> = world.snapshot().map_err(setup)?;
-    let cases = cases();
+    // The controls first, then the refusals, in one run.
+    let controls = controls();
+    let refusals = cases();
+    let cases: Vec<PermissionCase> = controls.iter().chain(&refusals).cloned().collect();
     let outcomes = match cx.config.unprivileged.as_ref().filter(|_| as_root) {
         Some(runner) => match runner.run(&root, &cases) {
             Ok(outcomes) => outcomes,
@@ -268,7 +298,7 @@ fn run(cx: &Context, out: &mut Run) -> Result<(), Failure> {
                 for e in teardown() {
                     let _ = world.apply(&e);
                 }
-                out.not_checked = Some(NotChecked::NotRun(format!("{why}; {CANNOT_START_REMEDY}")));
+                out.not_checked = Some(NotChecked::NotRun(why));
                 return Ok(());
             }
             Err(e @ UnprivilegedError::Failed(_)) => return Err(setup(e)),
@@ -289,7 +319,22 @@ fn run(cx: &Context, out: &mut Run) -> Result<(), Failure> {
             cases.len()
         )));
     }
-    for (case, got) in cases.iter().zip(&outcomes) {
+    let (control_outcomes, outcomes) = outcomes.split_at(controls.len());
+    for (case, got) in controls.iter().zip(control_outcomes) {
+        out.stats.check();
+        if let Some(code) = got.code {
+            return Err(fail(
+                FailureKind::Outcome,
+                format!(
+                    "{:?} {:?}: refused ({code:?} {:?}) to the unprivileged user, though every \
+                     user may do it — the refusals would be for the wrong reason",
+                    case.op, case.path, got.message
+                ),
+            ));
+        }
+        out.stats.op(op_name(case.op));
+    }
+    for (case, got) in refusals.iter().zip(outcomes) {
         let display = format!("{root}/{}", case.path);
         out.stats.check();
         if got.code != Some(FsErrorCode::PermissionDenied) {
@@ -314,16 +359,7 @@ fn run(cx: &Context, out: &mut Run) -> Result<(), Failure> {
             ));
         }
         out.stats.code(FsErrorCode::PermissionDenied);
-        out.stats.op(match case.op {
-            PermissionOp::Resolve => "resolve",
-            PermissionOp::Lstat => "lstat",
-            PermissionOp::ReadText => "read_text",
-            PermissionOp::StreamText => "stream_text",
-            PermissionOp::ReadBytes => "read_bytes",
-            PermissionOp::ListDir => "list_dir",
-            PermissionOp::Write => "write_text",
-            PermissionOp::Edit => "edit_text",
-        });
+        out.stats.op(op_name(case.op));
     }
     out.stats.check();
     if after? != before {

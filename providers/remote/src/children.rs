@@ -4,9 +4,39 @@
 //! adapter running after this process exits, so a program that gives calls up can stop what is
 //! left with [`stop_all`] before it exits.
 
-use std::sync::Mutex;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
 
 static RUNNING: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// A directory a started process is given as its `TMPDIR`, removed when it is dropped — after
+/// the process was reaped.
+pub trait TempDir: Send + Sync {
+    /// The directory.
+    fn path(&self) -> &Path;
+}
+
+/// Makes a [`TempDir`] for a process about to be started.
+pub type MakeTempDir = dyn Fn() -> std::io::Result<Box<dyn TempDir>> + Send + Sync;
+
+static TEMP_DIRS: OnceLock<Box<MakeTempDir>> = OnceLock::new();
+
+/// From now on, every process started for an `exec:` address is given a `TMPDIR` of its own,
+/// made by `make` and removed once the process is reaped — so what an adapter leaves in its
+/// temporary directory (its storage, when a property killed it; a probe file, when it was
+/// stopped as it started) goes with it, and a program that keeps everything it makes in one
+/// directory can hand its adapters a part of it. Without this, a started process inherits
+/// this process's `TMPDIR`. Set once per program; `false` when it was set before.
+pub fn give_temp_dirs(
+    make: impl Fn() -> std::io::Result<Box<dyn TempDir>> + Send + Sync + 'static,
+) -> bool {
+    TEMP_DIRS.set(Box::new(make)).is_ok()
+}
+
+/// A directory for a process about to be started, when [`give_temp_dirs`] was called.
+pub(crate) fn temp_dir() -> std::io::Result<Option<Box<dyn TempDir>>> {
+    TEMP_DIRS.get().map(|make| make()).transpose()
+}
 
 /// Set by [`terminate_all`]: the program is on its way out, and a process started after it is
 /// killed as soon as it is tracked.

@@ -243,6 +243,8 @@ pub struct Connection {
     hello: Value,
     runtime: Option<tokio::runtime::Runtime>,
     _child: Option<tokio::process::Child>,
+    /// The adapter's `TMPDIR` ([`crate::children::give_temp_dirs`]), removed once it is reaped.
+    temp: Option<Box<dyn crate::children::TempDir>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -272,6 +274,7 @@ impl Drop for Connection {
                 crate::children::forget(pid);
             }
         }
+        drop(self.temp.take());
     }
 }
 
@@ -313,7 +316,13 @@ enum Dial {
     InProcess(Arc<crate::Server>),
 }
 
-async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Option<tokio::process::Child>)> {
+/// An adapter started for an `exec:` address, with the `TMPDIR` it was given.
+type Adapter = (
+    tokio::process::Child,
+    Option<Box<dyn crate::children::TempDir>>,
+);
+
+async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Option<Adapter>)> {
     let address = match dial {
         Dial::Address(a) => a,
         Dial::InProcess(server) => {
@@ -341,8 +350,13 @@ async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Option<tokio::p
             // A process group of its own: the shell and whatever it runs (an interpreter, a
             // server it execs) are killed together. Tracked before a program interrupted
             // meanwhile can look (see `children::starting`).
+            let temp = crate::children::temp_dir()?;
             let starting = crate::children::starting()?;
-            let mut child = tokio::process::Command::new("sh")
+            let mut command = tokio::process::Command::new("sh");
+            if let Some(t) = &temp {
+                command.env("TMPDIR", t.path());
+            }
+            let mut child = command
                 .arg("-c")
                 .arg(c)
                 .stdin(std::process::Stdio::piped())
@@ -357,7 +371,7 @@ async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Option<tokio::p
             let (Some(w), Some(r)) = (child.stdin.take(), child.stdout.take()) else {
                 return Err(std::io::Error::other("the child has no stdin/stdout"));
             };
-            Ok((Box::new(r), Box::new(w), Some(child)))
+            Ok((Box::new(r), Box::new(w), Some((child, temp))))
         }
     }
 }
@@ -540,7 +554,7 @@ impl Connection {
         runtime.spawn(async move {
             let _ = done.send(open(dial).await);
         });
-        let (reader, writer, child) = wait
+        let (reader, writer, adapter) = wait
             .recv()
             .map_err(|e| failed(e.to_string()))?
             .map_err(|e| failed(e.to_string()))?;
@@ -558,8 +572,13 @@ impl Connection {
             inner,
             hello: Value::Null,
             runtime: Some(runtime),
-            _child: child,
+            _child: None,
+            temp: None,
         };
+        if let Some((child, temp)) = adapter {
+            conn._child = Some(child);
+            conn.temp = temp;
+        }
         let mut params = json!({ "protocol": wire::PROTOCOL, "client": format!("seam {}", env!("CARGO_PKG_VERSION")), "stream_segments": true });
         if let Some(t) = token {
             params["token"] = json!(t);
