@@ -105,7 +105,7 @@ pub trait Factory: Send + Sync {
     /// Whether the suite can check what this backend refuses an unprivileged user
     /// (`permission-denied`, for a backend that claims [`seam::Capability::Permissions`]): the
     /// backend must run as the user the cases run as — in the suite's own process, or built
-    /// afresh by the unprivileged child ([`crate::properties::Unprivileged`]). `Err(why)` when it
+    /// afresh by the unprivileged child ([`crate::Unprivileged`]). `Err(why)` when it
     /// runs as a user of its own (a server someone else started): the property reports it
     /// cannot run, with this reason. The default: it can.
     fn permissions_checkable(&self) -> Result<(), String> {

@@ -47,6 +47,7 @@
 
 mod agent;
 mod concurrent;
+mod config;
 mod excerpt;
 mod factory;
 mod failure;
@@ -63,6 +64,7 @@ mod step;
 mod suite;
 pub mod timing;
 mod trace;
+mod unprivileged;
 mod watch;
 mod world;
 

@@ -2,55 +2,20 @@
 //! thread of its own (a hanging or panicking backend fails that property with the operation
 //! named, and the run goes on), into one [`Report`] with a verdict.
 
-use crate::Scratch;
-use crate::agent::AgentFactory;
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind};
 use crate::generate::{GenConfig, skipped_steps};
-use crate::properties::permissions::Unprivileged;
 use crate::properties::{self, Applicability, Context, NotChecked, Run};
 use crate::report::{PropertyResult, Report, RuleContext, Skipped, Status, Verdict, rule_lines};
 use crate::rules::Rule;
-use crate::sequences::{Progress, SequenceConfig};
 use crate::stats::Stats;
-use crate::timing::Timing;
 use crate::trace::Trace;
 use crate::watch::{GivenUp, Monitor, WatchedFactory, supervised};
 use std::collections::BTreeMap;
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
-/// Settings of a suite run.
-#[derive(Clone, Default)]
-pub struct SuiteConfig {
-    /// The generated-sequence property.
-    pub sequences: SequenceConfig,
-    /// How to run cases as an unprivileged user when this process is root.
-    pub unprivileged: Option<Arc<dyn Unprivileged>>,
-    /// Run only the properties with these names (all when empty). A run that leaves out a core
-    /// property is incomplete, not a pass.
-    pub only: Vec<String>,
-    /// When a call is slow (a warning) and when it is hung (a failure): [`Timing`].
-    pub timing: Timing,
-    /// The agent side (tools and policy) to check over the provider, when the run has one.
-    pub agent: Option<Arc<dyn AgentFactory>>,
-    /// A provider this one must answer exactly like, step by step (the `differential`
-    /// property), when the run has one.
-    pub reference: Option<Arc<dyn Factory>>,
-    /// Where the suite makes directories of its own ([`Scratch`]); plain temporary directories
-    /// in `TMPDIR` when `None`.
-    pub scratch: Option<Arc<dyn Scratch>>,
-}
-
-/// What a suite run is doing, for progress displays.
-#[derive(Clone, Debug)]
-pub enum SuiteProgress {
-    /// A property started.
-    Property(String),
-    /// Progress through the generated cases of the property that started last (`sequences`,
-    /// `policy`).
-    Sequences(Progress),
-}
+pub use crate::config::{SuiteConfig, SuiteProgress};
 
 /// Every property name, in the order they run.
 pub fn property_names() -> Vec<&'static str> {

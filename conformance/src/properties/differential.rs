@@ -10,9 +10,9 @@
 //! other); otherwise it does not run, and says so.
 
 use super::{Applicability, Context, Property, Run};
+use crate::config::SuiteProgress;
 use crate::failure::Failure;
 use crate::sequences::{Subjects, run_sequences_watched};
-use crate::suite::SuiteProgress;
 
 /// `differential`.
 pub struct Differential;

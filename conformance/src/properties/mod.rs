@@ -27,6 +27,7 @@ pub mod staging;
 pub mod swap_race;
 pub mod visibility;
 
+use crate::config::SuiteConfig;
 use crate::factory::{CaseDurability, CaseOptions, Factory};
 use crate::failure::{Failure, FailureKind, fail};
 use crate::harness::HarnessConfig;
@@ -34,7 +35,6 @@ use crate::rules::Rule;
 use crate::sequences::run_steps;
 use crate::stats::Stats;
 use crate::step::Step;
-use crate::suite::SuiteConfig;
 use crate::trace::Trace;
 use crate::watch::Monitor;
 use seam::{Capabilities, Capability, FsErrorCode};
@@ -64,7 +64,7 @@ pub struct Context {
     /// Its diff-basis limit.
     pub diff_limit: u64,
     /// Where a long property reports progress (drained by the suite on its own thread).
-    pub(crate) progress: Option<std::sync::mpsc::Sender<crate::suite::SuiteProgress>>,
+    pub(crate) progress: Option<std::sync::mpsc::Sender<crate::config::SuiteProgress>>,
 }
 
 impl Context {

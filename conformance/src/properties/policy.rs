@@ -10,10 +10,10 @@
 //! check` gives the shipped tools and policy); otherwise it does not run, and says so.
 
 use super::{Applicability, Context, Property, Run};
+use crate::config::SuiteProgress;
 use crate::failure::Failure;
 use crate::sequences::{SequenceConfig, Subjects, run_sequences_watched};
 use crate::step::{Op, Step};
-use crate::suite::SuiteProgress;
 use seam_model::WorldOp;
 
 /// `policy`.

@@ -2,9 +2,9 @@
 //! does the work).
 
 use super::{Context, Generated, Property, Run};
+use crate::config::SuiteProgress;
 use crate::failure::Failure;
 use crate::sequences::{Subjects, run_sequences_watched};
-use crate::suite::SuiteProgress;
 use crate::trace::Trace;
 
 /// `sequences`.

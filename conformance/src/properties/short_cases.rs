@@ -11,12 +11,12 @@
 
 use super::{Context, Property, Run, let_through_step};
 use crate::concurrent;
+use crate::config::SuiteProgress;
 use crate::factory::{CaseDurability, CaseOptions};
 use crate::failure::{Failure, FailureKind};
 use crate::generate::{ShortConfig, short_cases};
 use crate::sequences::{Progress, Subjects, run_case_supervised};
 use crate::step::Step;
-use crate::suite::SuiteProgress;
 use crate::trace::Trace;
 
 /// `short-cases`.

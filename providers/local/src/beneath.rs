@@ -5,13 +5,9 @@
 //! confining provider (the sandbox) decides *whether* a mutation may happen; this makes sure
 //! that the one it allowed happens *there*.
 
-use crate::fs::LocalFileSystem;
-use crate::offload::{offload, owned_in_steps};
 use crate::root::Root;
 use rustix::io::Errno;
-use seam::{
-    EditOutcome, EditRequest, FsError, FsTarget, FsVersion, Signal, Verb, WriteIntent, WriteOutcome,
-};
+use seam::FsError;
 use std::error::Error as _;
 use std::sync::Arc;
 
@@ -64,52 +60,4 @@ pub fn is_escape(error: &FsError) -> bool {
     });
     io.and_then(std::io::Error::raw_os_error)
         .is_some_and(|raw| raw == Errno::XDEV.raw_os_error())
-}
-
-impl LocalFileSystem {
-    /// [`seam::FileSystem::write_text`], with every path operation beneath `within`. A path
-    /// that would leave it fails with an error for which [`is_escape`] is true, and changes
-    /// nothing.
-    pub async fn write_text_beneath(
-        &self,
-        within: &Arc<Confinement>,
-        target: &FsTarget,
-        content: &str,
-        expected: Option<&WriteIntent>,
-        signal: &Signal,
-    ) -> Result<WriteOutcome, FsError> {
-        signal.check(Verb::Write)?;
-        let core = self.core().clone();
-        let guard = core.locks.lock(target.key.as_str()).await;
-        let content = owned_in_steps(content).await;
-        let (target, within) = (target.clone(), within.clone());
-        let (expected, signal) = (expected.cloned(), signal.clone());
-        offload(Verb::Write, &target.display_path.clone(), move || {
-            let _guard = guard;
-            core.write(&within.root, &target, &content, expected.as_ref(), &signal)
-        })
-        .await
-    }
-
-    /// [`seam::FileSystem::edit_text`], with every path operation beneath `within` (see
-    /// [`LocalFileSystem::write_text_beneath`]).
-    pub async fn edit_text_beneath(
-        &self,
-        within: &Arc<Confinement>,
-        target: &FsTarget,
-        edit: &EditRequest,
-        expected: Option<&FsVersion>,
-        signal: &Signal,
-    ) -> Result<EditOutcome, FsError> {
-        signal.check(Verb::Edit)?;
-        let core = self.core().clone();
-        let guard = core.locks.lock(target.key.as_str()).await;
-        let (target, edit, within) = (target.clone(), edit.clone(), within.clone());
-        let (expected, signal) = (expected.cloned(), signal.clone());
-        offload(Verb::Edit, &target.display_path.clone(), move || {
-            let _guard = guard;
-            core.edit(&within.root, &target, &edit, expected.as_ref(), &signal)
-        })
-        .await
-    }
 }

@@ -15,8 +15,6 @@
 use crate::beneath::Confinement;
 use crate::core::Core;
 use crate::errors::os;
-use crate::fs::LocalFileSystem;
-use crate::offload::offload;
 use crate::paths::{key_of, split_key};
 use crate::publish::{checkpoint, sync_dir};
 use crate::root::Root;
@@ -25,8 +23,8 @@ use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 use seam::{
-    CancelPoint, CreateDirOptions, CreateDirOutcome, FsError, FsErrorCode, FsPathKind, FsVersion,
-    RemoveOptions, RemoveOutcome, RenameOptions, RenameOutcome, Signal, Verb,
+    CancelPoint, CreateDirOptions, FsError, FsErrorCode, FsPathKind, FsVersion, RemoveOptions,
+    RenameOptions, Signal, Verb,
 };
 use std::sync::Arc;
 
@@ -419,103 +417,10 @@ pub enum Within {
 }
 
 impl Within {
-    fn owned(&self) -> Option<Arc<Confinement>> {
+    pub(crate) fn owned(&self) -> Option<Arc<Confinement>> {
         match self {
             Within::Host => None,
             Within::Confined(c) => Some(c.clone()),
         }
-    }
-}
-
-impl LocalFileSystem {
-    /// [`seam::FileSystem::create_dir`] of a display path, beneath `within`.
-    pub async fn create_dir_in(
-        &self,
-        within: &Within,
-        display: &str,
-        request: CreateDirOptions,
-        signal: &Signal,
-    ) -> Result<CreateDirOutcome, FsError> {
-        let e = entry_of(display, Verb::Mkdir)?;
-        let core = self.core().clone();
-        let guard = core.locks.lock(&e.key()).await;
-        let (confined, signal) = (within.owned(), signal.clone());
-        offload(Verb::Mkdir, display, move || {
-            let _guard = guard;
-            let root = match &confined {
-                Some(c) => c.root(),
-                None => &core.root,
-            };
-            let (created, version) = core.create_dir(root, &e, request, &signal)?;
-            Ok(CreateDirOutcome { created, version })
-        })
-        .await
-    }
-
-    /// [`seam::FileSystem::remove`] of a display path, beneath `within`.
-    pub async fn remove_in(
-        &self,
-        within: &Within,
-        display: &str,
-        request: &RemoveOptions,
-        signal: &Signal,
-    ) -> Result<RemoveOutcome, FsError> {
-        let e = entry_of(display, Verb::Remove)?;
-        let core = self.core().clone();
-        let guard = core.locks.lock(&e.key()).await;
-        let (confined, request, signal) = (within.owned(), request.clone(), signal.clone());
-        offload(Verb::Remove, display, move || {
-            let _guard = guard;
-            let root = match &confined {
-                Some(c) => c.root(),
-                None => &core.root,
-            };
-            let kind = core.remove(root, &e, &request, &signal)?;
-            Ok(RemoveOutcome { kind })
-        })
-        .await
-    }
-
-    /// [`seam::FileSystem::rename`] of two display paths, beneath `within`.
-    pub async fn rename_in(
-        &self,
-        within: &Within,
-        from: &str,
-        to: &str,
-        request: &RenameOptions,
-        signal: &Signal,
-    ) -> Result<RenameOutcome, FsError> {
-        let source = entry_of(from, Verb::Rename)?;
-        // What is wrong with the destination's path (a loop on the way) is said after the
-        // source has been looked at, in the contract's order.
-        let dest = entry_of(to, Verb::Rename);
-        let core = self.core().clone();
-        // Both keys, in one order for every caller, so two renames never wait for each other.
-        let (a, b) = match &dest {
-            Ok(d) => (source.key(), d.key()),
-            Err(_) => (source.key(), source.key()),
-        };
-        let (low, high) = if a <= b { (a, b) } else { (b, a) };
-        let first = core.locks.lock(&low).await;
-        let second = if low == high {
-            None
-        } else {
-            Some(core.locks.lock(&high).await)
-        };
-        let (confined, request, signal) = (within.owned(), request.clone(), signal.clone());
-        offload(Verb::Rename, from, move || {
-            let _guards = (first, second);
-            let root = match &confined {
-                Some(c) => c.root(),
-                None => &core.root,
-            };
-            let (kind, replaced, version) = core.rename(root, &source, &dest, &request, &signal)?;
-            Ok(RenameOutcome {
-                kind,
-                replaced,
-                version,
-            })
-        })
-        .await
     }
 }

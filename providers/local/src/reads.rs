@@ -10,12 +10,15 @@
 use crate::beneath::Confinement;
 use crate::core::Core;
 use crate::errors::os;
-use crate::fs::{INLINE_READ_MAX, LocalFileSystem};
 use crate::offload::offload;
 use crate::read::open_regular;
 use crate::root::Root;
 use seam::{FsDirEntry, FsError, FsInfo, FsPathInfo, FsTarget, Signal, TextStream, Verb};
 use std::sync::Arc;
+
+/// Whole-file reads up to this size run inline: one page-cached `read` of 64 KiB costs about
+/// 15 µs, less than a hop to the blocking pool and back (`docs/performance.md`).
+pub(crate) const INLINE_READ_MAX: u64 = 64 * 1024;
 
 /// Where a read is seen from.
 #[derive(Clone)]
@@ -27,7 +30,7 @@ pub(crate) enum Seen {
 }
 
 impl Seen {
-    fn root(&self) -> &Root {
+    pub(crate) fn root(&self) -> &Root {
         match self {
             Seen::Host(core) => &core.root,
             Seen::Within(c) => c.root(),
@@ -35,15 +38,14 @@ impl Seen {
     }
 }
 
-impl LocalFileSystem {
-    pub(crate) async fn stat_in(
+impl Seen {
+    pub(crate) async fn stat(
         &self,
-        at: &Seen,
         target: &FsTarget,
         signal: &Signal,
     ) -> Result<Option<FsInfo>, FsError> {
         signal.check(Verb::Stat)?;
-        let probe = at
+        let probe = self
             .root()
             .probe_settled(target.key.as_str(), true)
             .map_err(|e| os(e, Verb::Stat, &target.display_path))?;
@@ -56,14 +58,13 @@ impl LocalFileSystem {
     }
 
     /// `lstat` of `display`, already the lexically normalised absolute path.
-    pub(crate) async fn lstat_in(
+    pub(crate) async fn lstat(
         &self,
-        at: &Seen,
         key: &str,
         display: &str,
         signal: &Signal,
     ) -> Result<Option<FsPathInfo>, FsError> {
-        let probe = at
+        let probe = self
             .root()
             .probe_settled(key, false)
             .map_err(|e| os(e, Verb::Lstat, display))?;
@@ -75,15 +76,14 @@ impl LocalFileSystem {
         }))
     }
 
-    pub(crate) async fn read_text_in(
+    pub(crate) async fn read_text(
         &self,
-        at: &Seen,
         target: &FsTarget,
         signal: &Signal,
     ) -> Result<String, FsError> {
         signal.check(Verb::Read)?;
         let display = target.display_path.clone();
-        let (file, size) = open_regular(at.root(), target.key.as_str(), &display)?;
+        let (file, size) = open_regular(self.root(), target.key.as_str(), &display)?;
         if size <= INLINE_READ_MAX {
             return crate::read::read_text(&file, size, &display, signal);
         }
@@ -94,14 +94,13 @@ impl LocalFileSystem {
         .await
     }
 
-    pub(crate) async fn stream_text_in(
+    pub(crate) async fn stream_text(
         &self,
-        at: &Seen,
         target: &FsTarget,
         signal: &Signal,
     ) -> Result<TextStream, FsError> {
         signal.check(Verb::Read)?;
-        let (file, size) = open_regular(at.root(), target.key.as_str(), &target.display_path)?;
+        let (file, size) = open_regular(self.root(), target.key.as_str(), &target.display_path)?;
         Ok(crate::stream::text_stream(
             file,
             size,
@@ -111,16 +110,15 @@ impl LocalFileSystem {
         ))
     }
 
-    pub(crate) async fn read_bytes_in(
+    pub(crate) async fn read_bytes(
         &self,
-        at: &Seen,
         target: &FsTarget,
         max_bytes: u64,
         signal: &Signal,
     ) -> Result<Vec<u8>, FsError> {
         signal.check(Verb::Read)?;
         let display = target.display_path.clone();
-        let (file, size) = open_regular(at.root(), target.key.as_str(), &display)?;
+        let (file, size) = open_regular(self.root(), target.key.as_str(), &display)?;
         if size <= INLINE_READ_MAX || size > max_bytes {
             return crate::read::read_bytes(&file, size, &display, max_bytes, signal);
         }
@@ -131,92 +129,16 @@ impl LocalFileSystem {
         .await
     }
 
-    pub(crate) async fn list_dir_in(
+    pub(crate) async fn list_dir(
         &self,
-        at: &Seen,
         target: &FsTarget,
         signal: &Signal,
     ) -> Result<Vec<FsDirEntry>, FsError> {
         signal.check(Verb::List)?;
-        let (target, signal, at) = (target.clone(), signal.clone(), at.clone());
+        let (target, signal, at) = (target.clone(), signal.clone(), self.clone());
         offload(Verb::List, &target.display_path.clone(), move || {
             crate::list::list_dir(at.root(), &target, &signal)
         })
         .await
-    }
-
-    /// [`seam::FileSystem::stat`] beneath `within` (see the module docs).
-    pub async fn stat_beneath(
-        &self,
-        within: &Arc<Confinement>,
-        target: &FsTarget,
-        signal: &Signal,
-    ) -> Result<Option<FsInfo>, FsError> {
-        self.stat_in(&Seen::Within(within.clone()), target, signal)
-            .await
-    }
-
-    /// [`seam::FileSystem::lstat`] of the entry `display` names (a lexically normalised absolute
-    /// path, as [`seam::paths::display_path`] gives, named in messages) beneath `within`: `key`
-    /// is that entry's key, its parent's real path and its name ([`crate::entry_key`]), which a
-    /// confined walk can follow from the real root even where `display` reaches the root
-    /// through a link.
-    pub async fn lstat_beneath(
-        &self,
-        within: &Arc<Confinement>,
-        key: &str,
-        display: &str,
-        signal: &Signal,
-    ) -> Result<Option<FsPathInfo>, FsError> {
-        signal.check(Verb::Lstat)?;
-        self.lstat_in(&Seen::Within(within.clone()), key, display, signal)
-            .await
-    }
-
-    /// [`seam::FileSystem::read_text`] beneath `within`.
-    pub async fn read_text_beneath(
-        &self,
-        within: &Arc<Confinement>,
-        target: &FsTarget,
-        signal: &Signal,
-    ) -> Result<String, FsError> {
-        self.read_text_in(&Seen::Within(within.clone()), target, signal)
-            .await
-    }
-
-    /// [`seam::FileSystem::stream_text`] beneath `within` (the file is opened beneath it; the
-    /// stream then reads that open file).
-    pub async fn stream_text_beneath(
-        &self,
-        within: &Arc<Confinement>,
-        target: &FsTarget,
-        signal: &Signal,
-    ) -> Result<TextStream, FsError> {
-        self.stream_text_in(&Seen::Within(within.clone()), target, signal)
-            .await
-    }
-
-    /// [`seam::FileSystem::read_bytes`] beneath `within`.
-    pub async fn read_bytes_beneath(
-        &self,
-        within: &Arc<Confinement>,
-        target: &FsTarget,
-        max_bytes: u64,
-        signal: &Signal,
-    ) -> Result<Vec<u8>, FsError> {
-        self.read_bytes_in(&Seen::Within(within.clone()), target, max_bytes, signal)
-            .await
-    }
-
-    /// [`seam::FileSystem::list_dir`] beneath `within` (the directory is opened beneath it; its
-    /// entries are named, not followed).
-    pub async fn list_dir_beneath(
-        &self,
-        within: &Arc<Confinement>,
-        target: &FsTarget,
-        signal: &Signal,
-    ) -> Result<Vec<FsDirEntry>, FsError> {
-        self.list_dir_in(&Seen::Within(within.clone()), target, signal)
-            .await
     }
 }

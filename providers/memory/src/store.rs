@@ -16,7 +16,6 @@
 
 use crate::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use crate::tree::Tree;
-use crate::world::MemoryWorld;
 use std::fmt;
 
 #[derive(Default)]
@@ -44,12 +43,6 @@ impl MemoryStore {
     /// An empty store: only the root directory `/` (mode 0755).
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// The out-of-band handle to this store: changes made through it bypass every provider
-    /// (and every provider sees them at once).
-    pub fn world(&self) -> MemoryWorld {
-        MemoryWorld::new(self.clone())
     }
 
     /// Whether two handles share one store.

@@ -77,6 +77,14 @@ pub struct EntryInfo {
     pub mode: u32,
 }
 
+impl MemoryStore {
+    /// The out-of-band handle to this store: changes made through it bypass every provider
+    /// (and every provider sees them at once).
+    pub fn world(&self) -> MemoryWorld {
+        MemoryWorld::new(self.clone())
+    }
+}
+
 /// The out-of-band handle to a [`MemoryStore`]. Paths are absolute in the store's namespace.
 #[derive(Clone, Debug)]
 pub struct MemoryWorld {

@@ -35,16 +35,17 @@ pub mod children;
 mod client;
 mod credit;
 pub mod frame;
+mod limits;
 mod outbox;
 mod server;
 pub mod wire;
 pub mod world;
 
-pub use accept::{
+pub use budget::{CONTENT_CALLS, DEFAULT_ANSWER_BUDGET};
+pub use client::{Address, Connection, RemoteError, RemoteFileSystem};
+pub use limits::{
     ConnectionLimits, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, HANDSHAKE_MAX_LINE,
     HANDSHAKE_MAX_PAYLOAD, RESERVED_DESCRIPTORS, descriptor_limit,
 };
-pub use budget::{CONTENT_CALLS, DEFAULT_ANSWER_BUDGET};
-pub use client::{Address, Connection, RemoteError, RemoteFileSystem};
 pub use server::{DEFAULT_STREAM_WINDOW, Log, MAX_IN_FLIGHT, Server};
 pub use world::{CaseMaker, CaseSpec};

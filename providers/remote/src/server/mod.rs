@@ -5,9 +5,9 @@
 //! holds for the client, the calls it runs, and — before `initialize` succeeded — a small line,
 //! no payload to speak of, and a deadline. Accepting is in [`crate::accept`].
 
-use crate::accept::{ConnectionLimits, HANDSHAKE_MAX_LINE, HANDSHAKE_MAX_PAYLOAD};
 use crate::budget::{Budget, CONTENT_CALLS};
 use crate::frame::{Limits, ReadError, read_frame};
+use crate::limits::{ConnectionLimits, HANDSHAKE_MAX_LINE, HANDSHAKE_MAX_PAYLOAD};
 use crate::wire::{self, error_object, response};
 use crate::world::CaseMaker;
 use seam::FileSystem;

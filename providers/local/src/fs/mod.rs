@@ -15,9 +15,7 @@ use seam::{
 };
 use std::sync::Arc;
 
-/// Whole-file reads up to this size run inline: one page-cached `read` of 64 KiB costs about
-/// 15 µs, less than a hop to the blocking pool and back (`docs/performance.md`).
-pub(crate) const INLINE_READ_MAX: u64 = 64 * 1024;
+mod beneath;
 
 /// The local-disk provider.
 #[derive(Clone)]
@@ -114,7 +112,7 @@ impl FileSystem for LocalFileSystem {
     }
 
     async fn stat(&self, target: &FsTarget, signal: &Signal) -> Result<Option<FsInfo>, FsError> {
-        self.stat_in(&self.host(), target, signal).await
+        self.host().stat(target, signal).await
     }
 
     async fn lstat(
@@ -125,16 +123,15 @@ impl FileSystem for LocalFileSystem {
     ) -> Result<Option<FsPathInfo>, FsError> {
         signal.check(Verb::Lstat)?;
         let display = seam::paths::display_path(path, self.cwd(&options), Verb::Lstat)?;
-        self.lstat_in(&self.host(), &display, &display, signal)
-            .await
+        self.host().lstat(&display, &display, signal).await
     }
 
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
-        self.read_text_in(&self.host(), target, signal).await
+        self.host().read_text(target, signal).await
     }
 
     async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
-        self.stream_text_in(&self.host(), target, signal).await
+        self.host().stream_text(target, signal).await
     }
 
     async fn read_bytes(
@@ -143,8 +140,7 @@ impl FileSystem for LocalFileSystem {
         max_bytes: u64,
         signal: &Signal,
     ) -> Result<Vec<u8>, FsError> {
-        self.read_bytes_in(&self.host(), target, max_bytes, signal)
-            .await
+        self.host().read_bytes(target, max_bytes, signal).await
     }
 
     async fn list_dir(
@@ -152,7 +148,7 @@ impl FileSystem for LocalFileSystem {
         target: &FsTarget,
         signal: &Signal,
     ) -> Result<Vec<FsDirEntry>, FsError> {
-        self.list_dir_in(&self.host(), target, signal).await
+        self.host().list_dir(target, signal).await
     }
 
     async fn write_text(
