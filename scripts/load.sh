@@ -9,7 +9,7 @@
 # status; without one, the load runs for --seconds (default 3600) and then stops. The load average
 # is printed when the load starts and when it stops (on stderr, prefixed `load:`).
 #
-# Examples (README.md, "On a busy machine"):
+# Examples (docs/running.md, "On a busy machine"):
 #   scripts/load.sh -- cargo test --workspace
 #   scripts/load.sh -- cargo run --release -p seam-cli -- check --seed 24228
 set -euo pipefail

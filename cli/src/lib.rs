@@ -11,3 +11,9 @@ pub mod providers;
 pub mod remote;
 pub mod shell;
 pub mod unprivileged;
+
+/// The README's Rust example, compiled as a doctest (`cargo test -p seam-cli --doc`): this crate
+/// is the one that depends on both the suite and a provider to stand in for the reader's own.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -386,7 +386,7 @@ fn permission_denial_is_checked_through_an_adapter_as_another_user() {
     assert_eq!(code, Some(3), "{out}");
     assert!(out.contains("claims: permissions, "), "{out}");
     assert!(out.contains("\n  permission-denied      passed"), "{out}");
-    // As the README writes it: a relative script path, run from the repository. The
+    // As docs/running.md writes it: a relative script path, run from the repository. The
     // unprivileged second process starts in the same directory (it was started from `/` and
     // could not find the script: a red verdict for a correct adapter, found by a review).
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");

@@ -969,7 +969,7 @@ async fn a_one_line_edit_of_a_4_mib_file_answers_in_kilobytes_with_its_version_a
 }
 
 /// A link whose target the session may not see is listed as a link, its target withheld — the
-/// README's promise — not as an `(other)` non-link.
+/// promise of docs/agent.md — not as an `(other)` non-link.
 #[tokio::test]
 async fn a_link_out_of_the_root_is_listed_as_a_link_whose_target_is_not_shown() {
     let outer = tempfile::tempdir().expect("tempdir");

@@ -10,7 +10,7 @@
 //! model is told the display path of its root), so expected messages and display paths are
 //! exactly what a provider must produce.
 //!
-//! What the model predicts, in brief (the README's contract section has it in full):
+//! What the model predicts, in brief ("The contract in brief" in docs/contract.md has it in full):
 //!
 //! * resolution: lexical display path, realpath-like keys with a 40-link limit, missing suffixes
 //!   appended to the nearest existing ancestor;

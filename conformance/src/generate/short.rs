@@ -972,7 +972,7 @@ mod tests {
     #[test]
     fn the_enumeration_is_the_same_whatever_else_runs() {
         // No seed goes in (the signature takes none); two calls give the same cases, and the
-        // count is the one the README quotes for a backend that claims everything.
+        // count is the one docs/properties.md quotes for a backend that claims everything.
         let a = short_cases(&everything());
         let b = short_cases(&everything());
         assert!(
@@ -981,7 +981,8 @@ mod tests {
                 .all(|(x, y)| x.steps == y.steps && x.shape == y.shape)
         );
         assert_eq!(a.len(), b.len());
-        // The count README.md and docs/decisions.md quote: change them with it.
+        // The count docs/properties.md, docs/running.md (the sample run) and docs/decisions.md
+        // quote: change them with it.
         assert_eq!(a.len(), 3335);
     }
 
