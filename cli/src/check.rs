@@ -5,8 +5,8 @@ use crate::Usage;
 use crate::progress::Display;
 use crate::select::factory;
 pub use crate::soak::Seeds;
-use seam_cli::providers::SHIPPED;
 use seam_cli::shell::shell_word;
+use seam_cli::table::SHIPPED;
 use seam_cli::unprivileged::SelfExec;
 use seam_conformance::{
     MessageCheck, Report, SequenceConfig, Status, SuiteConfig, SuiteError, Timing, Verdict,
@@ -79,7 +79,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
     // against local).
     let against = match &args.against {
         Some(name) => Some(
-            seam_cli::providers::factory(name)
+            seam_cli::table::factory(name)
                 .map(seam_cli::providers::Reference::around)
                 .map_err(|e| Usage(format!("--against: {e}")))?,
         ),
@@ -284,7 +284,7 @@ fn check_one(
         agent: Some(Arc::new(seam_cli::agent::ToolAgentFactory)),
         reference: match against {
             Some(r) => Some(r.clone()),
-            None => seam_cli::providers::reference(name),
+            None => seam_cli::table::reference(name),
         },
         scratch: Some(Arc::new(seam_cli::case_dirs::RunScratch)),
     };

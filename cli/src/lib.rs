@@ -10,7 +10,9 @@ pub mod interrupt;
 pub mod providers;
 pub mod remote;
 pub mod shell;
+pub mod table;
 pub mod unprivileged;
+pub mod world_client;
 
 /// The README's Rust example, compiled as a doctest (`cargo test -p seam-cli --doc`): this crate
 /// is the one that depends on both the suite and a provider to stand in for the reader's own.

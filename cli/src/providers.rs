@@ -16,16 +16,6 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 
-/// Every provider `seam check` runs when none is named.
-pub const SHIPPED: &[&str] = &[
-    "local",
-    "sandbox:read-only",
-    "sandbox:workspace-write",
-    "sandbox:danger-full-access",
-    "remote",
-    "memory",
-];
-
 /// The `seam` binary the shipped providers run in when the suite kills them (the `crash`
 /// property): set by the binary itself at start, or by a test that drives the suite in its
 /// own process (`env!("CARGO_BIN_EXE_seam")`).
@@ -44,13 +34,11 @@ fn killable_shipped(provider: &str, options: &CaseOptions) -> Result<Killable, N
             "no seam binary to run the provider in a process of its own (providers::set_host_binary)".into(),
         ));
     };
-    let (command, base) = crate::remote::serve_stdio_command(exe, provider)?;
-    crate::remote::killable_at(command, base, true, options)
+    let (command, base) = crate::world_client::serve_stdio_command(exe, provider)?;
+    crate::world_client::killable_at(command, base, Some(LocalFactory.configurations()), options)
 }
 
-/// The diff-basis limit the suite gives the local provider: small, so generated contents cross
-/// it and `before: null` is exercised (the production default is 10 MiB).
-pub const SUITE_DIFF_LIMIT: u64 = 1024;
+pub use crate::world_client::SUITE_DIFF_LIMIT;
 
 /// Where each case of the in-memory provider lives in its store: absolute, no trailing slash.
 pub const MEMORY_ROOT: &str = "/mem";
@@ -211,7 +199,7 @@ impl Factory for LocalFactory {
     }
 
     fn recover(&self, options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
-        crate::remote::recover_at(options, killed)
+        crate::world_client::recover_at(options, killed)
     }
 
     fn configurations(&self) -> Vec<String> {
@@ -358,7 +346,7 @@ impl Factory for SandboxFactory {
     }
 
     fn recover(&self, options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
-        crate::remote::recover_at(options, killed)
+        crate::world_client::recover_at(options, killed)
     }
 
     fn configurations(&self) -> Vec<String> {
@@ -409,7 +397,7 @@ impl Factory for SandboxFactory {
 }
 
 /// The sandbox mode a provider name asks for (`sandbox:MODE`).
-fn sandbox_mode(name: &str) -> Result<Option<SandboxMode>, String> {
+pub(crate) fn sandbox_mode(name: &str) -> Result<Option<SandboxMode>, String> {
     let Some(mode) = name.strip_prefix("sandbox:") else {
         return Ok(None);
     };
@@ -419,48 +407,6 @@ fn sandbox_mode(name: &str) -> Result<Option<SandboxMode>, String> {
             "unknown sandbox mode {mode:?} (read-only, workspace-write, danger-full-access)"
         )),
     }
-}
-
-/// The factory for a provider name.
-pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
-    if let Some(mode) = sandbox_mode(name)? {
-        return Ok(Arc::new(SandboxFactory(mode)));
-    }
-    match name {
-        "local" => Ok(Arc::new(LocalFactory)),
-        "memory" => Ok(Arc::new(MemoryFactory)),
-        "remote" => {
-            let exe = std::env::current_exe()
-                .map_err(|e| format!("cannot find the seam binary to serve from: {e}"))?;
-            Ok(Arc::new(crate::remote::RemoteFactory::own(exe)))
-        }
-        other
-            if other.starts_with("unix:")
-                || other.starts_with("tcp:")
-                || other.starts_with("exec:") =>
-        {
-            let address = other.parse::<seam_remote::Address>()?;
-            Ok(Arc::new(crate::remote::RemoteFactory::external(address)))
-        }
-        other => Err(format!(
-            "unknown provider {other:?} (shipped: {}; or a server: unix:PATH, tcp://HOST:PORT, exec:COMMAND)",
-            SHIPPED.join(", ")
-        )),
-    }
-}
-
-/// The provider a shipped one must answer exactly like, step by step (the `differential`
-/// property): the sandbox, in every mode, against the local provider it wraps. The comparison
-/// draws no per-call policies: under `danger-full-access` the fence never refuses, and under
-/// `read-only` and `workspace-write` (whose workspace `d` leaves most of the case outside) every
-/// mutation carries `workspace-write` on the case's directory, where nothing the suite
-/// generates leads out. The fence itself is judged against the model by `sequences`.
-///
-/// The remote provider hosting local must answer exactly as local does: the wire may add
-/// nothing and lose nothing.
-pub fn reference(name: &str) -> Option<Arc<dyn Factory>> {
-    (name.starts_with("sandbox:") || name == "remote")
-        .then(|| Arc::new(LocalFactory) as Arc<dyn Factory>)
 }
 
 /// A provider another is compared with (`seam check --against`), or that replays another
@@ -607,7 +553,7 @@ pub fn provider_at(name: &str, root: &str) -> Result<Arc<dyn seam::FileSystem>, 
         }
         // An adapter this process starts (as whoever runs it), over a case it made earlier.
         other if other.starts_with("exec:") => {
-            crate::remote::reopened_exec(&other["exec:".len()..], root)
+            crate::world_client::reopened_exec(&other["exec:".len()..], root)
         }
         other => Err(format!("unknown provider {other:?}")),
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 /// The factory for `provider`, broken by `fault` when one is named.
 pub fn factory(provider: &str, fault: Option<&str>) -> Result<Arc<dyn Factory>, String> {
-    let base = seam_cli::providers::factory(provider)?;
+    let base = seam_cli::table::factory(provider)?;
     match fault {
         None => Ok(base),
         Some(name) => broken(base, name),

@@ -130,7 +130,7 @@ fn the_default_check_passes_on_every_shipped_provider_at_a_fresh_seed() {
         text(&out.stderr)
     );
     assert!(!stdout.contains("UNREACHED"), "{repeat}\n{stdout}");
-    for provider in seam_cli::providers::SHIPPED {
+    for provider in seam_cli::table::SHIPPED {
         assert!(
             stdout.contains(&format!("seam check — provider {provider} — seed {seed}")),
             "{provider} was not checked ({repeat}):\n{stdout}"
@@ -138,13 +138,13 @@ fn the_default_check_passes_on_every_shipped_provider_at_a_fresh_seed() {
     }
     assert_eq!(
         stdout.matches("RESULT: pass").count(),
-        seam_cli::providers::SHIPPED.len(),
+        seam_cli::table::SHIPPED.len(),
         "{repeat}\n{stdout}"
     );
     // The short cases ran, the same ones at any seed.
     assert_eq!(
         stdout.matches("  short-cases            passed").count(),
-        seam_cli::providers::SHIPPED.len(),
+        seam_cli::table::SHIPPED.len(),
         "{repeat}\n{stdout}"
     );
     // The sandbox claims its modes, and they are checked in each of the three; its generated
