@@ -17,16 +17,15 @@
 //! A backend that can be deployed with its reads confined ([`seam::Capability::ReadFence`]) has
 //! its reads attacked the same way, under the deployment's own fence ([`super::read_fence`]).
 
+use super::fence_layout::{fenced_with_links, layout, link, outside};
 use super::{Applicability, Context, Property, Run};
 use crate::failure::{Failure, FailureKind, fail};
 use crate::rules::Rule;
-use seam::Capability;
 use seam::{
     EditRequest, FileSystem, FsError, FsErrorCode, ResolveOptions, SandboxMode, SandboxPolicy,
     Signal, WriteIntent,
 };
 use seam_model::{SnapEntry, WorldEffect};
-use std::collections::BTreeMap;
 
 /// `containment`.
 pub struct Containment;
@@ -123,59 +122,6 @@ fn attacks() -> Vec<Attack> {
         }
     }
     v
-}
-
-fn file(path: &str, text: &str) -> WorldEffect {
-    WorldEffect::CreateFile {
-        path: path.into(),
-        bytes: text.as_bytes().to_vec(),
-        mode: 0o644,
-    }
-}
-
-fn link(path: &str, target: &str) -> WorldEffect {
-    WorldEffect::Symlink {
-        path: path.into(),
-        target: target.into(),
-    }
-}
-
-/// The layout every attack starts from; absolute link texts are spelled with the case's root
-/// (never the host's: a broken fence must only ever reach the case's own directory).
-pub(super) fn layout(root: &str) -> Vec<WorldEffect> {
-    let abs = |p: &str| format!("{root}{p}");
-    vec![
-        file("ws/in/file", "inside\n"),
-        file("ws/d/f", "inside\n"),
-        file("out/canary", "outside\n"),
-        file("out/f", "outside\n"),
-        WorldEffect::CreateDir {
-            path: "out/sub".into(),
-        },
-        file("ws2/canary", "sibling\n"),
-        link("ws/abs", &abs("/out")),
-        link("ws/rel", "../out"),
-        link("ws/chain", "rel"),
-        link("ws/file-abs", &abs("/out/canary")),
-        link("ws/file-rel", "../out/canary"),
-        link("ws/dang", &abs("/out/missing")),
-        link("ws/sib", "../ws2"),
-        link("ws/root", root),
-        link("ws/inlink", "in"),
-    ]
-}
-
-/// Everything outside the workspace (`ws/`) of a case.
-pub(super) fn outside(world: &BTreeMap<String, SnapEntry>) -> BTreeMap<&String, &SnapEntry> {
-    world
-        .iter()
-        .filter(|(k, _)| *k != "ws" && !k.starts_with("ws/"))
-        .collect()
-}
-
-/// Whether a property that attacks the fence applies: it needs sandbox modes and links.
-pub(super) fn fenced_with_links(cx: &Context) -> Applicability {
-    Applicability::needs(&cx.caps, &[Capability::SandboxModes, Capability::Symlinks])
 }
 
 impl Property for Containment {

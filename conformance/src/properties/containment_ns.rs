@@ -11,7 +11,7 @@
 //! when the call starts — the walk beneath the root that makes the call is the same one a write
 //! uses, which the swapped-link attacks on writes exercise.)
 
-use super::containment::{layout, outside};
+use super::fence_layout::{layout, outside};
 use super::{Context, Run};
 use crate::failure::{Failure, FailureKind, fail};
 use crate::rules::Rule;

@@ -13,6 +13,7 @@ pub mod crash;
 pub mod crash_rename;
 pub mod differential;
 pub mod facts;
+mod fence_layout;
 pub mod identity;
 pub mod linearizable;
 pub mod permissions;

@@ -504,7 +504,7 @@ pub(super) fn race(cx: &Context, out: &mut Run) -> Result<bool, Failure> {
     let mut leak = None;
     for n in 0..READS {
         // On a loaded CI runner, unpaced, 1,500 reads once met 15 swaps and none of the links.
-        super::swap_race::pace(&swaps, n, &swapper);
+        super::fence_layout::pace(&swaps, n, &swapper);
         let how = match n % 4 {
             0 => Read::Text,
             1 => Read::Stat,

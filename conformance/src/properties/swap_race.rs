@@ -28,22 +28,9 @@ pub struct SwapRace;
 /// Mutations per run; the swapping goes on until they are done.
 pub const MUTATIONS: u64 = 1_500;
 
-/// At most this many racing operations per swap: an operation waits for the swapper when the
-/// operations get ahead of it.
-const OPS_PER_SWAP: u64 = 4;
-
-/// Paced by the swapper's progress, not by a clock: operation `n` starts only once the swapper
-/// has made `n / OPS_PER_SWAP` swaps (or has stopped), so however a busy machine's scheduler
-/// shares its cores between the two threads, the operations are spread over hundreds of swaps.
-pub(super) fn pace<T>(swaps: &AtomicU64, n: u64, swapper: &std::thread::JoinHandle<T>) {
-    while swaps.load(Ordering::Relaxed) < n / OPS_PER_SWAP && !swapper.is_finished() {
-        std::thread::sleep(std::time::Duration::from_micros(100));
-    }
-}
-
 /// Everything outside the workspace, owned (the snapshot it came from is gone by the check).
 fn outside(world: &BTreeMap<String, SnapEntry>) -> BTreeMap<String, SnapEntry> {
-    super::containment::outside(world)
+    super::fence_layout::outside(world)
         .into_iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
@@ -59,7 +46,7 @@ impl Property for SwapRace {
     }
 
     fn applies(&self, cx: &Context) -> Applicability {
-        super::containment::fenced_with_links(cx)
+        super::fence_layout::fenced_with_links(cx)
     }
 
     fn core(&self) -> bool {
@@ -159,7 +146,7 @@ impl Property for SwapRace {
             replace_all: false,
         };
         for n in 0..MUTATIONS {
-            pace(&swaps, n, &swapper);
+            super::fence_layout::pace(&swaps, n, &swapper);
             let fresh = rt.block_on(fs.resolve("ws/d/f", opts, &Signal::none()));
             let target = match (n % 2, fresh) {
                 (0, Ok(t)) => t,

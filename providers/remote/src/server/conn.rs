@@ -2,7 +2,7 @@
 //! checkpoint's answer, a `$/cancel`, a stream's credit) or started as a call of its own, and
 //! `initialize` admits the client.
 
-use super::methods::{constant_time_eq, describe, returns_content};
+use super::params::{constant_time_eq, describe, returns_content};
 use super::{CHECKPOINT_PATIENCE, EARLY_CANCELS, Reply, Server, invalid, lock};
 use crate::budget::{Budget, Held};
 use crate::frame::{Frame, encode_line, write_encoded};

@@ -20,6 +20,7 @@ use tokio::sync::{Semaphore, mpsc};
 
 mod conn;
 mod methods;
+mod params;
 
 use conn::{Conn, Outgoing, Socket, State};
 
