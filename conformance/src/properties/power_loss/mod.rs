@@ -29,22 +29,16 @@
 //! The rules need the [`seam::Capability::Durable`] claim. A backend that does not make it
 //! still runs every cut, and is told what it lost — as what it does not promise, reported as
 //! not claimed, never as a pass. A failure is shrunk: calls are taken out one at a time while
-//! the cut, placed as far into the interrupted call as before, still finds the same departure.
+//! the cut, placed as far into the interrupted call as before, still finds the same departure
+//! — a later edit of the same file aimed again at what that file then holds, so that a chain
+//! of edits shrinks too.
 
 use super::{Context, NotChecked, Property, Run};
 use crate::factory::{CaseOptions, NotPlaced};
 use crate::failure::{Failure, FailureKind, fail};
 use crate::rules::Rule;
 use cut::one_cut;
-use plan::Call;
-use plan::CutAt;
-use plan::Draw;
-use plan::Node;
-use plan::Plan;
-use plan::apply;
-use plan::draw_plan;
-use plan::initial;
-use plan::parent_of;
+use plan::{Call, CutAt, Draw, Node, Plan, apply, draw_plan, initial, parent_of};
 
 mod cut;
 mod judge;
@@ -322,6 +316,7 @@ fn shrink(
         }
         let mut candidate = best.0.clone();
         candidate.calls.remove(i);
+        rebase(&mut candidate.calls);
         if i < candidate.cut.call {
             candidate.cut.call -= 1;
         }
@@ -344,6 +339,25 @@ fn shrink(
     };
     let message = format!("{} ({said})", best.1.message);
     (fail(best.1.kind, message), from)
+}
+
+/// After a call was taken out, each later edit whose old text the file no longer holds once
+/// is aimed again at what it does hold: its first line, which is what an edit is drawn to
+/// replace. A chain of edits of one file (each replacing what the one before wrote) then
+/// shrinks call by call, rather than every later edit failing once an earlier one is gone.
+fn rebase(calls: &mut [Call]) {
+    let mut tree = initial();
+    for call in calls.iter_mut() {
+        if let Call::Edit { path, old, .. } = call
+            && let Some(Node::File(bytes)) = tree.get(path.as_str())
+        {
+            let text = String::from_utf8_lossy(bytes);
+            if text.matches(old.as_str()).count() != 1 {
+                *old = text.lines().next().unwrap_or_default().to_string();
+            }
+        }
+        tree = apply(&tree, call);
+    }
 }
 
 /// Whether every call of `calls` is one the model allows where the ones before leave it.

@@ -15,7 +15,7 @@ pub(super) enum Node {
 pub(super) type Tree = BTreeMap<String, Node>;
 
 /// One call of a cut.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Call {
     Write {
         path: String,

@@ -53,3 +53,40 @@ fn the_judge_tells_a_lost_change_from_a_torn_file() {
     let said = judge(&candidates, &torn, &h, false);
     assert!(said.contains("\"a\" is torn"), "{said}");
 }
+
+#[test]
+fn a_chain_of_edits_is_aimed_again_when_a_link_is_taken_out() {
+    let edit = |old: &str, new: &str| Call::Edit {
+        path: "d/c".into(),
+        old: old.into(),
+        new: new.into(),
+    };
+    let first = match initial().get("d/c") {
+        Some(Node::File(b)) => String::from_utf8_lossy(b)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+        other => panic!("d/c is {other:?}"),
+    };
+    let mut calls = vec![
+        edit(&first, "MARKER a edited"),
+        edit("MARKER a edited", "MARKER b edited"),
+        edit("MARKER b edited", "MARKER c edited"),
+    ];
+    assert!(super::valid(&calls));
+    // The middle one out: the last no longer finds its old text, and is aimed at the first's.
+    calls.remove(1);
+    assert!(!super::valid(&calls));
+    super::rebase(&mut calls);
+    assert!(super::valid(&calls));
+    assert_eq!(calls[1], edit("MARKER a edited", "MARKER c edited"));
+    // The first out too: the one left replaces what the file held from the start.
+    calls.remove(0);
+    super::rebase(&mut calls);
+    assert_eq!(calls, vec![edit(&first, "MARKER c edited")]);
+    // An edit that still finds its text once is left as it was.
+    let mut kept = vec![edit(&first, "MARKER z edited")];
+    super::rebase(&mut kept);
+    assert_eq!(kept, vec![edit(&first, "MARKER z edited")]);
+}
