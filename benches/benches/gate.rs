@@ -5,8 +5,8 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use seam_benches::{floor, quick};
-use seam_cli::providers::MemoryFactory;
 use seam_conformance::{SequenceConfig, generated_cases, run_sequences};
+use seam_memory_testkit::MemoryFactory;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -3,8 +3,8 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use seam_benches::quick;
-use seam_cli::providers::LocalFactory as Local;
 use seam_conformance::{SequenceConfig, run_sequences};
+use seam_local_testkit::LocalFactory as Local;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -5,13 +5,13 @@ use crate::Usage;
 use crate::progress::Display;
 use crate::select::factory;
 pub use crate::soak::Seeds;
-use seam_cli::shell::shell_word;
 use seam_cli::table::SHIPPED;
 use seam_cli::unprivileged::SelfExec;
 use seam_conformance::{
     MessageCheck, Report, SequenceConfig, Status, SuiteConfig, SuiteError, Timing, Verdict,
     junit_document, property_names, run_suite,
 };
+use seam_remote::shell_word;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -54,8 +54,8 @@ struct SeedRun {
 /// Exit status: 0 pass, 1 a property failed (or a file could not be written), 3 incomplete.
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
     // Every case of the command in one run directory, removed when the command ends.
-    let _run = seam_cli::case_dirs::hold();
-    seam_cli::case_dirs::give_adapters_temp_dirs();
+    let _run = seam_conformance::case_dirs::hold();
+    seam_remote_testkit::give_adapters_temp_dirs();
     let known = property_names();
     for p in &args.properties {
         if !known.contains(&p.as_str()) {
@@ -143,7 +143,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
     if mounts > 0 {
         eprintln!("seam: detached {mounts} power-loss mount(s) that calls given up on had left");
     }
-    let cases = seam_cli::case_dirs::remove_abandoned();
+    let cases = seam_conformance::case_dirs::remove_abandoned();
     if cases > 0 {
         eprintln!("seam: removed {cases} case director(ies) that calls given up on had left");
     }
@@ -286,13 +286,13 @@ fn check_one(
             Some(r) => Some(r.clone()),
             None => seam_cli::table::reference(name),
         },
-        scratch: Some(Arc::new(seam_cli::case_dirs::RunScratch)),
+        scratch: Some(Arc::new(seam_conformance::case_dirs::RunScratch)),
     };
     let reference_name = config.reference.as_ref().map(|r| r.name());
     // A server someone else started may still be on its way up.
     if (name.starts_with("unix:") || name.starts_with("tcp:"))
         && let Ok(address) = name.parse::<seam_remote::Address>()
-        && let Err(e) = seam_cli::remote::wait_listening(&address, args.timing.start_after)
+        && let Err(e) = seam_remote_testkit::wait_listening(&address, args.timing.start_after)
     {
         run.errors.push(format!("{}: {e}", factory.name()));
         run.not_started = Some((name.to_string(), e.to_string()));
@@ -494,7 +494,7 @@ fn file_stem(provider: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::file_stem;
-    use seam_cli::shell::shell_word;
+    use seam_remote::shell_word;
 
     #[test]
     fn provider_names_become_safe_file_names_and_shell_words() {

@@ -71,12 +71,12 @@ pub fn clean_up_when_interrupted() {
                 // server found stopped is restarted in a directory of its own); then the
                 // processes, which may still remove what they made (a socket in the run
                 // directory); then the run directory.
-                crate::case_dirs::closing();
+                seam_conformance::case_dirs::closing();
                 let stopped = seam_remote::children::terminate_all(GRACE);
                 // The power-loss layers' mount points, so that they can be removed (a FUSE
                 // mount whose process is gone is a dead mount point nothing can remove).
                 seam_powercut::detach_all();
-                let removed = crate::case_dirs::interrupted();
+                let removed = seam_conformance::case_dirs::interrupted();
                 eprintln!(
                     "seam: stopped {stopped} process(es), removed the run directory ({removed} case director(ies) in it); exiting"
                 );

@@ -307,7 +307,7 @@ fn usage(message: &str) -> ExitCode {
 fn main() -> ExitCode {
     // The shipped providers run in this binary when the suite kills them (`crash`).
     if let Ok(exe) = std::env::current_exe() {
-        seam_cli::providers::set_host_binary(exe);
+        seam_local_testkit::set_host_binary(exe);
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

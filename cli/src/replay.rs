@@ -21,8 +21,8 @@ pub struct ReplayArgs<'a> {
 
 /// Replays; returns whether the provider followed the model to the end.
 pub fn run(args: &ReplayArgs<'_>) -> Result<bool, crate::Usage> {
-    let _run = seam_cli::case_dirs::hold();
-    seam_cli::case_dirs::give_adapters_temp_dirs();
+    let _run = seam_conformance::case_dirs::hold();
+    seam_remote_testkit::give_adapters_temp_dirs();
     let path = args.path;
     let text = std::fs::read_to_string(path)
         .map_err(|e| crate::Usage(format!("cannot read trace {}: {e}", path.display())))?;
@@ -52,7 +52,7 @@ pub fn run(args: &ReplayArgs<'_>) -> Result<bool, crate::Usage> {
     // A server someone else started may still be on its way up, as for `seam check`.
     if (args.provider.starts_with("unix:") || args.provider.starts_with("tcp:"))
         && let Ok(address) = args.provider.parse::<seam_remote::Address>()
-        && let Err(e) = seam_cli::remote::wait_listening(&address, args.timing.start_after)
+        && let Err(e) = seam_remote_testkit::wait_listening(&address, args.timing.start_after)
     {
         println!("cannot replay on {}: {e}", factory.name());
         return Ok(false);
@@ -74,7 +74,7 @@ pub fn run(args: &ReplayArgs<'_>) -> Result<bool, crate::Usage> {
     // kept alive on its thread stopped (killed before, the adapter left its cases in TMPDIR).
     drop(factory);
     seam_remote::children::stop_all();
-    seam_cli::case_dirs::remove_abandoned();
+    seam_conformance::case_dirs::remove_abandoned();
     let outcome = match outcome {
         Ok(o) => o,
         // The backend did not start (or the run could not): not a usage mistake, and not a

@@ -1,9 +1,13 @@
-//! The one table of providers the CLI knows: every shipped provider by name, its factory, the
-//! provider it is compared with step by step, and servers by address. Adding a shipped
-//! provider is a line here (and its factory in `providers`).
+//! The one table of providers the CLI knows: every shipped provider by name, its factory (from
+//! the provider's test-world crate, `providers/<name>/testkit`), the provider it is compared
+//! with step by step, and servers by address. Adding a shipped provider is its test-world
+//! crate and a line here.
 
-use crate::providers::{LocalFactory, MemoryFactory, SandboxFactory};
 use seam_conformance::Factory;
+use seam_local_testkit::LocalFactory;
+use seam_memory_testkit::MemoryFactory;
+use seam_remote_testkit::RemoteFactory;
+use seam_sandbox_testkit::SandboxFactory;
 use std::sync::Arc;
 
 /// Every provider `seam check` runs when none is named.
@@ -27,7 +31,10 @@ pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
         "remote" => {
             let exe = std::env::current_exe()
                 .map_err(|e| format!("cannot find the seam binary to serve from: {e}"))?;
-            Ok(Arc::new(crate::remote::RemoteFactory::own(exe)))
+            Ok(Arc::new(RemoteFactory::own(
+                exe,
+                LocalFactory.configurations(),
+            )))
         }
         other
             if other.starts_with("unix:")
@@ -35,7 +42,7 @@ pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
                 || other.starts_with("exec:") =>
         {
             let address = other.parse::<seam_remote::Address>()?;
-            Ok(Arc::new(crate::remote::RemoteFactory::external(address)))
+            Ok(Arc::new(RemoteFactory::external(address)))
         }
         other => Err(format!(
             "unknown provider {other:?} (shipped: {}; or a server: unix:PATH, tcp://HOST:PORT, exec:COMMAND)",

@@ -128,7 +128,7 @@ impl SelfExec {
         // The child's TMPDIR, and its adapter's: a directory of its own in the run directory,
         // so that what it makes there goes with the run (the user's TMPDIR may be one it cannot
         // write, and is not the run's to fill).
-        let tmp = crate::case_dirs::CaseDir::new("nobody-").and_then(|dir| {
+        let tmp = seam_conformance::case_dirs::CaseDir::new("nobody-").and_then(|dir| {
             std::os::unix::fs::chown(dir.path(), Some(NOBODY), Some(NOBODY))?;
             Ok(dir)
         });
@@ -141,7 +141,8 @@ impl SelfExec {
         let mut child = match self.spawn(exe, root, tmp_path) {
             Ok(child) => child,
             Err(first) if first.kind() == std::io::ErrorKind::PermissionDenied => {
-                let dir = crate::case_dirs::CaseDir::new("exe-").map_err(|e| e.to_string())?;
+                let dir =
+                    seam_conformance::case_dirs::CaseDir::new("exe-").map_err(|e| e.to_string())?;
                 std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
                     .map_err(|e| e.to_string())?;
                 let copy: PathBuf = dir.path().join("seam");

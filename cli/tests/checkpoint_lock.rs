@@ -7,11 +7,11 @@ use seam::{
     EditOutcome, EditRequest, FileSystem, FsError, FsTarget, FsVersion, Layer, SandboxPolicy,
     Signal, WriteIntent, WriteOutcome,
 };
-use seam_cli::providers::LocalFactory;
 use seam_conformance::{
     CaseDurability, CaseOptions, EntryMode, Factory, FailureKind, HarnessConfig, Interfere, Op,
     Step, Subject, World, WriteGuard, run_steps, runtime,
 };
+use seam_local_testkit::LocalFactory;
 use seam_model::{Competitor, SnapEntry, WorldEffect};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -4,12 +4,13 @@
 //! compared by code only) passes `sequences` and is
 //! caught here, for its own reason, with a short trace — at the same seeds.
 
-use seam_cli::providers::{LocalFactory, SandboxFactory};
 use seam_conformance::{
     FailureKind, MessageCheck, PropertyResult, Report, SequenceConfig, Status, SuiteConfig,
     run_suite,
 };
 use seam_faults::{Fault, FaultyFactory};
+use seam_local_testkit::LocalFactory;
+use seam_sandbox_testkit::SandboxFactory;
 use std::sync::Arc;
 
 const SEEDS: [u64; 2] = [0x5EA4, 7];

@@ -5,11 +5,11 @@
 
 use seam::{Actor, FileSystem, FsError, FsObservation, FsTarget, FsVersion, Gate, WriteIntent};
 use seam_cli::agent::{ToolAgent, ToolAgentFactory};
-use seam_cli::providers::LocalFactory;
 use seam_conformance::{
     Agent, AgentError, AgentFactory, FailureKind, PropertyResult, Report, SequenceConfig, Status,
     SuiteConfig, run_suite,
 };
+use seam_local_testkit::LocalFactory;
 use seam_policy::{ObservationPolicy, Owner};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};

@@ -24,11 +24,11 @@ use fuse::fuse_or_skip;
 mod interpreters;
 use interpreters::python_or_skip;
 
-use seam_cli::providers::LocalFactory;
 use seam_conformance::{
     CaseDurability, CaseOptions, Coverage, Factory, NotPlaced, Report, SequenceConfig, Status,
     Subject, SuiteConfig, run_suite,
 };
+use seam_local_testkit::LocalFactory;
 use std::path::Path;
 use std::sync::Arc;
 

@@ -6,11 +6,11 @@
 mod support;
 
 use seam::Capability;
-use seam_cli::providers::LocalFactory;
 use seam_conformance::{
     Factory, FailureKind, ReplayConfig, SequenceConfig, SuiteConfig, Trace, replay, run_suite,
 };
 use seam_faults::{Fault, FaultyFactory};
+use seam_local_testkit::LocalFactory;
 use std::path::Path;
 use std::sync::Arc;
 

@@ -5,8 +5,8 @@
 mod support;
 
 use seam::{FsError, FsErrorCode};
-use seam_cli::providers::LocalFactory;
 use seam_conformance::{FailureKind, SequenceConfig, Status, SuiteConfig, run_suite};
+use seam_local_testkit::LocalFactory;
 use std::sync::Arc;
 use support::{Before, HookedFactory};
 

@@ -8,12 +8,13 @@
 
 #[path = "support/seeds.rs"]
 mod seeds;
-use seam_cli::providers::{LocalFactory, SandboxFactory};
 use seam_cli::unprivileged::SelfExec;
 use seam_conformance::{
     Report, SequenceConfig, Status, SuiteConfig, Timing, Verdict, property_names, run_suite,
 };
 use seam_faults::{Fault, FaultyFactory};
+use seam_local_testkit::LocalFactory;
+use seam_sandbox_testkit::SandboxFactory;
 use seeds::fresh_seed;
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,7 +64,7 @@ fn property<'r>(report: &'r Report, name: &str) -> &'r seam_conformance::Propert
 #[test]
 fn the_correct_provider_passes_the_default_run_reaching_every_rule_at_three_seeds() {
     // The crash property runs the provider in a process of its own: this binary's `seam serve`.
-    seam_cli::providers::set_host_binary(env!("CARGO_BIN_EXE_seam"));
+    seam_local_testkit::set_host_binary(env!("CARGO_BIN_EXE_seam"));
     for seed in SEEDS {
         let report = run_suite(
             Arc::new(LocalFactory),
@@ -119,7 +120,7 @@ fn catch(fault: Fault) {
 fn catches_a_memory_provider_whose_check_and_publish_are_two_critical_sections() {
     catch_over(
         Fault::GuardCheckedApart,
-        Arc::new(seam_cli::providers::MemoryFactory),
+        Arc::new(seam_memory_testkit::MemoryFactory),
     );
 }
 
@@ -454,7 +455,7 @@ fn a_two_step_departure_is_found_at_every_one_of_twenty_fresh_seeds() {
                 "repeat with: cargo run --release -p seam-cli --features faults -- check --provider memory --fault {} --property short-cases --seed {seed}",
                 fault.name()
             );
-            let base = Arc::new(seam_cli::providers::MemoryFactory);
+            let base = Arc::new(seam_memory_testkit::MemoryFactory);
             let c = config(seed, vec!["short-cases".into()]);
             let good = run_suite(base.clone(), &c, &mut |_| {}).expect("the suite runs");
             assert_eq!(

@@ -11,11 +11,11 @@
 
 mod support;
 
-use seam_cli::providers::LocalFactory;
 use seam_conformance::{
     Factory, FailureKind, Report, SequenceConfig, Status, SuiteConfig, Timing, Verdict, run_suite,
 };
 use seam_faults::{Fault, FaultyFactory};
+use seam_local_testkit::LocalFactory;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

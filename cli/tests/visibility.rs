@@ -14,10 +14,11 @@
 mod support;
 
 use seam::Capability;
-use seam_cli::providers::{LocalFactory, MemoryFactory};
 use seam_conformance::{
     Coverage, Factory, Report, SequenceConfig, Status, SuiteConfig, Verdict, run_suite,
 };
+use seam_local_testkit::LocalFactory;
+use seam_memory_testkit::MemoryFactory;
 use std::sync::Arc;
 use support::{Before, HookedFactory};
 

@@ -70,6 +70,11 @@ pub struct Subject {
 /// writable root may lie inside the case.
 pub const DEPLOYMENT_WORKSPACE: &str = "d";
 
+/// The diff-basis limit the shipped providers' factories deploy them with: small, so that
+/// generated contents cross it and `before: null` is exercised (the production default is
+/// 10 MiB).
+pub const SUITE_DIFF_LIMIT: u64 = 1024;
+
 /// The name of the configuration a factory has when it declares none.
 pub const DEFAULT_CONFIGURATION: &str = "default";
 

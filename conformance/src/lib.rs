@@ -46,6 +46,7 @@
 //! never names a concrete provider: it only sees what the factory hands it.
 
 mod agent;
+pub mod case_dirs;
 mod concurrent;
 mod config;
 mod excerpt;
@@ -71,7 +72,7 @@ mod world;
 pub use agent::{Agent, AgentError, AgentFactory};
 pub use factory::{
     CaseDurability, CaseOptions, DEFAULT_CONFIGURATION, DEPLOYMENT_WORKSPACE, Factory, Killable,
-    NotKillable, NotPlaced, Subject,
+    NotKillable, NotPlaced, SUITE_DIFF_LIMIT, Subject,
 };
 pub use failure::{Failure, FailureKind};
 pub use generate::text_corpus;

@@ -38,6 +38,7 @@ pub mod frame;
 mod limits;
 mod outbox;
 mod server;
+mod shell;
 pub mod wire;
 pub mod world;
 
@@ -48,4 +49,5 @@ pub use limits::{
     HANDSHAKE_MAX_PAYLOAD, RESERVED_DESCRIPTORS, descriptor_limit,
 };
 pub use server::{DEFAULT_STREAM_WINDOW, Log, MAX_IN_FLIGHT, Server};
+pub use shell::shell_word;
 pub use world::{CaseMaker, CaseSpec};

@@ -2,10 +2,11 @@
 //! `world/case` or `world/reopen` (its backend and its [`RemoteWorld`], the storage changed and
 //! read back through `world/*`), and killable cases — an `exec:` process per case, killed by
 //! the `crash` property and followed by a fresh one over the same case. Below the factories
-//! that use it (`remote`, and `providers` for the shipped providers' crash children).
+//! that use it (the remote's, and the local and sandbox test worlds' crash children).
 
+use seam_conformance::case_dirs::{CaseDir, spread};
 use seam_conformance::{
-    CaseDurability, CaseOptions, EntryMode, Killable, NotKillable, Subject, World,
+    CaseDurability, CaseOptions, EntryMode, Killable, NotKillable, SUITE_DIFF_LIMIT, Subject, World,
 };
 use seam_model::{SnapEntry, WorldEffect};
 use seam_remote::{Address, Connection, RemoteError, RemoteFileSystem};
@@ -13,10 +14,6 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::Arc;
-
-/// The diff-basis limit the suite gives the local provider: small, so generated contents cross
-/// it and `before: null` is exercised (the production default is 10 MiB).
-pub const SUITE_DIFF_LIMIT: u64 = 1024;
 
 pub(crate) fn case_error(address: &Address, e: RemoteError) -> String {
     match e {
@@ -29,18 +26,18 @@ pub(crate) fn case_error(address: &Address, e: RemoteError) -> String {
 
 /// The `exec:` command that runs `exe serve` on stdio with test control for `provider`, and the
 /// directory (kept for as long as a case needs it) its cases are made in.
-pub(crate) fn serve_stdio_command(
+pub fn serve_stdio_command(
     exe: &std::path::Path,
     provider: &str,
-) -> Result<(String, Option<Arc<crate::case_dirs::CaseDir>>), NotKillable> {
-    let base = crate::case_dirs::CaseDir::new("crash-")
+) -> Result<(String, Option<Arc<CaseDir>>), NotKillable> {
+    let base = CaseDir::new("crash-")
         .map_err(|e| NotKillable::Failed(format!("cannot create the cases' directory: {e}")))?;
-    crate::case_dirs::spread(base.path());
+    spread(base.path());
     let command = format!(
         "exec {} serve --listen stdio --test-control --provider {} --root {}",
-        crate::shell::shell_word(&exe.display().to_string()),
-        crate::shell::shell_word(provider),
-        crate::shell::shell_word(&base.path().display().to_string())
+        seam_remote::shell_word(&exe.display().to_string()),
+        seam_remote::shell_word(provider),
+        seam_remote::shell_word(&base.path().display().to_string())
     );
     Ok((command, Some(Arc::new(base))))
 }
@@ -51,13 +48,13 @@ struct KillableCase {
     _conn: Arc<Connection>,
     command: String,
     hosted: Option<Vec<String>>,
-    base: Option<Arc<crate::case_dirs::CaseDir>>,
+    base: Option<Arc<CaseDir>>,
 }
 
 /// A killable subject started by `command`: a fresh case on a fresh process.
-pub(crate) fn killable_at(
+pub fn killable_at(
     command: String,
-    base: Option<Arc<crate::case_dirs::CaseDir>>,
+    base: Option<Arc<CaseDir>>,
     hosted: Option<Vec<String>>,
     options: &CaseOptions,
 ) -> Result<Killable, NotKillable> {
@@ -83,7 +80,7 @@ pub(crate) fn killable_at(
 }
 
 /// A fresh process over the case a killed one (made by [`killable_at`]) was working in.
-pub(crate) fn recover_at(options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
+pub fn recover_at(options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
     let case = (*killed.keep_alive)
         .downcast_ref::<KillableCase>()
         .ok_or("the subject was not made killable by this factory")?;

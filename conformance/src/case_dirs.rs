@@ -26,7 +26,7 @@
 //! the processes, `seam_remote::children`), leaving TMPDIR as it found it — when the command
 //! ends. The directories of the processes the gate starts (the remote server's, the crash
 //! children's, an adapter's socket) are made here too, so one run directory holds everything a
-//! command made. A command interrupted (SIGINT, SIGTERM: see `interrupt`) removes it with
+//! command made. A command interrupted (SIGINT, SIGTERM: the CLI's `interrupt`) removes it with
 //! [`interrupted`] on its way out; only a command killed outright (SIGKILL) leaves it behind.
 
 use std::os::unix::fs::PermissionsExt;
@@ -273,39 +273,18 @@ impl Drop for CaseDir {
     }
 }
 
-impl seam_conformance::ScratchDir for CaseDir {
+impl crate::ScratchDir for CaseDir {
     fn path(&self) -> &Path {
         CaseDir::path(self)
     }
 }
 
-impl seam_remote::children::TempDir for CaseDir {
-    fn path(&self) -> &Path {
-        CaseDir::path(self)
-    }
-}
-
-/// From now on every adapter started for an `exec:` address gets a `TMPDIR` of its own in the
-/// run directory (`adapter-…`), removed once the adapter is reaped — and with the run directory
-/// by an interrupted command — so what an adapter leaves in it (its storage, when `crash`
-/// killed it; the probe file of a tempfile library, when it was stopped as it started) is not
-/// left in the user's TMPDIR. It is `0711`, as the run directory: the permission property's
-/// unprivileged child must pass through it to reach a case the adapter made there.
-pub fn give_adapters_temp_dirs() {
-    seam_remote::children::give_temp_dirs(|| {
-        let dir = CaseDir::new("adapter-")?;
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711))?;
-        let dir: Box<dyn seam_remote::children::TempDir> = Box::new(dir);
-        Ok(dir)
-    });
-}
-
-/// The suite's own directories (`seam_conformance::Scratch`), made in the run directory like
+/// The suite's own directories ([`crate::Scratch`]), made in the run directory like
 /// the cases': an interrupted command removes them with it.
 pub struct RunScratch;
 
-impl seam_conformance::Scratch for RunScratch {
-    fn make(&self, prefix: &str) -> std::io::Result<Box<dyn seam_conformance::ScratchDir>> {
+impl crate::Scratch for RunScratch {
+    fn make(&self, prefix: &str) -> std::io::Result<Box<dyn crate::ScratchDir>> {
         Ok(Box::new(CaseDir::new(prefix)?))
     }
 }

@@ -6,6 +6,7 @@
 use crate::world_client::{
     CaseAt, NOT_PLACED, VOLATILE, killable_at, open_at, recover_at, serve_stdio_command,
 };
+use seam_conformance::case_dirs::{CaseDir, spread};
 use seam_conformance::{CaseOptions, Factory, Killable, NotKillable, NotPlaced, Subject};
 use seam_remote::{Address, Connection};
 use serde_json::{Value, json};
@@ -19,6 +20,8 @@ enum Source {
     /// use by this process and stopped with the factory.
     Own {
         exe: PathBuf,
+        /// The hosted local provider's configurations, which its cases may name.
+        configurations: Vec<String>,
         started: Mutex<Option<Started>>,
     },
     /// A server someone else started, or an adapter the gate starts (`exec:`): one process for
@@ -37,7 +40,7 @@ enum Source {
 /// with the run. One that does not is started afresh for every case, as protocol 1 began.
 /// (`crash` and `permission-denied` start processes of their own either way: one to kill, one
 /// as another user.)
-pub(crate) enum Shared {
+enum Shared {
     /// Not started yet.
     Untried,
     /// It listens.
@@ -48,16 +51,16 @@ pub(crate) enum Shared {
 
 /// An adapter serving the run: it listens at `socket` for as long as `control`, the connection
 /// to its stdin and stdout, stays open.
-pub(crate) struct Listening {
+struct Listening {
     _control: Connection,
     socket: PathBuf,
-    _dir: crate::case_dirs::CaseDir,
+    _dir: CaseDir,
 }
 
 impl Shared {
     /// Starts `command` and offers it the run.
     fn start(command: &str) -> Shared {
-        let Ok(dir) = crate::case_dirs::CaseDir::new("exec-") else {
+        let Ok(dir) = CaseDir::new("exec-") else {
             return Shared::PerCase;
         };
         let socket = dir.path().join("adapter.sock");
@@ -83,7 +86,7 @@ impl Shared {
 struct Started {
     child: Child,
     address: Address,
-    _dir: crate::case_dirs::CaseDir,
+    _dir: CaseDir,
 }
 
 impl Drop for Started {
@@ -101,12 +104,15 @@ pub struct RemoteFactory {
 }
 
 impl RemoteFactory {
-    /// `remote`: starts `exe serve` itself (exe is the `seam` binary).
-    pub fn own(exe: PathBuf) -> Self {
+    /// `remote`: starts `exe serve` itself (exe is the `seam` binary), hosting the local
+    /// provider, whose `configurations` its cases may name (the local test world's, so that the
+    /// differential against local compares like with like).
+    pub fn own(exe: PathBuf, configurations: Vec<String>) -> Self {
         Self {
             name: "remote".into(),
             source: Source::Own {
                 exe,
+                configurations,
                 started: Mutex::new(None),
             },
         }
@@ -142,7 +148,7 @@ impl RemoteFactory {
                 }
             }
             Source::External { address, token, .. } => Ok((address.clone(), token.clone())),
-            Source::Own { exe, started } => {
+            Source::Own { exe, started, .. } => {
                 let mut started = started.lock().unwrap_or_else(|p| p.into_inner());
                 if let Some(s) = started.as_mut()
                     && let Ok(None) = s.child.try_wait()
@@ -161,13 +167,13 @@ impl RemoteFactory {
 /// Starts `seam serve --test-control` on a socket in a fresh temporary directory and waits
 /// until it listens.
 fn start(exe: &PathBuf) -> Result<Started, String> {
-    let dir = crate::case_dirs::CaseDir::new("serve-")
-        .map_err(|e| format!("cannot create the server's directory: {e}"))?;
+    let dir =
+        CaseDir::new("serve-").map_err(|e| format!("cannot create the server's directory: {e}"))?;
     let socket = dir.path().join("seam.sock");
     let cases = dir.path().join("cases");
     std::fs::create_dir(&cases).map_err(|e| format!("cannot create {}: {e}", cases.display()))?;
     // The server makes and removes a directory per case in it (see `case_dirs`).
-    crate::case_dirs::spread(&cases);
+    spread(&cases);
     // Tracked before a command interrupted meanwhile can look (see `children::starting`).
     let starting = seam_remote::children::starting().map_err(|e| e.to_string())?;
     let mut child = Command::new(exe)
@@ -212,7 +218,7 @@ impl Factory for RemoteFactory {
         match &self.source {
             // The hosted local provider's, so the differential against local compares like
             // with like.
-            Source::Own { .. } => crate::providers::LocalFactory.configurations(),
+            Source::Own { configurations, .. } => configurations.clone(),
             Source::External { .. } => vec![seam_conformance::DEFAULT_CONFIGURATION.into()],
         }
     }
@@ -304,8 +310,10 @@ impl RemoteFactory {
     /// provider's), which its cases may name; `None` for a server of someone else's, which is
     /// left its default.
     fn hosted(&self) -> Option<Vec<String>> {
-        matches!(self.source, Source::Own { .. })
-            .then(|| crate::providers::LocalFactory.configurations())
+        match &self.source {
+            Source::Own { configurations, .. } => Some(configurations.clone()),
+            Source::External { .. } => None,
+        }
     }
 
     /// A connection with a fresh case (`world/case`), or with a second backend over the case at
@@ -324,9 +332,7 @@ impl RemoteFactory {
     /// How a killable backend of this factory is started: an `exec:` command (the adapter's
     /// own, or `seam serve` on stdio for the shipped server) and, for the latter, the directory
     /// its cases live in. `Err` when the suite cannot kill it.
-    fn killable_command(
-        &self,
-    ) -> Result<(String, Option<Arc<crate::case_dirs::CaseDir>>), NotKillable> {
+    fn killable_command(&self) -> Result<(String, Option<Arc<CaseDir>>), NotKillable> {
         match &self.source {
             Source::External {
                 address: Address::Exec(command),
