@@ -5,7 +5,6 @@ use crate::Usage;
 use crate::progress::Display;
 use crate::select::factory;
 pub use crate::soak::Seeds;
-use seam_cli::table::SHIPPED;
 use seam_cli::unprivileged::SelfExec;
 use seam_conformance::{
     MessageCheck, Report, SequenceConfig, Status, SuiteConfig, SuiteError, Timing, Verdict,
@@ -66,7 +65,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Usage> {
         }
     }
     let names: Vec<String> = if args.providers.is_empty() {
-        SHIPPED.iter().map(|s| s.to_string()).collect()
+        seam_cli::table::shipped_names()
+            .map(str::to_string)
+            .collect()
     } else {
         args.providers.clone()
     };

@@ -3,6 +3,7 @@
 //! with step by step, and servers by address. Adding a shipped provider is its test-world
 //! crate and a line here.
 
+use seam::SandboxMode;
 use seam_conformance::Factory;
 use seam_local_testkit::LocalFactory;
 use seam_memory_testkit::MemoryFactory;
@@ -10,32 +11,60 @@ use seam_remote_testkit::RemoteFactory;
 use seam_sandbox_testkit::SandboxFactory;
 use std::sync::Arc;
 
-/// Every provider `seam check` runs when none is named.
-pub const SHIPPED: &[&str] = &[
-    "local",
-    "sandbox:read-only",
-    "sandbox:workspace-write",
-    "sandbox:danger-full-access",
-    "remote",
-    "memory",
+/// A shipped provider: its name, how its factory is made (from its test-world crate), and the
+/// shipped provider it must answer exactly like, step by step (the `differential` property).
+pub struct Shipped {
+    /// The name `--provider` takes.
+    pub name: &'static str,
+    /// Its factory.
+    pub factory: fn() -> Result<Arc<dyn Factory>, String>,
+    /// The provider it is compared with, if any.
+    pub against: Option<&'static str>,
+}
+
+/// Every provider `seam check` runs when none is named, in the order it reports them. A
+/// shipped provider is one line here.
+///
+/// The sandbox, in every mode, is compared with the local provider it wraps. The comparison
+/// draws no per-call policies: under `danger-full-access` the fence never refuses, and under
+/// `read-only` and `workspace-write` (whose workspace `d` leaves most of the case outside)
+/// every mutation carries `workspace-write` on the case's directory, where nothing the suite
+/// generates leads out. The fence itself is judged against the model by `sequences`. The
+/// remote provider hosting local must answer exactly as local does: the wire may add nothing
+/// and lose nothing.
+#[rustfmt::skip]
+pub const SHIPPED: &[Shipped] = &[
+    Shipped { name: "local", factory: || Ok(Arc::new(LocalFactory)), against: None },
+    Shipped { name: "sandbox:read-only", factory: || Ok(Arc::new(SandboxFactory(SandboxMode::ReadOnly))), against: Some("local") },
+    Shipped { name: "sandbox:workspace-write", factory: || Ok(Arc::new(SandboxFactory(SandboxMode::WorkspaceWrite))), against: Some("local") },
+    Shipped { name: "sandbox:danger-full-access", factory: || Ok(Arc::new(SandboxFactory(SandboxMode::DangerFullAccess))), against: Some("local") },
+    Shipped { name: "remote", factory: remote, against: Some("local") },
+    Shipped { name: "memory", factory: || Ok(Arc::new(MemoryFactory)), against: None },
 ];
 
-/// The factory for a provider name.
+/// `remote`: the local provider behind `seam serve`, which this binary starts itself.
+fn remote() -> Result<Arc<dyn Factory>, String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the seam binary to serve from: {e}"))?;
+    Ok(Arc::new(RemoteFactory::own(
+        exe,
+        LocalFactory.configurations(),
+    )))
+}
+
+/// The names of the shipped providers, in order.
+pub fn shipped_names() -> impl Iterator<Item = &'static str> {
+    SHIPPED.iter().map(|s| s.name)
+}
+
+/// The factory for a provider name: a shipped provider, or a server by address.
 pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
-    if let Some(mode) = crate::providers::sandbox_mode(name)? {
-        return Ok(Arc::new(SandboxFactory(mode)));
+    if let Some(shipped) = SHIPPED.iter().find(|s| s.name == name) {
+        return (shipped.factory)();
     }
+    // `sandbox:` with a mode that does not exist says which exist.
+    crate::providers::sandbox_mode(name)?;
     match name {
-        "local" => Ok(Arc::new(LocalFactory)),
-        "memory" => Ok(Arc::new(MemoryFactory)),
-        "remote" => {
-            let exe = std::env::current_exe()
-                .map_err(|e| format!("cannot find the seam binary to serve from: {e}"))?;
-            Ok(Arc::new(RemoteFactory::own(
-                exe,
-                LocalFactory.configurations(),
-            )))
-        }
         other
             if other.starts_with("unix:")
                 || other.starts_with("tcp:")
@@ -46,21 +75,14 @@ pub fn factory(name: &str) -> Result<Arc<dyn Factory>, String> {
         }
         other => Err(format!(
             "unknown provider {other:?} (shipped: {}; or a server: unix:PATH, tcp://HOST:PORT, exec:COMMAND)",
-            SHIPPED.join(", ")
+            shipped_names().collect::<Vec<_>>().join(", ")
         )),
     }
 }
 
 /// The provider a shipped one must answer exactly like, step by step (the `differential`
-/// property): the sandbox, in every mode, against the local provider it wraps. The comparison
-/// draws no per-call policies: under `danger-full-access` the fence never refuses, and under
-/// `read-only` and `workspace-write` (whose workspace `d` leaves most of the case outside) every
-/// mutation carries `workspace-write` on the case's directory, where nothing the suite
-/// generates leads out. The fence itself is judged against the model by `sequences`.
-///
-/// The remote provider hosting local must answer exactly as local does: the wire may add
-/// nothing and lose nothing.
+/// property), from [`SHIPPED`].
 pub fn reference(name: &str) -> Option<Arc<dyn Factory>> {
-    (name.starts_with("sandbox:") || name == "remote")
-        .then(|| Arc::new(LocalFactory) as Arc<dyn Factory>)
+    let against = SHIPPED.iter().find(|s| s.name == name)?.against?;
+    factory(against).ok()
 }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// How [`crate::FileSystem::create_dir`] treats what is already there.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CreateDirOptions {
     /// Also make missing parent directories (as `mkdir -p`). Without it a missing parent is
     /// `FS_NOT_FOUND`.
@@ -26,6 +27,7 @@ pub struct CreateDirOptions {
 
 /// The result of [`crate::FileSystem::create_dir`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CreateDirOutcome {
     /// Whether this call made the directory (`false`: it was there and `exist_ok` was set).
     pub created: bool,
@@ -35,6 +37,7 @@ pub struct CreateDirOutcome {
 
 /// What a caller asks of [`crate::FileSystem::remove`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RemoveOptions {
     /// Remove only if the entry is still at this version (what `lstat` showed the caller: the
     /// link's own version for a link). `None` removes whatever is there.
@@ -47,6 +50,7 @@ pub struct RemoveOptions {
 
 /// The result of [`crate::FileSystem::remove`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RemoveOutcome {
     /// What was removed (a link is removed as a link).
     pub kind: FsPathKind,
@@ -54,6 +58,7 @@ pub struct RemoveOutcome {
 
 /// What a caller asks of [`crate::FileSystem::rename`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RenameOptions {
     /// Move only if the source entry is still at this version (its `lstat` version).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +71,7 @@ pub struct RenameOptions {
 
 /// The result of [`crate::FileSystem::rename`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RenameOutcome {
     /// What was moved.
     pub kind: FsPathKind,

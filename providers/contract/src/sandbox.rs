@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 /// How far a fencing provider lets mutations reach. Reads are never fenced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
     /// Every mutation is denied.
@@ -46,6 +47,7 @@ impl SandboxMode {
 
 /// The fence for one mutation: a mode and the workspace root it is relative to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SandboxPolicy {
     /// The mode for this call.
     pub mode: SandboxMode,

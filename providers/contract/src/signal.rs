@@ -42,6 +42,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CancelPoint {
     /// Guards checked, nothing on disk touched yet.

@@ -37,6 +37,7 @@ impl fmt::Debug for FsTargetKey {
 ///
 /// Opaque: compare for equality, hand it back as a guard, never interpret it.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct FsVersion(String);
 
@@ -70,6 +71,7 @@ pub struct FsTarget {
 
 /// What a path leads to after following links.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum FsKind {
     /// A regular file.
@@ -82,6 +84,7 @@ pub enum FsKind {
 
 /// What a path names without following its final link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum FsPathKind {
     /// A regular file.
@@ -96,6 +99,7 @@ pub enum FsPathKind {
 
 /// Metadata from [`crate::FileSystem::stat`]; `None` from `stat` means absent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FsInfo {
     /// The freshness token of the object.
     pub version: FsVersion,
@@ -107,6 +111,7 @@ pub struct FsInfo {
 
 /// Metadata from [`crate::FileSystem::lstat`], the only shape that can say `symlink`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FsPathInfo {
     /// The freshness token of the entry itself (of the link, for a link).
     pub version: FsVersion,
@@ -162,6 +167,7 @@ pub enum FsObservation {
 
 /// Whether a write created a file or replaced one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum WriteOperation {
     /// No file was at the path before.

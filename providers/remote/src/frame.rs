@@ -4,6 +4,7 @@
 //! line costs one error and the connection goes on, while a frame over the limits ends the
 //! connection (its length can no longer be trusted).
 
+use crate::protocol::values::PayloadRef;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -54,11 +55,24 @@ impl Frame {
         json!({ "$payload": self.segments.len() - 1 })
     }
 
+    /// Appends a segment and returns the typed reference to it.
+    pub fn attach_ref(&mut self, bytes: Vec<u8>) -> PayloadRef {
+        self.segments.push(bytes);
+        PayloadRef::to(self.segments.len() - 1)
+    }
+
     /// The segment a `{"$payload": i}` value refers to (a copy: two values may name one
     /// segment).
     pub fn take(&mut self, reference: &Value) -> Option<Vec<u8>> {
         let i = reference.get("$payload")?.as_u64()?;
         self.segments.get(usize::try_from(i).ok()?).cloned()
+    }
+
+    /// The segment `reference` names (a copy: two references may name one segment).
+    pub fn segment(&self, reference: PayloadRef) -> Option<Vec<u8>> {
+        self.segments
+            .get(usize::try_from(reference.payload).ok()?)
+            .cloned()
     }
 }
 

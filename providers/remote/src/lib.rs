@@ -37,6 +37,7 @@ mod credit;
 pub mod frame;
 mod limits;
 mod outbox;
+pub mod protocol;
 mod server;
 mod shell;
 pub mod wire;

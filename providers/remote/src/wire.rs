@@ -1,10 +1,8 @@
 //! The contract's values as the protocol spells them (`docs/protocol.md` §3, §5), both ways.
 
 use crate::frame::Frame;
-use seam::{
-    FsError, FsErrorCode, FsInfo, FsPathInfo, FsTarget, FsTargetKey, FsVersion, SandboxMode,
-    SandboxPolicy, WriteIntent,
-};
+use crate::protocol::values::{Target, TargetRef};
+use seam::{FsError, FsErrorCode, FsTarget, FsTargetKey};
 use serde_json::{Map, Value, json};
 
 /// JSON-RPC error code of a contract failure (`data.fs` holds the `FS_*` code).
@@ -72,21 +70,21 @@ pub fn message(id: Option<u64>, method: &str, params: Value) -> Frame {
 }
 
 /// A target as the server sends it: its key and display path, with the path facts.
-pub fn target_json(fs: &dyn seam::FileSystem, t: &FsTarget) -> Value {
-    json!({
-        "key": t.key.as_str(),
-        "display_path": t.display_path,
-        "process_path": fs.process_path(t),
-        "file_url": fs.file_url(t),
-    })
+pub fn target_json(fs: &dyn seam::FileSystem, t: &FsTarget) -> Target {
+    Target {
+        key: t.key.as_str().to_string(),
+        display_path: t.display_path.clone(),
+        process_path: fs.process_path(t),
+        file_url: fs.file_url(t),
+    }
 }
 
 /// A target as the server reads it back (key and display path).
-pub fn target_in(v: &Value) -> Option<FsTarget> {
-    Some(FsTarget {
-        key: FsTargetKey::new(v.get("key")?.as_str()?),
-        display_path: v.get("display_path")?.as_str()?.to_string(),
-    })
+pub fn target_in(t: &TargetRef) -> FsTarget {
+    FsTarget {
+        key: FsTargetKey::new(t.key.as_str()),
+        display_path: t.display_path.clone(),
+    }
 }
 
 /// The three strings a client-side key packs: the server's key and the target's path facts,
@@ -108,74 +106,19 @@ pub fn unpack_key(key: &FsTargetKey) -> (&str, &str, &str) {
 }
 
 /// A target as the client reads it from the server.
-pub fn target_from_server(v: &Value) -> Option<FsTarget> {
-    let key = v.get("key")?.as_str()?;
-    let process = v.get("process_path")?.as_str()?;
-    let url = v.get("file_url")?.as_str()?;
-    Some(FsTarget {
-        key: client_key(key, process, url),
-        display_path: v.get("display_path")?.as_str()?.to_string(),
-    })
+pub fn target_from_server(t: Target) -> FsTarget {
+    FsTarget {
+        key: client_key(&t.key, &t.process_path, &t.file_url),
+        display_path: t.display_path,
+    }
 }
 
 /// A target as the client sends it to the server.
-pub fn target_to_server(t: &FsTarget) -> Value {
+pub fn target_to_server(t: &FsTarget) -> TargetRef {
     let (_, _, server_key) = unpack_key(&t.key);
-    json!({ "key": server_key, "display_path": t.display_path })
-}
-
-/// A sandbox policy's JSON.
-pub fn sandbox_json(p: &SandboxPolicy) -> Value {
-    json!({ "mode": p.mode.as_str(), "workspace_root": p.workspace_root })
-}
-
-/// A sandbox policy from JSON (`None` for null or absent; `Err` for a malformed one).
-pub fn sandbox_in(v: Option<&Value>) -> Result<Option<SandboxPolicy>, String> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => {
-            let mode = v
-                .get("mode")
-                .and_then(Value::as_str)
-                .and_then(SandboxMode::from_name)
-                .ok_or("sandbox.mode must be read-only, workspace-write or danger-full-access")?;
-            let root = v
-                .get("workspace_root")
-                .and_then(Value::as_str)
-                .ok_or("sandbox.workspace_root must be a string")?;
-            Ok(Some(SandboxPolicy {
-                mode,
-                workspace_root: root.to_string(),
-            }))
-        }
-    }
-}
-
-/// A write guard's JSON.
-pub fn intent_json(i: &WriteIntent) -> Value {
-    match i {
-        WriteIntent::CreateIfAbsent => json!({ "create_if_absent": true }),
-        WriteIntent::ReplaceIfVersion { version } => {
-            json!({ "replace_if_version": version.as_str() })
-        }
-    }
-}
-
-/// A write guard from JSON.
-pub fn intent_in(v: Option<&Value>) -> Result<Option<WriteIntent>, String> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => {
-            if v.get("create_if_absent").and_then(Value::as_bool) == Some(true) {
-                Ok(Some(WriteIntent::CreateIfAbsent))
-            } else if let Some(version) = v.get("replace_if_version").and_then(Value::as_str) {
-                Ok(Some(WriteIntent::ReplaceIfVersion {
-                    version: FsVersion::new(version),
-                }))
-            } else {
-                Err("expected must be {\"create_if_absent\": true} or {\"replace_if_version\": \"<version>\"}".into())
-            }
-        }
+    TargetRef {
+        key: server_key.to_string(),
+        display_path: t.display_path.clone(),
     }
 }
 
@@ -201,20 +144,4 @@ pub fn error_in(e: &Value, method: &str) -> FsError {
             ),
         ),
     }
-}
-
-/// `Info` from JSON.
-pub fn info_in(v: &Value) -> Option<Option<FsInfo>> {
-    if v.is_null() {
-        return Some(None);
-    }
-    serde_json::from_value(v.clone()).ok().map(Some)
-}
-
-/// `lstat`'s info from JSON.
-pub fn path_info_in(v: &Value) -> Option<Option<FsPathInfo>> {
-    if v.is_null() {
-        return Some(None);
-    }
-    serde_json::from_value(v.clone()).ok().map(Some)
 }

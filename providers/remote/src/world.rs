@@ -3,7 +3,8 @@
 //! `DiskWorld` does on a local root. Refused unless the server was started for testing.
 
 use crate::frame::Frame;
-use serde_json::{Value, json};
+use crate::protocol::test_control::{Effect, Entry, EntryMode, Snapshot};
+use crate::protocol::values::PayloadRef;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -43,21 +44,6 @@ fn rel_path(root: &Path, rel: &str) -> Result<PathBuf, String> {
     Ok(root.join(rel))
 }
 
-fn str_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, String> {
-    params
-        .get(name)
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("{name} must be a string"))
-}
-
-fn mode_param(params: &Value) -> Result<u32, String> {
-    params
-        .get("mode")
-        .and_then(Value::as_u64)
-        .and_then(|m| u32::try_from(m).ok())
-        .ok_or_else(|| "mode must be a number".to_string())
-}
-
 fn parents(path: &Path) -> std::io::Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::DirBuilder::new()
@@ -69,17 +55,27 @@ fn parents(path: &Path) -> std::io::Result<()> {
 }
 
 /// `world/apply`: one effect on the case directory.
-pub fn apply(root: &Path, params: &Value, frame: &mut Frame) -> Result<Value, String> {
-    let effect = str_param(params, "effect")?;
-    let path = rel_path(root, str_param(params, "path")?)?;
-    let io = |e: std::io::Error| format!("world/apply {effect}: {e}");
+pub fn apply(root: &Path, effect: &Effect, frame: &Frame) -> Result<(), String> {
+    let (name, rel) = match effect {
+        Effect::CreateFile { path, .. } => ("create_file", path),
+        Effect::RewriteFile { path, .. } => ("rewrite_file", path),
+        Effect::CreateDir { path } => ("create_dir", path),
+        Effect::Symlink { path, .. } => ("symlink", path),
+        Effect::Remove { path } => ("remove", path),
+        Effect::Chmod { path, .. } => ("chmod", path),
+        Effect::Mkfifo { path } => ("mkfifo", path),
+    };
+    let path = rel_path(root, rel)?;
+    let io = |e: std::io::Error| format!("world/apply {name}: {e}");
+    let bytes_of = |r: PayloadRef| {
+        frame
+            .segment(r)
+            .ok_or("bytes must be a payload reference to a segment of the frame")
+    };
     match effect {
-        "create_file" => {
-            let bytes = params
-                .get("bytes")
-                .and_then(|r| frame.take(r))
-                .ok_or("bytes must be a payload reference")?;
-            let mode = mode_param(params)?;
+        Effect::CreateFile { bytes, mode, .. } => {
+            let bytes = bytes_of(*bytes)?;
+            let mode = mode.ok_or("mode must be a number")?;
             parents(&path).map_err(io)?;
             // A new inode, as a person's editor that saves by rename makes.
             match std::fs::symlink_metadata(&path) {
@@ -90,15 +86,12 @@ pub fn apply(root: &Path, params: &Value, frame: &mut Frame) -> Result<Value, St
             std::fs::write(&path, bytes).map_err(io)?;
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).map_err(io)?;
         }
-        "rewrite_file" => {
-            let bytes = params
-                .get("bytes")
-                .and_then(|r| frame.take(r))
-                .ok_or("bytes must be a payload reference")?;
-            let restore = params
-                .get("restore_mtime")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+        Effect::RewriteFile {
+            bytes,
+            restore_mtime,
+            ..
+        } => {
+            let bytes = bytes_of(*bytes)?;
             let before = std::fs::metadata(&path)
                 .map_err(io)?
                 .modified()
@@ -109,31 +102,30 @@ pub fn apply(root: &Path, params: &Value, frame: &mut Frame) -> Result<Value, St
                 .open(&path)
                 .map_err(io)?;
             std::io::Write::write_all(&mut f, &bytes).map_err(io)?;
-            if restore {
+            if *restore_mtime {
                 f.set_modified(before).map_err(io)?;
             }
         }
-        "create_dir" => {
+        Effect::CreateDir { .. } => {
             parents(&path).map_err(io)?;
             std::fs::DirBuilder::new()
                 .mode(0o755)
                 .create(&path)
                 .map_err(io)?;
         }
-        "symlink" => {
+        Effect::Symlink { target, .. } => {
             parents(&path).map_err(io)?;
-            std::os::unix::fs::symlink(str_param(params, "target")?, &path).map_err(io)?;
+            std::os::unix::fs::symlink(target, &path).map_err(io)?;
         }
-        "remove" => match std::fs::symlink_metadata(&path) {
+        Effect::Remove { .. } => match std::fs::symlink_metadata(&path) {
             Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path).map_err(io)?,
             Ok(_) => std::fs::remove_file(&path).map_err(io)?,
             Err(e) => return Err(io(e)),
         },
-        "chmod" => {
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode_param(params)?))
-                .map_err(io)?;
+        Effect::Chmod { mode, .. } => {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(*mode)).map_err(io)?;
         }
-        "mkfifo" => {
+        Effect::Mkfifo { .. } => {
             parents(&path).map_err(io)?;
             rustix::fs::mknodat(
                 rustix::fs::CWD,
@@ -144,30 +136,30 @@ pub fn apply(root: &Path, params: &Value, frame: &mut Frame) -> Result<Value, St
             )
             .map_err(|e| io(e.into()))?;
         }
-        other => return Err(format!("unknown effect {other:?}")),
     }
-    Ok(json!({}))
+    Ok(())
 }
 
 /// `world/snapshot`: every entry under the case, sorted by relative path, file bytes as
 /// payload segments.
-pub fn snapshot(root: &Path, out: &mut Frame) -> Result<Value, String> {
+pub fn snapshot(root: &Path, out: &mut Frame) -> Result<Snapshot, String> {
     let mut entries = Vec::new();
     walk(root, root, &mut entries).map_err(|e| format!("world/snapshot: {e}"))?;
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     let mut listed = Vec::with_capacity(entries.len());
     for (rel, entry) in entries {
-        let value = match entry {
-            Snap::File(bytes, mode) => {
-                json!({ "kind": "file", "bytes": out.attach(bytes), "mode": mode })
-            }
-            Snap::Dir(mode) => json!({ "kind": "dir", "mode": mode }),
-            Snap::Link(target) => json!({ "kind": "symlink", "target": target }),
-            Snap::Other => json!({ "kind": "other" }),
+        let entry = match entry {
+            Snap::File(bytes, mode) => Entry::File {
+                bytes: out.attach_ref(bytes),
+                mode: Some(mode),
+            },
+            Snap::Dir(mode) => Entry::Dir { mode: Some(mode) },
+            Snap::Link(target) => Entry::Symlink { target },
+            Snap::Other => Entry::Other,
         };
-        listed.push(json!([rel, value]));
+        listed.push((rel, entry));
     }
-    Ok(json!({ "entries": listed }))
+    Ok(Snapshot { entries: listed })
 }
 
 enum Snap {
@@ -205,11 +197,13 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Snap)>) -> std::io::Resu
 }
 
 /// `world/entry_mode`: kind and mode of an absolute path, not following a final link.
-pub fn entry_mode(params: &Value) -> Result<Value, String> {
-    let path = str_param(params, "path")?;
+pub fn entry_mode(path: &str) -> Result<Option<EntryMode>, String> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) => Ok(json!({ "is_dir": m.is_dir(), "mode": m.mode() & 0o7777 })),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Null),
+        Ok(m) => Ok(Some(EntryMode {
+            is_dir: m.is_dir(),
+            mode: Some(m.mode() & 0o7777),
+        })),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("world/entry_mode: {e}")),
     }
 }

@@ -496,6 +496,11 @@ class TreeBackend {
     }
     if (!this.caseRoot) throw new ProtocolError(-32602, `${method} needs world/case first`);
     if (method === 'world/snapshot') return { entries: await this.snapshot() };
+    if (method === 'world/entry_mode') {
+      const n = await store.node(lexical(p.path));
+      if (!n) return null;
+      return n.mode == null ? { is_dir: n.kind === 'dir' } : { is_dir: n.kind === 'dir', mode: n.mode };
+    }
     if (method !== 'world/apply') throw new ProtocolError(-32601, `unknown method ${method}`);
     const key = lexical(this.caseRoot + '/' + p.path);
     const effect = p.effect;

@@ -573,6 +573,14 @@ class TreeBackend:
             raise ProtocolError(-32602, f"{method} needs world/case first")
         if method == "world/snapshot":
             return {"entries": self._snapshot()}
+        if method == "world/entry_mode":
+            n = store.node(lexical(p["path"]))
+            if n is None:
+                return None
+            said = {"is_dir": n.kind == "dir"}
+            if n.mode is not None:
+                said["mode"] = n.mode
+            return said
         if method != "world/apply":
             raise ProtocolError(-32601, f"unknown method {method}")
         key, effect = lexical(self.case + "/" + p["path"]), p["effect"]

@@ -5,8 +5,13 @@
 use super::{Address, RemoteError};
 use crate::credit::Credit;
 use crate::frame::{Frame, Limits, ReadError, read_frame};
+use crate::protocol::control::{
+    AboutRequest, Cancel, CheckpointAnswer, CheckpointParams, Description, Initialize,
+    InitializeParams,
+};
+use crate::protocol::{self, Method, Notification};
 use crate::wire::{self, message};
-use seam::{CancelPoint, Checkpoint, Signal, Verb};
+use seam::{Signal, Verb};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -116,7 +121,7 @@ impl Inner {
         let told = signal.is_cancelled();
         if told {
             self.out
-                .send(message(None, "$/cancel", json!({ "id": id })))?;
+                .send(message(None, Cancel::NAME, cancel_params(id)))?;
         }
         self.out.send(frame)?;
         Ok(told)
@@ -140,7 +145,7 @@ impl Inner {
                     _ = &mut stopped => return,
                     () = tokio::time::sleep(std::time::Duration::from_millis(2)) => {
                         if signal.is_cancelled() {
-                            let _ = out.send(message(None, "$/cancel", json!({ "id": id })));
+                            let _ = out.send(message(None, Cancel::NAME, cancel_params(id)));
                             return;
                         }
                     }
@@ -155,6 +160,7 @@ impl Inner {
 pub struct Connection {
     pub(super) inner: Arc<Inner>,
     hello: Value,
+    description: Description,
     runtime: Option<tokio::runtime::Runtime>,
     _child: Option<tokio::process::Child>,
     /// The adapter's `TMPDIR` ([`crate::children::give_temp_dirs`]), removed once it is reaped.
@@ -344,7 +350,7 @@ pub(super) async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
                     // `credit`), and the server is told to stop sending it.
                     pending.by_id.remove(&id);
                     drop(pending);
-                    inner.notify("$/cancel", json!({ "id": id }));
+                    inner.notify(Cancel::NAME, cancel_params(id));
                 }
             }
             continue;
@@ -369,6 +375,13 @@ pub(super) async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
     drop(lock(&inner.pending).end());
 }
 
+/// `$/cancel`'s parameters for request `id`.
+fn cancel_params(id: u64) -> Value {
+    protocol::encode(&AboutRequest {
+        id: Value::from(id),
+    })
+}
+
 /// Shows a server's checkpoint to the probe of the mutation it belongs to, off the reading task
 /// (the probe may change the world through this same connection), and answers whether to
 /// cancel there.
@@ -376,45 +389,37 @@ pub(super) fn answer_checkpoint(inner: &Arc<Inner>, frame: Frame) {
     let Some(sid) = frame.json.get("id").cloned() else {
         return;
     };
-    let params = frame.json.get("params").cloned().unwrap_or(Value::Null);
+    let params = frame.json.get("params").unwrap_or(&Value::Null);
+    // A checkpoint this client cannot read is not ours to show: the mutation goes on.
+    let params: Option<CheckpointParams> = protocol::decode(params).ok();
     let signal = params
-        .get("id")
-        .and_then(Value::as_u64)
+        .as_ref()
+        .and_then(|p| p.id.as_u64())
         .and_then(|id| lock(&inner.probes).get(&id).cloned());
     let out = inner.out.clone();
     inner.handle.spawn_blocking(move || {
-        let point = params
-            .get("point")
-            .and_then(|p| serde_json::from_value::<CancelPoint>(p.clone()).ok());
-        let verb = match params.get("verb").and_then(Value::as_str) {
-            Some("edit") => Verb::Edit,
-            _ => Verb::Write,
-        };
-        let staging: Vec<String> = params
-            .get("staging")
-            .and_then(|s| serde_json::from_value(s.clone()).ok())
-            .unwrap_or_default();
-        let cancel = match (signal, point) {
-            (Some(signal), Some(point)) => {
-                let display = params
-                    .get("display_path")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                signal.committed(&Checkpoint {
-                    point,
-                    verb,
-                    display_path: display,
-                    staging: &staging,
+        let cancel = match (signal, params) {
+            (Some(signal), Some(p)) => {
+                signal.committed(&seam::Checkpoint {
+                    point: p.point,
+                    verb: match p.verb.as_str() {
+                        "edit" => Verb::Edit,
+                        _ => Verb::Write,
+                    },
+                    display_path: &p.display_path,
+                    staging: &p.staging,
                 });
                 signal.is_cancelled()
             }
-            // Not ours to show: let the mutation go on.
             _ => false,
         };
         let mut answer = serde_json::Map::new();
         answer.insert("jsonrpc".into(), json!("2.0"));
         answer.insert("id".into(), sid);
-        answer.insert("result".into(), json!({ "cancel": cancel }));
+        answer.insert(
+            "result".into(),
+            protocol::encode(&CheckpointAnswer { cancel }),
+        );
         let _ = out.send(Frame::new(answer));
     });
 }
@@ -485,6 +490,7 @@ impl Connection {
         let mut conn = Connection {
             inner,
             hello: Value::Null,
+            description: Description::default(),
             runtime: Some(runtime),
             _child: None,
             temp: None,
@@ -493,15 +499,19 @@ impl Connection {
             conn._child = Some(child);
             conn.temp = temp;
         }
-        let mut params = json!({ "protocol": wire::PROTOCOL, "client": format!("seam {}", env!("CARGO_PKG_VERSION")), "stream_segments": true });
-        if let Some(t) = token {
-            params["token"] = json!(t);
-        }
+        let hello = InitializeParams {
+            protocol: wire::PROTOCOL,
+            client: Some(format!("seam {}", env!("CARGO_PKG_VERSION"))),
+            token: token.map(str::to_string),
+            stream_segments: true,
+            listen: None,
+        };
+        let mut params = protocol::encode(&hello);
         for (k, v) in offer.into_iter().flatten() {
             params[k] = v;
         }
         conn.hello = conn
-            .request_blocking("initialize", params, Vec::new())
+            .request_blocking(Initialize::NAME, params, Vec::new())
             .map_err(|e| failed(e.to_string()))?
             .0;
         if conn.hello.get("protocol").and_then(Value::as_u64) != Some(wire::PROTOCOL) {
@@ -511,12 +521,20 @@ impl Connection {
                 wire::PROTOCOL
             )));
         }
+        conn.description = protocol::decode(&conn.hello)
+            .map_err(|e| failed(format!("its initialize answer is malformed: {e}")))?;
         Ok(conn)
     }
 
-    /// The server's `initialize` answer.
+    /// The server's `initialize` answer, as it came (members this client does not know
+    /// included).
     pub fn hello(&self) -> &Value {
         &self.hello
+    }
+
+    /// The server's `initialize` answer, read.
+    pub fn description(&self) -> &Description {
+        &self.description
     }
 
     /// Kills the process this connection started (an `exec:` adapter: the shell and everything
@@ -569,6 +587,35 @@ impl Connection {
         });
         let mut frame = wait.recv().map_err(|_| RemoteError::Closed)??;
         unpack(&mut frame)
+    }
+
+    /// [`Connection::request_blocking`] of method `M`: its typed parameters out, its typed
+    /// answer back (with the frame, for the payload segments the answer names). An answer
+    /// that is not `M`'s is a [`RemoteError::Protocol`] quoting what came.
+    pub fn ask_blocking<M: Method>(
+        &self,
+        params: &M::Params,
+        segments: Vec<Vec<u8>>,
+    ) -> Result<(M::Answer, Frame), RemoteError> {
+        let (v, frame) = self.request_blocking(M::NAME, protocol::encode(params), segments)?;
+        match protocol::decode(&v) {
+            Ok(answer) => Ok((answer, frame)),
+            Err(e) => {
+                let mut said = v.to_string();
+                if said.len() > 300 {
+                    let mut cut = 300;
+                    while !said.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    said.truncate(cut);
+                    said.push('…');
+                }
+                Err(RemoteError::Protocol(format!(
+                    "the answer to {} is malformed ({e}): {said}",
+                    M::NAME
+                )))
+            }
+        }
     }
 }
 

@@ -5,14 +5,24 @@ use super::RemoteError;
 use super::connection::{Connection, Inner, Waiter, lock};
 use crate::credit::Credit;
 use crate::frame::Frame;
-use crate::wire::{self, error_in, message, target_from_server, target_to_server, unpack_key};
+use crate::protocol::calls::{
+    CreateDir, CreateDirParams, EditText, EditTextParams, ListDir, Lstat, PathParams, ReadBytes,
+    ReadBytesParams, ReadText, Remove, RemoveParams, Rename, RenameParams, Resolve, Stat,
+    StreamText, TargetParams, WriteText, WriteTextParams,
+};
+use crate::protocol::control::{
+    AboutRequest, Cancel, CreditParams, Description, StreamChunk, StreamCredit, StreamStart,
+};
+use crate::protocol::values::{PayloadRef, WriteGuard};
+use crate::protocol::{self, Method, Notification};
+use crate::wire::{error_in, message, target_from_server, target_to_server, unpack_key};
 use seam::{
     Capabilities, Capability, CreateDirOptions, CreateDirOutcome, EditOutcome, EditRequest,
     FileSystem, FsDirEntry, FsError, FsErrorCode, FsInfo, FsPathInfo, FsTarget, FsVersion,
     RemoveOptions, RemoveOutcome, RenameOptions, RenameOutcome, ResolveOptions, SandboxMode,
-    SandboxPolicy, Signal, TextStream, Verb, WriteIntent, WriteOperation, WriteOutcome,
+    SandboxPolicy, Signal, TextStream, Verb, WriteIntent, WriteOutcome,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -78,29 +88,23 @@ pub(super) fn bad_answer_of(method: &str, answer: &Value) -> FsError {
 impl RemoteFileSystem {
     /// The backend the connection's `initialize` described.
     pub fn new(conn: Arc<Connection>) -> Self {
-        let hello = conn.hello().clone();
-        Self::described(conn, &hello)
+        let description = conn.description().clone();
+        Self::described(conn, &description)
     }
 
-    /// The backend a description (`initialize` or `world/case`) gives.
-    pub fn described(conn: Arc<Connection>, description: &Value) -> Self {
-        let mut caps = Capabilities::none();
-        for name in description
-            .get("capabilities")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            if let Some(c) = Capability::from_name(name) {
-                caps = caps.with(c);
-            }
+    /// The backend a description (`initialize`, or the start of `world/case`'s answer) gives:
+    /// what it claims (names this client does not know are left out) and its sandbox mode.
+    pub fn described(conn: Arc<Connection>, description: &Description) -> Self {
+        let caps = description
+            .capabilities
+            .iter()
+            .filter_map(|name| Capability::from_name(name))
+            .fold(Capabilities::none(), Capabilities::with);
+        Self {
+            conn,
+            caps,
+            mode: description.sandbox_mode,
         }
-        let mode = description
-            .get("sandbox_mode")
-            .and_then(Value::as_str)
-            .and_then(SandboxMode::from_name);
-        Self { conn, caps, mode }
     }
 
     /// The connection.
@@ -135,32 +139,42 @@ impl RemoteFileSystem {
         Ok((result, frame))
     }
 
-    /// A call whose whole answer is one typed value (the namespace operations' outcomes).
-    async fn typed<T: serde::de::DeserializeOwned>(
+    /// A call of method `M`: its typed parameters out, its typed answer back (with the frame,
+    /// for the payload segments the answer names).
+    async fn ask<M: Method>(
         &self,
         verb: Verb,
-        method: &str,
-        params: Value,
+        params: &M::Params,
+        segments: Vec<Vec<u8>>,
         signal: &Signal,
-    ) -> Result<T, FsError> {
-        let (v, _) = self.call(verb, method, params, Vec::new(), signal).await?;
-        serde_json::from_value(v.clone()).map_err(|_| bad_answer_of(method, &v))
+    ) -> Result<(M::Answer, Frame), FsError> {
+        let (v, frame) = self
+            .call(verb, M::NAME, protocol::encode(params), segments, signal)
+            .await?;
+        let answer = protocol::decode(&v).map_err(|_| bad_answer_of(M::NAME, &v))?;
+        Ok((answer, frame))
     }
 }
 
-pub(super) fn text_of(
-    frame: &mut Frame,
-    v: Option<&Value>,
-    method: &str,
-) -> Result<String, FsError> {
-    let bytes = v
-        .and_then(|r| frame.take(r))
-        .ok_or_else(|| bad_answer(method))?;
+/// The text of the payload segment `r` names.
+pub(super) fn text_of(frame: &Frame, r: PayloadRef, method: &str) -> Result<String, FsError> {
+    let bytes = frame.segment(r).ok_or_else(|| bad_answer(method))?;
     String::from_utf8(bytes).map_err(|_| bad_answer(method))
 }
 
-pub(super) fn cwd_json(options: ResolveOptions<'_>) -> Value {
-    options.cwd.map_or(Value::Null, |c| json!(c))
+/// What a call resolves against.
+fn path_params(path: &str, options: ResolveOptions<'_>) -> PathParams {
+    PathParams {
+        path: path.to_string(),
+        cwd: options.cwd.map(str::to_string),
+    }
+}
+
+/// A target as the client sends it back.
+fn target_params(target: &FsTarget) -> TargetParams {
+    TargetParams {
+        target: target_to_server(target),
+    }
 }
 
 #[async_trait::async_trait]
@@ -179,16 +193,11 @@ impl FileSystem for RemoteFileSystem {
         options: ResolveOptions<'_>,
         signal: &Signal,
     ) -> Result<FsTarget, FsError> {
-        let (v, _) = self
-            .call(
-                Verb::Resolve,
-                "resolve",
-                json!({ "path": path, "cwd": cwd_json(options) }),
-                Vec::new(),
-                signal,
-            )
+        let params = path_params(path, options);
+        let (t, _) = self
+            .ask::<Resolve>(Verb::Resolve, &params, Vec::new(), signal)
             .await?;
-        target_from_server(&v).ok_or_else(|| bad_answer_of("resolve", &v))
+        Ok(target_from_server(t))
     }
 
     fn process_path(&self, target: &FsTarget) -> String {
@@ -210,16 +219,11 @@ impl FileSystem for RemoteFileSystem {
     }
 
     async fn stat(&self, target: &FsTarget, signal: &Signal) -> Result<Option<FsInfo>, FsError> {
-        let (v, _) = self
-            .call(
-                Verb::Stat,
-                "stat",
-                json!({ "target": target_to_server(target) }),
-                Vec::new(),
-                signal,
-            )
+        let params = target_params(target);
+        let (info, _) = self
+            .ask::<Stat>(Verb::Stat, &params, Vec::new(), signal)
             .await?;
-        wire::info_in(&v).ok_or_else(|| bad_answer_of("stat", &v))
+        Ok(info)
     }
 
     async fn lstat(
@@ -228,42 +232,32 @@ impl FileSystem for RemoteFileSystem {
         options: ResolveOptions<'_>,
         signal: &Signal,
     ) -> Result<Option<FsPathInfo>, FsError> {
-        let (v, _) = self
-            .call(
-                Verb::Lstat,
-                "lstat",
-                json!({ "path": path, "cwd": cwd_json(options) }),
-                Vec::new(),
-                signal,
-            )
+        let params = path_params(path, options);
+        let (info, _) = self
+            .ask::<Lstat>(Verb::Lstat, &params, Vec::new(), signal)
             .await?;
-        wire::path_info_in(&v).ok_or_else(|| bad_answer_of("lstat", &v))
+        Ok(info)
     }
 
     async fn read_text(&self, target: &FsTarget, signal: &Signal) -> Result<String, FsError> {
-        let (v, mut frame) = self
-            .call(
-                Verb::Read,
-                "read_text",
-                json!({ "target": target_to_server(target) }),
-                Vec::new(),
-                signal,
-            )
+        let params = target_params(target);
+        let (answer, frame) = self
+            .ask::<ReadText>(Verb::Read, &params, Vec::new(), signal)
             .await?;
-        text_of(&mut frame, v.get("text"), "read_text")
+        text_of(&frame, answer.text, ReadText::NAME)
     }
 
     async fn stream_text(&self, target: &FsTarget, signal: &Signal) -> Result<TextStream, FsError> {
         let inner = &self.conn.inner;
         let id = inner.id();
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let window = self.conn.hello()["limits"]["stream_window"].as_u64();
+        let window = self.conn.description().limits.stream_window;
         let credit = Arc::new(Credit::new(window));
         lock(&inner.pending).add(id, Waiter::Stream(tx, credit.clone()));
         let request = message(
             Some(id),
-            "stream_text",
-            json!({ "target": target_to_server(target) }),
+            StreamText::NAME,
+            protocol::encode(&target_params(target)),
         );
         let Ok(told) = inner.send_request(id, request, signal) else {
             lock(&inner.pending).by_id.remove(&id);
@@ -277,11 +271,11 @@ impl FileSystem for RemoteFileSystem {
         };
         if let Some(e) = first.json.remove("error") {
             let _ = watch.send(());
-            return Err(error_in(&e, "stream_text"));
+            return Err(error_in(&e, StreamText::NAME));
         }
-        if first.json.get("method").and_then(Value::as_str) != Some("stream/start") {
+        if first.json.get("method").and_then(Value::as_str) != Some(StreamStart::NAME) {
             let _ = watch.send(());
-            return Err(bad_answer("stream_text"));
+            return Err(bad_answer(StreamText::NAME));
         }
         Ok(Box::pin(RemoteText {
             inner: inner.clone(),
@@ -300,18 +294,16 @@ impl FileSystem for RemoteFileSystem {
         max_bytes: u64,
         signal: &Signal,
     ) -> Result<Vec<u8>, FsError> {
-        let (v, mut frame) = self
-            .call(
-                Verb::Read,
-                "read_bytes",
-                json!({ "target": target_to_server(target), "max_bytes": max_bytes }),
-                Vec::new(),
-                signal,
-            )
+        let params = ReadBytesParams {
+            target: target_to_server(target),
+            max_bytes,
+        };
+        let (answer, frame) = self
+            .ask::<ReadBytes>(Verb::Read, &params, Vec::new(), signal)
             .await?;
-        v.get("bytes")
-            .and_then(|r| frame.take(r))
-            .ok_or_else(|| bad_answer("read_bytes"))
+        frame
+            .segment(answer.bytes)
+            .ok_or_else(|| bad_answer(ReadBytes::NAME))
     }
 
     async fn list_dir(
@@ -319,31 +311,20 @@ impl FileSystem for RemoteFileSystem {
         target: &FsTarget,
         signal: &Signal,
     ) -> Result<Vec<FsDirEntry>, FsError> {
-        let (v, _) = self
-            .call(
-                Verb::List,
-                "list_dir",
-                json!({ "target": target_to_server(target) }),
-                Vec::new(),
-                signal,
-            )
+        let params = target_params(target);
+        let (entries, _) = self
+            .ask::<ListDir>(Verb::List, &params, Vec::new(), signal)
             .await?;
-        let Value::Array(items) = &v else {
-            return Err(bad_answer_of("list_dir", &v));
-        };
-        items
-            .iter()
-            .map(|e| {
-                Some(FsDirEntry {
-                    name: e.get("name")?.as_str()?.to_string(),
-                    kind: serde_json::from_value(e.get("kind")?.clone()).ok()?,
-                    target: target_from_server(e.get("target")?)?,
-                    version: serde_json::from_value(e.get("version")?.clone()).ok()?,
-                    size: serde_json::from_value(e.get("size")?.clone()).ok()?,
-                })
+        Ok(entries
+            .into_iter()
+            .map(|e| FsDirEntry {
+                name: e.name,
+                kind: e.kind,
+                target: target_from_server(e.target),
+                version: e.version,
+                size: e.size,
             })
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| bad_answer_of("list_dir", &v))
+            .collect())
     }
 
     async fn write_text(
@@ -354,40 +335,26 @@ impl FileSystem for RemoteFileSystem {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<WriteOutcome, FsError> {
-        let params = json!({
-            "target": target_to_server(target),
-            "content": { "$payload": 0 },
-            "expected": expected.map(wire::intent_json),
-            "sandbox": sandbox.map(wire::sandbox_json),
-        });
-        let (v, mut frame) = self
-            .call(
-                Verb::Write,
-                "write_text",
-                params,
-                vec![content.as_bytes().to_vec()],
-                signal,
-            )
-            .await?;
-        let operation: WriteOperation = v
-            .get("operation")
-            .and_then(|o| serde_json::from_value(o.clone()).ok())
-            .ok_or_else(|| bad_answer_of("write_text", &v))?;
-        let version = v
-            .get("version")
-            .and_then(Value::as_str)
-            .map(FsVersion::new)
-            .ok_or_else(|| bad_answer("write_text"))?;
-        let before = match v.get("before") {
-            None | Some(Value::Null) => None,
-            Some(r) => Some(text_of(&mut frame, Some(r), "write_text")?),
+        let params = WriteTextParams {
+            target: target_to_server(target),
+            content: PayloadRef::to(0),
+            expected: expected.map(WriteGuard::of),
+            sandbox: sandbox.cloned(),
+            checkpoints: false,
         };
-        let after = text_of(&mut frame, v.get("after"), "write_text")?;
+        let segments = vec![content.as_bytes().to_vec()];
+        let (answer, frame) = self
+            .ask::<WriteText>(Verb::Write, &params, segments, signal)
+            .await?;
+        let before = match answer.before {
+            None => None,
+            Some(r) => Some(text_of(&frame, r, WriteText::NAME)?),
+        };
         Ok(WriteOutcome {
-            operation,
-            version,
+            operation: answer.operation,
+            version: answer.version,
             before,
-            after,
+            after: text_of(&frame, answer.after, WriteText::NAME)?,
         })
     }
 
@@ -399,32 +366,29 @@ impl FileSystem for RemoteFileSystem {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<EditOutcome, FsError> {
-        let params = json!({
-            "target": target_to_server(target),
-            "old_string": { "$payload": 0 },
-            "new_string": { "$payload": 1 },
-            "replace_all": edit.replace_all,
-            "expected": expected.map(FsVersion::as_str),
-            "sandbox": sandbox.map(wire::sandbox_json),
-        });
+        let params = EditTextParams {
+            target: target_to_server(target),
+            old_string: PayloadRef::to(0),
+            new_string: PayloadRef::to(1),
+            replace_all: edit.replace_all,
+            expected: expected.cloned(),
+            sandbox: sandbox.cloned(),
+            checkpoints: false,
+        };
         let segments = vec![
             edit.old_string.as_bytes().to_vec(),
             edit.new_string.as_bytes().to_vec(),
         ];
-        let (v, mut frame) = self
-            .call(Verb::Edit, "edit_text", params, segments, signal)
+        let (answer, frame) = self
+            .ask::<EditText>(Verb::Edit, &params, segments, signal)
             .await?;
-        let version = v
-            .get("version")
-            .and_then(Value::as_str)
-            .map(FsVersion::new)
-            .ok_or_else(|| bad_answer("edit_text"))?;
         Ok(EditOutcome {
-            version,
-            before: text_of(&mut frame, v.get("before"), "edit_text")?,
-            after: text_of(&mut frame, v.get("after"), "edit_text")?,
+            version: answer.version,
+            before: text_of(&frame, answer.before, EditText::NAME)?,
+            after: text_of(&frame, answer.after, EditText::NAME)?,
         })
     }
+
     async fn create_dir(
         &self,
         path: &str,
@@ -433,13 +397,17 @@ impl FileSystem for RemoteFileSystem {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<CreateDirOutcome, FsError> {
-        let params = json!({
-            "path": path,
-            "cwd": cwd_json(options),
-            "request": request,
-            "sandbox": sandbox.map(wire::sandbox_json),
-        });
-        self.typed(Verb::Mkdir, "create_dir", params, signal).await
+        let params = CreateDirParams {
+            path: path.to_string(),
+            cwd: options.cwd.map(str::to_string),
+            request: Some(request),
+            sandbox: sandbox.cloned(),
+            checkpoints: false,
+        };
+        let (outcome, _) = self
+            .ask::<CreateDir>(Verb::Mkdir, &params, Vec::new(), signal)
+            .await?;
+        Ok(outcome)
     }
 
     async fn remove(
@@ -450,13 +418,17 @@ impl FileSystem for RemoteFileSystem {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<RemoveOutcome, FsError> {
-        let params = json!({
-            "path": path,
-            "cwd": cwd_json(options),
-            "request": request,
-            "sandbox": sandbox.map(wire::sandbox_json),
-        });
-        self.typed(Verb::Remove, "remove", params, signal).await
+        let params = RemoveParams {
+            path: path.to_string(),
+            cwd: options.cwd.map(str::to_string),
+            request: Some(request.clone()),
+            sandbox: sandbox.cloned(),
+            checkpoints: false,
+        };
+        let (outcome, _) = self
+            .ask::<Remove>(Verb::Remove, &params, Vec::new(), signal)
+            .await?;
+        Ok(outcome)
     }
 
     async fn rename(
@@ -468,14 +440,18 @@ impl FileSystem for RemoteFileSystem {
         sandbox: Option<&SandboxPolicy>,
         signal: &Signal,
     ) -> Result<RenameOutcome, FsError> {
-        let params = json!({
-            "from": from,
-            "to": to,
-            "cwd": cwd_json(options),
-            "request": request,
-            "sandbox": sandbox.map(wire::sandbox_json),
-        });
-        self.typed(Verb::Rename, "rename", params, signal).await
+        let params = RenameParams {
+            from: from.to_string(),
+            to: to.to_string(),
+            cwd: options.cwd.map(str::to_string),
+            request: Some(request.clone()),
+            sandbox: sandbox.cloned(),
+            checkpoints: false,
+        };
+        let (outcome, _) = self
+            .ask::<Rename>(Verb::Rename, &params, Vec::new(), signal)
+            .await?;
+        Ok(outcome)
     }
 }
 
@@ -523,12 +499,17 @@ impl futures_core::Stream for RemoteText {
             }
             Poll::Ready(Some(f)) => f,
         };
-        if frame.json.get("method").and_then(Value::as_str) == Some("stream/chunk") {
+        if frame.json.get("method").and_then(Value::as_str) == Some(StreamChunk::NAME) {
             let id = self.id;
             // Counted before it is sent: the server can never have seen more.
             self.credit.grant();
-            self.inner
-                .notify("stream/credit", json!({ "id": id, "chunks": 1 }));
+            self.inner.notify(
+                StreamCredit::NAME,
+                protocol::encode(&CreditParams {
+                    id: Value::from(id),
+                    chunks: 1,
+                }),
+            );
             // One chunk may carry several segments (we said `stream_segments`): each is whole
             // characters, handed out in order.
             let mut segments = std::mem::take(&mut frame.segments);
@@ -563,7 +544,10 @@ impl Drop for RemoteText {
     fn drop(&mut self) {
         if !self.done {
             lock(&self.inner.pending).by_id.remove(&self.id);
-            self.inner.notify("$/cancel", json!({ "id": self.id }));
+            let about = AboutRequest {
+                id: Value::from(self.id),
+            };
+            self.inner.notify(Cancel::NAME, protocol::encode(&about));
         }
     }
 }

@@ -6,6 +6,10 @@ use super::params::{constant_time_eq, describe, returns_content};
 use super::{CHECKPOINT_PATIENCE, EARLY_CANCELS, Reply, Server, invalid, lock};
 use crate::budget::{Budget, Held};
 use crate::frame::{Frame, encode_line, write_encoded};
+use crate::protocol::control::{
+    Cancel, Checkpoint, CheckpointParams, CreditParams, Initialize, StreamCredit,
+};
+use crate::protocol::{self, Method, Notification};
 use crate::wire::{self, error_object, response};
 use seam::{FileSystem, Signal};
 use serde_json::{Map, Value, json};
@@ -132,20 +136,18 @@ impl Conn {
             let key = format!("s{asked}");
             let (tx, rx) = std::sync::mpsc::channel();
             lock(&conn.answers).insert(key.clone(), tx);
+            let shown = CheckpointParams {
+                id: id.clone(),
+                point: cp.point,
+                verb: cp.verb.as_str().to_string(),
+                display_path: cp.display_path.to_string(),
+                staging: cp.staging.to_vec(),
+            };
             let mut frame = Map::new();
             frame.insert("jsonrpc".into(), json!("2.0"));
             frame.insert("id".into(), json!(key));
-            frame.insert("method".into(), json!("checkpoint"));
-            frame.insert(
-                "params".into(),
-                json!({
-                    "id": id,
-                    "point": cp.point,
-                    "verb": cp.verb.as_str(),
-                    "display_path": cp.display_path,
-                    "staging": cp.staging,
-                }),
-            );
+            frame.insert("method".into(), json!(Checkpoint::NAME));
+            frame.insert("params".into(), protocol::encode(&shown));
             conn.queue(Frame::new(frame));
             drop(conn);
             rx.recv_timeout(CHECKPOINT_PATIENCE).unwrap_or(true)
@@ -227,7 +229,7 @@ impl Conn {
         self.server
             .served
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if method == "initialize" {
+        if method == Initialize::NAME {
             let (reply, close) = self.initialize(&params);
             self.send(response(&id, reply)).await;
             return if close { Break(()) } else { Continue(()) };
@@ -318,7 +320,7 @@ impl Conn {
     pub(super) fn notification(&self, method: &str, params: &Value) {
         let id = params.get("id").map(Value::to_string);
         match (method, id) {
-            ("$/cancel", Some(id)) => {
+            (Cancel::NAME, Some(id)) => {
                 if let Some(signal) = lock(&self.inflight).get(&id) {
                     signal.cancel();
                 } else {
@@ -333,8 +335,8 @@ impl Conn {
                     }
                 }
             }
-            ("stream/credit", Some(id)) => {
-                let n = params.get("chunks").and_then(Value::as_u64).unwrap_or(0);
+            (StreamCredit::NAME, Some(id)) => {
+                let n = protocol::decode::<CreditParams>(params).map_or(0, |c| c.chunks);
                 if let Some(credits) = lock(&self.credits).get(&id) {
                     credits.add_permits(usize::try_from(n.min(1 << 20)).unwrap_or(0));
                 }
@@ -379,11 +381,11 @@ impl Conn {
         state.initialized = true;
         state.segments = params.get("stream_segments") == Some(&Value::Bool(true));
         (
-            Ok(describe(
+            Ok(protocol::encode(&describe(
                 server,
                 state.provider.as_ref(),
                 server.cwd.as_deref(),
-            )),
+            ))),
             false,
         )
     }

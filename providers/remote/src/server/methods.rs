@@ -2,16 +2,23 @@
 //! under the client's credit, and the `world/*` test control.
 
 use super::conn::Conn;
-use super::params::{case_spec, describe, object_param, str_param, text_param};
+use super::params::{answer, case_spec, describe, params_of, text_param};
 use super::{Reply, STREAM_FRAME_BYTES, invalid, lock};
 use crate::frame::Frame;
+use crate::protocol::calls::{
+    BytesAnswer, CreateDir, EditAnswer, EditText, ListDir, Lstat, ReadBytes, ReadText, Remove,
+    Rename, Resolve, Stat, StreamEnd, StreamText, TextAnswer, WriteAnswer, WriteText,
+};
+use crate::protocol::control::{AboutRequest, StreamChunk, StreamStart};
+use crate::protocol::test_control::{
+    Applied, CaseAnswer, WorldApply, WorldCase, WorldEntryMode, WorldReopen, WorldSnapshot,
+};
+use crate::protocol::values::{DirEntry, WriteGuard};
+use crate::protocol::{self, Method, Notification};
 use crate::wire::{self, error_object, fs_error_object, target_in, target_json};
 use crate::world;
-use seam::{
-    CreateDirOptions, EditRequest, FileSystem, FsError, FsTarget, FsVersion, RemoveOptions,
-    RenameOptions, ResolveOptions, Signal,
-};
-use serde_json::{Value, json};
+use seam::{EditRequest, FileSystem, FsError, FsTarget, ResolveOptions, Signal};
+use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
@@ -28,9 +35,10 @@ impl Conn {
         let failed = |m: String| error_object(wire::INVALID_PARAMS, &m, None);
         match method {
             "case" => {
+                let p = params_of::<WorldCase>(params)?;
                 // A case in a directory the gate chose (`root`: for `power-loss`, a mount that
                 // keeps what a power cut leaves), or in a fresh one of the server's own.
-                let (dir, root) = match params.get("root").and_then(Value::as_str) {
+                let (dir, root) = match &p.root {
                     Some(asked) => {
                         let real = std::fs::canonicalize(asked)
                             .map_err(|e| failed(format!("world/case {asked}: {e}")))?;
@@ -54,22 +62,26 @@ impl Conn {
                     .to_str()
                     .ok_or_else(|| failed("world/case: the case path is not UTF-8".into()))?
                     .to_string();
-                let spec = case_spec(&root, params);
+                let spec = case_spec(&root, &p);
                 let provider = maker.make(&spec).map_err(failed)?;
-                let mut answer = describe(&self.server, provider.as_ref(), Some(&root));
-                answer["root"] = json!(root);
+                let description = describe(&self.server, provider.as_ref(), Some(&root));
                 let mut state = lock(&self.state);
                 state.provider = provider;
                 state.root = Some(root_path);
                 state.case = dir;
-                Ok(answer)
+                answer::<WorldCase>(&CaseAnswer {
+                    description,
+                    root,
+                    world: None,
+                })
             }
             "reopen" => {
+                let p = params_of::<WorldReopen>(params)?;
                 // A second backend over a case another connection made: what a second agent
                 // process opens over the same files (the cross-instance properties).
-                let asked = params
-                    .get("root")
-                    .and_then(Value::as_str)
+                let asked = p
+                    .root
+                    .as_deref()
                     .ok_or_else(|| failed("world/reopen needs the case's root".into()))?;
                 let real = std::fs::canonicalize(asked)
                     .map_err(|e| failed(format!("world/reopen {asked}: {e}")))?;
@@ -84,27 +96,38 @@ impl Conn {
                     .to_str()
                     .ok_or_else(|| failed("world/reopen: the case path is not UTF-8".into()))?
                     .to_string();
-                let spec = case_spec(&root, params);
+                let spec = case_spec(&root, &p);
                 let provider = maker.make(&spec).map_err(failed)?;
-                let mut answer = describe(&self.server, provider.as_ref(), Some(&root));
-                answer["root"] = json!(root);
+                let description = describe(&self.server, provider.as_ref(), Some(&root));
                 let mut state = lock(&self.state);
                 state.provider = provider;
                 state.root = Some(real);
-                Ok(answer)
+                answer::<WorldReopen>(&CaseAnswer {
+                    description,
+                    root,
+                    world: None,
+                })
             }
             "apply" | "snapshot" => {
                 let Some(root) = root else {
                     return Err(failed(format!("world/{method} needs world/case first")));
                 };
                 if method == "apply" {
-                    world::apply(&root, params, frame).map_err(failed)
+                    let effect = params_of::<WorldApply>(params)?;
+                    world::apply(&root, &effect, frame).map_err(failed)?;
+                    // The answer carries no bytes: the effect's are not sent back.
+                    frame.segments.clear();
+                    answer::<WorldApply>(&Applied {})
                 } else {
                     frame.segments.clear();
-                    world::snapshot(&root, frame).map_err(failed)
+                    let snapshot = world::snapshot(&root, frame).map_err(failed)?;
+                    answer::<WorldSnapshot>(&snapshot)
                 }
             }
-            "entry_mode" => world::entry_mode(params).map_err(failed),
+            "entry_mode" => {
+                let p = params_of::<WorldEntryMode>(params)?;
+                answer::<WorldEntryMode>(&world::entry_mode(&p.path).map_err(failed)?)
+            }
             other => Err(error_object(
                 wire::METHOD_NOT_FOUND,
                 &format!("unknown method world/{other}"),
@@ -125,162 +148,163 @@ impl Conn {
         signal: &Signal,
     ) -> Reply {
         let fs_err = |e: FsError| fs_error_object(&e);
-        let target = || {
-            target_in(params.get("target").unwrap_or(&Value::Null))
-                .ok_or_else(|| invalid("target must be {key, display_path}"))
-        };
-        let cwd = params.get("cwd").and_then(Value::as_str);
         match method {
-            "resolve" => {
-                let path = str_param(params, "path")?;
-                let t = fs
-                    .resolve(path, ResolveOptions { cwd }, signal)
-                    .await
-                    .map_err(fs_err)?;
-                Ok(target_json(fs.as_ref(), &t))
+            <Resolve as Method>::NAME => {
+                let p = params_of::<Resolve>(params)?;
+                let cwd = ResolveOptions {
+                    cwd: p.cwd.as_deref(),
+                };
+                let t = fs.resolve(&p.path, cwd, signal).await.map_err(fs_err)?;
+                answer::<Resolve>(&target_json(fs.as_ref(), &t))
             }
-            "stat" => {
-                let info = fs.stat(&target()?, signal).await.map_err(fs_err)?;
-                Ok(serde_json::to_value(info).unwrap_or(Value::Null))
+            <Stat as Method>::NAME => {
+                let p = params_of::<Stat>(params)?;
+                let info = fs.stat(&target_in(&p.target), signal).await;
+                answer::<Stat>(&info.map_err(fs_err)?)
             }
-            "lstat" => {
-                let path = str_param(params, "path")?;
-                let info = fs
-                    .lstat(path, ResolveOptions { cwd }, signal)
-                    .await
-                    .map_err(fs_err)?;
-                Ok(serde_json::to_value(info).unwrap_or(Value::Null))
+            <Lstat as Method>::NAME => {
+                let p = params_of::<Lstat>(params)?;
+                let cwd = ResolveOptions {
+                    cwd: p.cwd.as_deref(),
+                };
+                let info = fs.lstat(&p.path, cwd, signal).await;
+                answer::<Lstat>(&info.map_err(fs_err)?)
             }
-            "read_text" => {
-                let text = fs.read_text(&target()?, signal).await.map_err(fs_err)?;
-                Ok(json!({ "text": out.attach(text.into_bytes()) }))
+            <ReadText as Method>::NAME => {
+                let p = params_of::<ReadText>(params)?;
+                let text = fs.read_text(&target_in(&p.target), signal).await;
+                let text = out.attach_ref(text.map_err(fs_err)?.into_bytes());
+                answer::<ReadText>(&TextAnswer { text })
             }
-            "read_bytes" => {
-                let max = params
-                    .get("max_bytes")
-                    .and_then(Value::as_u64)
-                    .ok_or_else(|| invalid("max_bytes must be a number"))?;
+            <ReadBytes as Method>::NAME => {
+                let p = params_of::<ReadBytes>(params)?;
                 let bytes = fs
-                    .read_bytes(&target()?, max, signal)
-                    .await
-                    .map_err(fs_err)?;
-                Ok(json!({ "bytes": out.attach(bytes) }))
+                    .read_bytes(&target_in(&p.target), p.max_bytes, signal)
+                    .await;
+                let bytes = out.attach_ref(bytes.map_err(fs_err)?);
+                answer::<ReadBytes>(&BytesAnswer { bytes })
             }
-            "list_dir" => {
-                let entries = fs.list_dir(&target()?, signal).await.map_err(fs_err)?;
-                Ok(Value::Array(
-                    entries
-                        .iter()
-                        .map(|e| {
-                            json!({
-                                "name": e.name,
-                                "kind": e.kind,
-                                "target": target_json(fs.as_ref(), &e.target),
-                                "version": e.version,
-                                "size": e.size,
-                            })
-                        })
-                        .collect(),
-                ))
+            <ListDir as Method>::NAME => {
+                let p = params_of::<ListDir>(params)?;
+                let entries = fs.list_dir(&target_in(&p.target), signal).await;
+                let entries: Vec<DirEntry> = entries
+                    .map_err(fs_err)?
+                    .into_iter()
+                    .map(|e| DirEntry {
+                        target: target_json(fs.as_ref(), &e.target),
+                        name: e.name,
+                        kind: e.kind,
+                        version: e.version,
+                        size: e.size,
+                    })
+                    .collect();
+                answer::<ListDir>(&entries)
             }
-            "write_text" => {
-                let t = target()?;
-                let content = text_param(params, frame, "content")?;
-                let expected = wire::intent_in(params.get("expected")).map_err(invalid)?;
-                let sandbox = self.client_policy(params)?;
+            <WriteText as Method>::NAME => {
+                let p = params_of::<WriteText>(params)?;
+                let content = text_param(frame, p.content, "content")?;
+                let expected = p.expected.as_ref().map(WriteGuard::intent).transpose();
+                let expected = expected.map_err(invalid)?;
+                let sandbox = self.client_policy(p.sandbox)?;
                 let o = fs
-                    .write_text(&t, &content, expected.as_ref(), sandbox.as_ref(), signal)
+                    .write_text(
+                        &target_in(&p.target),
+                        &content,
+                        expected.as_ref(),
+                        sandbox.as_ref(),
+                        signal,
+                    )
                     .await
                     .map_err(fs_err)?;
-                let before = o.before.map(|b| out.attach(b.into_bytes()));
-                let after = out.attach(o.after.into_bytes());
-                Ok(json!({
-                    "operation": o.operation,
-                    "version": o.version,
-                    "before": before,
-                    "after": after,
-                }))
+                let before = o.before.map(|b| out.attach_ref(b.into_bytes()));
+                let after = out.attach_ref(o.after.into_bytes());
+                answer::<WriteText>(&WriteAnswer {
+                    operation: o.operation,
+                    version: o.version,
+                    before,
+                    after,
+                })
             }
-            "edit_text" => {
-                let t = target()?;
+            <EditText as Method>::NAME => {
+                let p = params_of::<EditText>(params)?;
                 let edit = EditRequest {
-                    old_string: text_param(params, frame, "old_string")?,
-                    new_string: text_param(params, frame, "new_string")?,
-                    replace_all: params
-                        .get("replace_all")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
+                    old_string: text_param(frame, p.old_string, "old_string")?,
+                    new_string: text_param(frame, p.new_string, "new_string")?,
+                    replace_all: p.replace_all,
                 };
-                let expected = match params.get("expected") {
-                    None | Some(Value::Null) => None,
-                    Some(v) => {
-                        Some(FsVersion::new(v.as_str().ok_or_else(|| {
-                            invalid("expected must be a version string")
-                        })?))
-                    }
-                };
-                let sandbox = self.client_policy(params)?;
+                let sandbox = self.client_policy(p.sandbox)?;
                 let o = fs
-                    .edit_text(&t, &edit, expected.as_ref(), sandbox.as_ref(), signal)
+                    .edit_text(
+                        &target_in(&p.target),
+                        &edit,
+                        p.expected.as_ref(),
+                        sandbox.as_ref(),
+                        signal,
+                    )
                     .await
                     .map_err(fs_err)?;
-                Ok(json!({
-                    "version": o.version,
-                    "before": out.attach(o.before.into_bytes()),
-                    "after": out.attach(o.after.into_bytes()),
-                }))
+                answer::<EditText>(&EditAnswer {
+                    version: o.version,
+                    before: out.attach_ref(o.before.into_bytes()),
+                    after: out.attach_ref(o.after.into_bytes()),
+                })
             }
-            "create_dir" => {
-                let path = str_param(params, "path")?;
-                let request: CreateDirOptions = object_param(params, "request")?;
-                let sandbox = self.client_policy(params)?;
+            <CreateDir as Method>::NAME => {
+                let p = params_of::<CreateDir>(params)?;
+                let sandbox = self.client_policy(p.sandbox)?;
                 let o = fs
                     .create_dir(
-                        path,
-                        ResolveOptions { cwd },
-                        request,
+                        &p.path,
+                        ResolveOptions {
+                            cwd: p.cwd.as_deref(),
+                        },
+                        p.request.unwrap_or_default(),
                         sandbox.as_ref(),
                         signal,
                     )
                     .await
                     .map_err(fs_err)?;
-                Ok(serde_json::to_value(o).unwrap_or(Value::Null))
+                answer::<CreateDir>(&o)
             }
-            "remove" => {
-                let path = str_param(params, "path")?;
-                let request: RemoveOptions = object_param(params, "request")?;
-                let sandbox = self.client_policy(params)?;
+            <Remove as Method>::NAME => {
+                let p = params_of::<Remove>(params)?;
+                let sandbox = self.client_policy(p.sandbox)?;
                 let o = fs
                     .remove(
-                        path,
-                        ResolveOptions { cwd },
-                        &request,
+                        &p.path,
+                        ResolveOptions {
+                            cwd: p.cwd.as_deref(),
+                        },
+                        &p.request.unwrap_or_default(),
                         sandbox.as_ref(),
                         signal,
                     )
                     .await
                     .map_err(fs_err)?;
-                Ok(serde_json::to_value(o).unwrap_or(Value::Null))
+                answer::<Remove>(&o)
             }
-            "rename" => {
-                let from = str_param(params, "from")?;
-                let to = str_param(params, "to")?;
-                let request: RenameOptions = object_param(params, "request")?;
-                let sandbox = self.client_policy(params)?;
+            <Rename as Method>::NAME => {
+                let p = params_of::<Rename>(params)?;
+                let sandbox = self.client_policy(p.sandbox)?;
                 let o = fs
                     .rename(
-                        from,
-                        to,
-                        ResolveOptions { cwd },
-                        &request,
+                        &p.from,
+                        &p.to,
+                        ResolveOptions {
+                            cwd: p.cwd.as_deref(),
+                        },
+                        &p.request.unwrap_or_default(),
                         sandbox.as_ref(),
                         signal,
                     )
                     .await
                     .map_err(fs_err)?;
-                Ok(serde_json::to_value(o).unwrap_or(Value::Null))
+                answer::<Rename>(&o)
             }
-            "stream_text" => self.stream(fs, target()?, id, signal).await,
+            <StreamText as Method>::NAME => {
+                let p = params_of::<StreamText>(params)?;
+                self.stream(fs, target_in(&p.target), id, signal).await
+            }
             other => Err(error_object(
                 wire::METHOD_NOT_FOUND,
                 &format!("unknown method {other}"),
@@ -294,9 +318,8 @@ impl Conn {
     /// narrow); the suite, under `--test-control`, sets any policy, as it does in process.
     pub(super) fn client_policy(
         &self,
-        params: &Value,
+        policy: Option<seam::SandboxPolicy>,
     ) -> Result<Option<seam::SandboxPolicy>, Value> {
-        let policy = wire::sandbox_in(params.get("sandbox")).map_err(invalid)?;
         match &policy {
             Some(p) if self.server.cases.is_none() && p.mode != seam::SandboxMode::ReadOnly => {
                 Err(invalid(
@@ -322,7 +345,11 @@ impl Conn {
         let credits = Arc::new(Semaphore::new(self.server.window as usize));
         lock(&self.credits).insert(id.to_string(), credits.clone());
         if !self
-            .write_now(&wire::message(None, "stream/start", json!({ "id": id })))
+            .write_now(&wire::message(
+                None,
+                StreamStart::NAME,
+                protocol::encode(&AboutRequest { id: id.clone() }),
+            ))
             .await
         {
             return Err(fs_error_object(&FsError::aborted(seam::Verb::Read)));
@@ -344,7 +371,7 @@ impl Conn {
             let mut gathered_bytes = 0;
             let last = loop {
                 match std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
-                    None => break Some(Ok(json!({ "end": true }))),
+                    None => break Some(Ok(protocol::encode(&StreamEnd { end: true }))),
                     Some(Err(e)) => break Some(Err(fs_error_object(&e))),
                     Some(Ok(chunk)) => {
                         gathered_bytes += chunk.len();
@@ -380,7 +407,11 @@ impl Conn {
                         () = tokio::time::sleep(std::time::Duration::from_millis(5)) => {}
                     }
                 }
-                let mut frame = wire::message(None, "stream/chunk", json!({ "id": id }));
+                let mut frame = wire::message(
+                    None,
+                    StreamChunk::NAME,
+                    protocol::encode(&AboutRequest { id: id.clone() }),
+                );
                 for segment in gathered {
                     frame.attach(segment);
                 }

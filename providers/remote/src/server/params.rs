@@ -5,10 +5,14 @@
 
 use super::{Server, invalid};
 use crate::frame::Frame;
+use crate::protocol::control::{Description, Limits};
+use crate::protocol::test_control::{CaseParams, Durability};
+use crate::protocol::values::PayloadRef;
+use crate::protocol::{self, Method};
 use crate::wire;
 use crate::world::CaseSpec;
 use seam::FileSystem;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Whether an answer to `method` may carry file content (or a listing as large as a
 /// directory): such calls run under the connection's budget and content permits.
@@ -19,35 +23,27 @@ pub(super) fn returns_content(method: &str) -> bool {
     )
 }
 
-pub(super) fn str_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, Value> {
-    params
-        .get(name)
-        .and_then(Value::as_str)
-        .ok_or_else(|| invalid(format!("{name} must be a string")))
+/// The parameters of method `M`, read (`-32602` naming the method when they are not its).
+pub(super) fn params_of<M: Method>(params: &Value) -> Result<M::Params, Value> {
+    protocol::decode(params).map_err(|e| invalid(format!("{}: bad parameters: {e}", M::NAME)))
 }
 
-/// An object parameter of a known shape; absent is its default.
-pub(super) fn object_param<T: serde::de::DeserializeOwned + Default>(
-    params: &Value,
-    name: &str,
-) -> Result<T, Value> {
-    match params.get(name) {
-        None | Some(Value::Null) => Ok(T::default()),
-        Some(v) => serde_json::from_value(v.clone())
-            .map_err(|e| invalid(format!("{name} is not a valid request: {e}"))),
-    }
+/// The answer of method `M`, as its `result`.
+pub(super) fn answer<M: Method>(answer: &M::Answer) -> Result<Value, Value> {
+    Ok(protocol::encode(answer))
 }
 
 /// A text parameter carried as a payload segment.
-pub(super) fn text_param(params: &Value, frame: &mut Frame, name: &str) -> Result<String, Value> {
-    let bytes = params
-        .get(name)
-        .and_then(|r| frame.take(r))
-        .ok_or_else(|| {
-            invalid(format!(
-                "{name} must be a payload reference {{\"$payload\": i}}"
-            ))
-        })?;
+pub(super) fn text_param(
+    frame: &Frame,
+    reference: PayloadRef,
+    name: &str,
+) -> Result<String, Value> {
+    let bytes = frame.segment(reference).ok_or_else(|| {
+        invalid(format!(
+            "{name} must be a payload reference {{\"$payload\": i}} to a segment of the frame"
+        ))
+    })?;
     String::from_utf8(bytes).map_err(|_| invalid(format!("{name} must be UTF-8")))
 }
 
@@ -56,47 +52,40 @@ pub(super) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// What `world/case` and `world/reopen` ask of the backend over a case directory at `root`.
-pub(super) fn case_spec(root: &str, params: &Value) -> CaseSpec {
+pub(super) fn case_spec(root: &str, params: &CaseParams) -> CaseSpec {
     CaseSpec {
         root: root.to_string(),
-        workspace: params
-            .get("workspace")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        durable: params.get("durability").and_then(Value::as_str) != Some("none"),
-        diff_basis_max_bytes: params
-            .get("diff_basis_max_bytes")
-            .and_then(Value::as_u64)
-            .unwrap_or(10 * 1024 * 1024),
-        seed: params.get("seed").and_then(Value::as_u64).unwrap_or(0),
-        configuration: params
-            .get("configuration")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        confine_reads: params.get("confine_reads").and_then(Value::as_bool) == Some(true),
+        workspace: params.workspace.clone(),
+        durable: params.durability != Durability::None,
+        diff_basis_max_bytes: params.diff_basis_max_bytes.unwrap_or(10 * 1024 * 1024),
+        seed: params.seed,
+        configuration: params.configuration.clone(),
+        confine_reads: params.confine_reads,
     }
 }
 
 /// The `initialize` answer.
-pub(super) fn describe(server: &Server, fs: &dyn FileSystem, cwd: Option<&str>) -> Value {
+pub(super) fn describe(server: &Server, fs: &dyn FileSystem, cwd: Option<&str>) -> Description {
     let caps = fs.capabilities();
-    let claimed: Vec<&str> = seam::Capability::ALL
-        .into_iter()
-        .filter(|c| caps.has(*c))
-        .map(seam::Capability::name)
-        .collect();
-    json!({
-        "protocol": wire::PROTOCOL,
-        "server": server.name,
-        "capabilities": claimed,
-        "sandbox_mode": fs.sandbox_mode().map(|m| m.as_str()),
-        "cwd": cwd,
-        "test_control": server.cases.is_some(),
-        "limits": {
-            "max_line": server.limits.max_line,
-            "max_payload": server.limits.max_payload,
-            "stream_window": server.window,
-            "answer_budget": server.connection_limits.answer_budget,
+    Description {
+        protocol: wire::PROTOCOL,
+        server: Some(server.name.clone()),
+        capabilities: seam::Capability::ALL
+            .into_iter()
+            .filter(|c| caps.has(*c))
+            .map(|c| c.name().to_string())
+            .collect(),
+        sandbox_mode: fs.sandbox_mode(),
+        cwd: cwd.map(str::to_string),
+        test_control: server.cases.is_some(),
+        limits: Limits {
+            max_line: Some(server.limits.max_line as u64),
+            max_payload: Some(server.limits.max_payload),
+            stream_window: Some(u64::from(server.window)),
+            answer_budget: Some(server.connection_limits.answer_budget),
+            diff_basis_max_bytes: None,
         },
-    })
+        volatile: false,
+        listening: false,
+    }
 }

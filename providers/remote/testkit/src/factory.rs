@@ -9,7 +9,7 @@ use crate::world_client::{
 use seam_conformance::case_dirs::{CaseDir, spread};
 use seam_conformance::{CaseOptions, Factory, Killable, NotKillable, NotPlaced, Subject};
 use seam_remote::{Address, Connection};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -68,7 +68,7 @@ impl Shared {
         offer.insert("listen".into(), json!(socket.display().to_string()));
         let address = Address::Exec(command.to_string());
         match Connection::connect_offering(&address, None, offer) {
-            Ok(control) if control.hello().get("listening") == Some(&Value::Bool(true)) => {
+            Ok(control) if control.description().listening => {
                 eprintln!("seam: exec:{command} serves the whole run from one process");
                 Shared::Serving(Box::new(Listening {
                     _control: control,
@@ -293,7 +293,7 @@ impl Factory for RemoteFactory {
             CaseAt::Placed(dir),
         ) {
             Ok((subject, conn)) => {
-                if conn.hello().get("volatile") == Some(&Value::Bool(true)) {
+                if conn.description().volatile {
                     return Err(NotPlaced::Volatile(VOLATILE.into()));
                 }
                 Ok(subject)

@@ -9,8 +9,12 @@ use seam_conformance::{
     CaseDurability, CaseOptions, EntryMode, Killable, NotKillable, SUITE_DIFF_LIMIT, Subject, World,
 };
 use seam_model::{SnapEntry, WorldEffect};
+use seam_remote::protocol::test_control::{
+    Abilities as WorldAbilities, CaseParams, Durability, Effect, Entry, EntryModeParams, NoParams,
+    WorldApply, WorldCase, WorldEntryMode, WorldReopen, WorldSnapshot,
+};
+use seam_remote::protocol::values::PayloadRef;
 use seam_remote::{Address, Connection, RemoteError, RemoteFileSystem};
-use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::Arc;
@@ -61,7 +65,7 @@ pub fn killable_at(
     let address = Address::Exec(command.clone());
     let (mut subject, conn) = open_at(&address, None, hosted.as_deref(), options, CaseAt::Fresh)
         .map_err(NotKillable::Failed)?;
-    if conn.hello().get("volatile") == Some(&Value::Bool(true)) {
+    if conn.description().volatile {
         return Err(NotKillable::Volatile(
             "the backend says its storage dies with its process (\"volatile\": true in initialize): a crash loses the storage itself, which the contract allows".into(),
         ));
@@ -121,52 +125,47 @@ pub(crate) fn open_at(
     options: &CaseOptions,
     at: CaseAt<'_>,
 ) -> Result<(Subject, Arc<Connection>), String> {
-    let (existing, method) = match at {
-        CaseAt::Fresh => (None, "world/case"),
-        CaseAt::Reopen(root) => (Some(root), "world/reopen"),
-        CaseAt::Placed(root) => (Some(root), "world/case"),
+    let (existing, reopen) = match at {
+        CaseAt::Fresh => (None, false),
+        CaseAt::Reopen(root) => (Some(root), true),
+        CaseAt::Placed(root) => (Some(root), false),
     };
     let conn = Arc::new(Connection::connect(address, token).map_err(|e| e.to_string())?);
     // A backend that has a diff-basis limit of its own declares it (`limits` in `initialize`) and
     // the gate predicts `before` with it; otherwise the gate gives one (small, so that contents
     // around it are generated).
     let diff_limit = conn
-        .hello()
-        .get("limits")
-        .and_then(|l| l.get("diff_basis_max_bytes"))
-        .and_then(Value::as_u64)
+        .description()
+        .limits
+        .diff_basis_max_bytes
         .unwrap_or(SUITE_DIFF_LIMIT);
-    let (case, _) = conn
-        .request_blocking(
-            method,
-            json!({
-                "root": existing,
-                "workspace": seam_conformance::DEPLOYMENT_WORKSPACE,
-                "durability": match options.durability {
-                    CaseDurability::Full => "full",
-                    CaseDurability::Relaxed => "none",
-                },
-                "diff_basis_max_bytes": diff_limit,
-                "seed": options.seed,
-                "confine_reads": options.confine_reads,
-                // Only a configuration the hosted local provider has (a trace recorded
-                // elsewhere names another); the server's default otherwise.
-                "configuration": hosted
-                    .filter(|c| c.contains(&options.configuration))
-                    .map(|_| options.configuration.as_str()),
-            }),
-            Vec::new(),
-        )
-        .map_err(|e| case_error(address, e))?;
-    let root = case
-        .get("root")
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("world/case at {address}: no root in the answer"))?
-        .to_string();
+    let params = CaseParams {
+        root: existing.map(str::to_string),
+        workspace: Some(seam_conformance::DEPLOYMENT_WORKSPACE.to_string()),
+        durability: match options.durability {
+            CaseDurability::Full => Durability::Full,
+            CaseDurability::Relaxed => Durability::None,
+        },
+        diff_basis_max_bytes: Some(diff_limit),
+        seed: options.seed,
+        confine_reads: options.confine_reads,
+        // Only a configuration the hosted local provider has (a trace recorded elsewhere names
+        // another); the server's default otherwise.
+        configuration: hosted
+            .filter(|c| c.contains(&options.configuration))
+            .map(|_| options.configuration.clone()),
+    };
+    let answer = if reopen {
+        conn.ask_blocking::<WorldReopen>(&params, Vec::new())
+    } else {
+        conn.ask_blocking::<WorldCase>(&params, Vec::new())
+    };
+    let (case, _) = answer.map_err(|e| case_error(address, e))?;
+    let root = case.root.clone();
     if let CaseAt::Placed(asked) = at
         && root != asked
     {
-        let prefix = if conn.hello().get("volatile") == Some(&Value::Bool(true)) {
+        let prefix = if conn.description().volatile {
             VOLATILE
         } else {
             NOT_PLACED
@@ -177,14 +176,14 @@ pub(crate) fn open_at(
     }
     // A server someone else runs keeps its `permissions` claim; the factory says why the
     // gate cannot check it (`RemoteFactory::permissions_checkable`).
-    let fs = RemoteFileSystem::described(conn.clone(), &case);
+    let fs = RemoteFileSystem::described(conn.clone(), &case.description);
     Ok((
         Subject {
             fs: Arc::new(fs),
             world: Arc::new(RemoteWorld {
                 conn: conn.clone(),
                 root,
-                abilities: Abilities::of(&case),
+                abilities: Abilities::of(case.world.unwrap_or_default()),
             }),
             diff_basis_max_bytes: diff_limit,
             keep_alive: Box::new(conn.clone()),
@@ -221,17 +220,11 @@ struct Abilities {
 }
 
 impl Abilities {
-    fn of(case: &Value) -> Self {
-        let can = |what: &str| {
-            case.get("world")
-                .and_then(|w| w.get(what))
-                .and_then(Value::as_bool)
-                .unwrap_or(true)
-        };
+    fn of(said: WorldAbilities) -> Self {
         Self {
-            fifos: can("fifos"),
-            restore_mtime: can("restore_mtime"),
-            modes: can("modes"),
+            fifos: said.fifos.unwrap_or(true),
+            restore_mtime: said.restore_mtime.unwrap_or(true),
+            modes: said.modes.unwrap_or(true),
         }
     }
 }
@@ -247,99 +240,89 @@ impl World for RemoteWorld {
 
     fn apply(&self, effect: &WorldEffect) -> io::Result<()> {
         let mut segments = Vec::new();
-        let params = match effect {
-            WorldEffect::CreateFile { path, bytes, .. } if !self.abilities.modes => {
+        let mut bytes = |b: &[u8]| {
+            segments.push(b.to_vec());
+            PayloadRef::to(segments.len() - 1)
+        };
+        let effect = match effect {
+            WorldEffect::CreateFile {
+                path,
+                bytes: b,
+                mode,
+            } => Effect::CreateFile {
+                path: path.clone(),
+                bytes: bytes(b),
                 // A storage without permission bits is never given one.
-                segments.push(bytes.clone());
-                json!({"effect": "create_file", "path": path, "bytes": {"$payload": 0}})
-            }
-            WorldEffect::CreateFile { path, bytes, mode } => {
-                segments.push(bytes.clone());
-                json!({"effect": "create_file", "path": path, "bytes": {"$payload": 0}, "mode": mode})
-            }
+                mode: self.abilities.modes.then_some(*mode),
+            },
             WorldEffect::RewriteFile {
                 path,
-                bytes,
+                bytes: b,
                 restore_mtime,
-            } => {
-                segments.push(bytes.clone());
-                json!({"effect": "rewrite_file", "path": path, "bytes": {"$payload": 0}, "restore_mtime": restore_mtime})
-            }
-            WorldEffect::CreateDir { path } => json!({"effect": "create_dir", "path": path}),
-            WorldEffect::Symlink { path, target } => {
-                json!({"effect": "symlink", "path": path, "target": target})
-            }
-            WorldEffect::Remove { path } => json!({"effect": "remove", "path": path}),
+            } => Effect::RewriteFile {
+                path: path.clone(),
+                bytes: bytes(b),
+                restore_mtime: *restore_mtime,
+            },
+            WorldEffect::CreateDir { path } => Effect::CreateDir { path: path.clone() },
+            WorldEffect::Symlink { path, target } => Effect::Symlink {
+                path: path.clone(),
+                target: target.clone(),
+            },
+            WorldEffect::Remove { path } => Effect::Remove { path: path.clone() },
             WorldEffect::Chmod { path, .. } if !self.abilities.modes => {
                 return Err(io::Error::other(format!(
                     "chmod {path:?}: the storage keeps no permission bits (\"modes\": false)"
                 )));
             }
-            WorldEffect::Chmod { path, mode } => {
-                json!({"effect": "chmod", "path": path, "mode": mode})
-            }
-            WorldEffect::Mkfifo { path } => json!({"effect": "mkfifo", "path": path}),
+            WorldEffect::Chmod { path, mode } => Effect::Chmod {
+                path: path.clone(),
+                mode: *mode,
+            },
+            WorldEffect::Mkfifo { path } => Effect::Mkfifo { path: path.clone() },
         };
         self.conn
-            .request_blocking("world/apply", params, segments)
+            .ask_blocking::<WorldApply>(&effect, segments)
             .map(|_| ())
             .map_err(io_error)
     }
 
     fn snapshot(&self) -> io::Result<BTreeMap<String, SnapEntry>> {
-        let (v, mut frame) = self
+        let (snapshot, frame) = self
             .conn
-            .request_blocking("world/snapshot", json!({}), Vec::new())
+            .ask_blocking::<WorldSnapshot>(&NoParams {}, Vec::new())
             .map_err(io_error)?;
-        let bad = || io::Error::other("world/snapshot: malformed answer");
+        let bad =
+            || io::Error::other("world/snapshot: a file's bytes name no segment of the frame");
         let mut out = BTreeMap::new();
-        for item in v.get("entries").and_then(Value::as_array).ok_or_else(bad)? {
-            let rel = item.get(0).and_then(Value::as_str).ok_or_else(bad)?;
-            let e = item.get(1).ok_or_else(bad)?;
-            let mode = e
-                .get("mode")
-                .and_then(Value::as_u64)
-                .and_then(|m| u32::try_from(m).ok());
-            let entry = match e.get("kind").and_then(Value::as_str) {
-                Some("file") => SnapEntry::File {
-                    bytes: e
-                        .get("bytes")
-                        .and_then(|r| frame.take(r))
-                        .ok_or_else(bad)?
-                        .into(),
+        for (rel, entry) in snapshot.entries {
+            let entry = match entry {
+                Entry::File { bytes, mode } => SnapEntry::File {
+                    bytes: frame.segment(bytes).ok_or_else(bad)?.into(),
                     mode,
                 },
-                Some("dir") => SnapEntry::Dir { mode },
-                Some("symlink") => SnapEntry::Symlink {
-                    target: e
-                        .get("target")
-                        .and_then(Value::as_str)
-                        .ok_or_else(bad)?
-                        .to_string(),
-                },
-                Some("other") => SnapEntry::Other,
-                _ => return Err(bad()),
+                Entry::Dir { mode } => SnapEntry::Dir { mode },
+                Entry::Symlink { target } => SnapEntry::Symlink { target },
+                Entry::Other => SnapEntry::Other,
             };
-            out.insert(rel.to_string(), entry);
+            out.insert(rel, entry);
         }
         Ok(out)
     }
 
     fn entry_mode(&self, path: &str) -> io::Result<Option<EntryMode>> {
-        let (v, _) = self
+        let params = EntryModeParams {
+            path: path.to_string(),
+        };
+        let (mode, _) = self
             .conn
-            .request_blocking("world/entry_mode", json!({ "path": path }), Vec::new())
+            .ask_blocking::<WorldEntryMode>(&params, Vec::new())
             .map_err(io_error)?;
-        if v.is_null() {
-            return Ok(None);
-        }
-        Ok(Some(EntryMode {
-            is_dir: v.get("is_dir").and_then(Value::as_bool).unwrap_or(false),
-            mode: v
-                .get("mode")
-                .and_then(Value::as_u64)
-                .and_then(|m| u32::try_from(m).ok())
-                .unwrap_or(0),
+        // A world without modes says none; no property asks it for one (they look at modes
+        // only where the world keeps them).
+        Ok(mode.map(|m| EntryMode {
+            is_dir: m.is_dir,
+            mode: m.mode.unwrap_or(0),
         }))
     }
 
@@ -359,12 +342,12 @@ impl World for RemoteWorld {
     /// property's unprivileged child; the backend's own directories above it must let others
     /// through (docs/protocol.md, section 7).
     fn open_to_others(&self) -> io::Result<()> {
+        let open = Effect::Chmod {
+            path: ".".into(),
+            mode: 0o755,
+        };
         self.conn
-            .request_blocking(
-                "world/apply",
-                json!({"effect": "chmod", "path": ".", "mode": 0o755}),
-                Vec::new(),
-            )
+            .ask_blocking::<WorldApply>(&open, Vec::new())
             .map(|_| ())
             .map_err(io_error)
     }
@@ -382,28 +365,34 @@ pub fn reopened_exec(command: &str, root: &str) -> Result<Arc<dyn seam::FileSyst
 #[cfg(test)]
 mod tests {
     use super::Abilities;
+    use seam_remote::protocol::test_control::CaseAnswer;
     use serde_json::json;
 
     /// A world that says nothing can do everything protocol 1 asked of every world (the shipped
     /// server says nothing); what it says it cannot do, it is not asked; a member that is not a
-    /// boolean is read as not said.
+    /// boolean makes the answer malformed (it is reported, not guessed at).
     #[test]
     fn a_world_can_what_it_does_not_say_it_cannot() {
-        let of = |case| {
-            let a = Abilities::of(&case);
-            (a.fifos, a.restore_mtime)
+        let of = |case: serde_json::Value| {
+            let answer: CaseAnswer = seam_remote::protocol::decode(&case).expect("an answer");
+            let a = Abilities::of(answer.world.unwrap_or_default());
+            (a.fifos, a.restore_mtime, a.modes)
         };
-        assert_eq!(of(json!({"root": "/r"})), (true, true));
-        assert_eq!(of(json!({"root": "/r", "world": {}})), (true, true));
+        assert_eq!(of(json!({"root": "/r"})), (true, true, true));
+        assert_eq!(of(json!({"root": "/r", "world": {}})), (true, true, true));
         assert_eq!(
-            of(json!({"world": {"fifos": false, "restore_mtime": false}})),
-            (false, false)
+            of(json!({"root": "/r", "world": {"fifos": false, "restore_mtime": false}})),
+            (false, false, true)
         );
-        assert_eq!(of(json!({"world": {"fifos": false}})), (false, true));
         assert_eq!(
-            of(json!({"world": {"restore_mtime": false}})),
-            (true, false)
+            of(json!({"root": "/r", "world": {"fifos": false}})),
+            (false, true, true)
         );
-        assert_eq!(of(json!({"world": {"fifos": "no"}})), (true, true));
+        assert_eq!(
+            of(json!({"root": "/r", "world": {"modes": false}})),
+            (true, true, false)
+        );
+        let said = json!({"root": "/r", "world": {"fifos": "no"}});
+        assert!(seam_remote::protocol::decode::<CaseAnswer>(&said).is_err());
     }
 }
