@@ -1,6 +1,7 @@
 //! The contract's values as the protocol spells them (`docs/protocol.md` §3, §5), both ways.
 
 use crate::frame::Frame;
+use crate::protocol::control::{ErrorData, ErrorObject};
 use crate::protocol::values::{Target, TargetRef};
 use seam::{FsError, FsErrorCode, FsTarget, FsTargetKey};
 use serde_json::{Map, Value, json};
@@ -28,12 +29,12 @@ pub const BUSY: i64 = -32004;
 pub const PROTOCOL: u64 = 1;
 
 /// A JSON-RPC error as a value.
-pub fn error_object(code: i64, message: &str, data: Option<Value>) -> Value {
-    let mut e = json!({ "code": code, "message": message });
-    if let Some(d) = data {
-        e["data"] = d;
-    }
-    e
+pub fn error_object(code: i64, message: &str, data: Option<ErrorData>) -> Value {
+    crate::protocol::encode(&ErrorObject {
+        code,
+        message: message.to_string(),
+        data,
+    })
 }
 
 /// A contract failure as a JSON-RPC error.
@@ -41,7 +42,9 @@ pub fn fs_error_object(e: &FsError) -> Value {
     error_object(
         FS_ERROR,
         e.message(),
-        Some(json!({ "fs": e.code().as_str() })),
+        Some(ErrorData {
+            fs: e.code().as_str().to_string(),
+        }),
     )
 }
 

@@ -1,7 +1,8 @@
 'use strict';
 // The kit against the protocol's JSON Schema (docs/protocol.schema.json, generated from the
 // Rust types that define every message once): every method the schema lists is served here,
-// and what the kit sends — answers, stream notifications — is what the schema says.
+// and what the kit sends — answers, errors, stream notifications, the checkpoints it asks — is
+// what the schema says.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -90,7 +91,8 @@ function validate(value, schema, root, at = '$') {
 }
 
 // One live connection to the kit's map example over in-memory streams, a request at a time as
-// a client sends them: each request's answer, and every notification the kit sent meanwhile.
+// a client sends them: each request's answer, every notification the kit sent meanwhile, and
+// every checkpoint it asked (answered `cancel: false`).
 class Session {
   constructor() {
     this.input = new PassThrough();
@@ -99,6 +101,7 @@ class Session {
     this.done = new kit.Server(new kit.TreeBackend(new MapStore(), 't'), this.input, output).run()
       .finally(() => output.end());
     this.notes = [];
+    this.asked = [];
     this.next = 1;
   }
 
@@ -110,6 +113,12 @@ class Session {
       if (frame === null) throw new Error(`the kit closed before answering ${method}`);
       const [message] = frame;
       if (message.id === id && message.method === undefined) return message;
+      if (message.method !== undefined && message.id !== undefined) {
+        // The kit asks: a checkpoint.
+        this.asked.push(message);
+        writeFrame(this.input, { jsonrpc: '2.0', id: message.id, result: { cancel: false } });
+        continue;
+      }
       this.notes.push(message);
     }
   }
@@ -166,7 +175,9 @@ test('what the kit sends is what the schema says', async () => {
     const message = await kitSession.ask(method, params, segments);
     if (!answers.has(method)) answers.set(method, []);
     answers.get(method).push(message);
-    if (!message.error) {
+    if (message.error) {
+      assert.deepEqual(validate(message.error, schema.error, schema), [], `${method} error: ${JSON.stringify(message.error)}`);
+    } else {
       assert.deepEqual(validate(message.result, schema.methods[method].result, schema), [],
         `${method} answer: ${JSON.stringify(message.result)}`);
     }
@@ -189,7 +200,7 @@ test('what the kit sends is what the schema says', async () => {
     const top = (await ask('resolve', { path: root })).result;
     await ask('list_dir', { target: { key: top.key, display_path: top.display_path } });
     stale = await ask('write_text', { target: ref, content: { $payload: 0 }, expected: { replace_if_version: 'x' } }, ['new\n']);
-    await ask('write_text', { target: ref, content: { $payload: 0 } }, ['new\n']);
+    await ask('write_text', { target: ref, content: { $payload: 0 }, checkpoints: true }, ['new\n']);
     await ask('edit_text', { target: ref, old_string: { $payload: 0 }, new_string: { $payload: 1 }, replace_all: false }, ['new', 'newer']);
     await ask('stream_text', { target: ref });
     await ask('create_dir', { path: 'd/e', request: { parents: false } });
@@ -205,6 +216,11 @@ test('what the kit sends is what the schema says', async () => {
   assert.deepEqual(stale.error.data, { fs: 'FS_STALE_VERSION' });
   assert.deepEqual(answers.get('world/entry_mode').map((a) => a.result), [{ is_dir: true, mode: 0o755 }, null]);
   assert.deepEqual(kitSession.notes.slice(0, 2).map((n) => n.method), ['stream/start', 'stream/chunk']);
+  assert.deepEqual(kitSession.asked.map((a) => a.params.point), ['before_stage', 'staged', 'committed']);
+  for (const a of kitSession.asked) {
+    assert.equal(a.method, 'checkpoint');
+    assert.deepEqual(validate(a.params, schema.methods.checkpoint.params, schema), [], 'checkpoint');
+  }
   for (const note of kitSession.notes) {
     assert.ok(note.method in schema.notifications, note.method);
     assert.deepEqual(validate(note.params, schema.notifications[note.method].params, schema), [], note.method);

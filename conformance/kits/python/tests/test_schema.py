@@ -1,6 +1,7 @@
 """The kit against the protocol's JSON Schema (docs/protocol.schema.json, generated from the
 Rust types that define every message once): every method the schema lists is served here, and
-what the kit sends — answers, stream notifications, checkpoints — is what the schema says."""
+what the kit sends — answers, errors, stream notifications, the checkpoints it asks — is what
+the schema says."""
 
 import io
 import json
@@ -118,7 +119,8 @@ class Validator(unittest.TestCase):
 
 class Session:
     """One live connection to the kit's dict example over pipes, a request at a time as a
-    client sends them: each request's answer, and every notification the kit sent meanwhile."""
+    client sends them: each request's answer, every notification the kit sent meanwhile, and
+    every checkpoint it asked (answered `cancel: false`)."""
 
     def __init__(self):
         import dict_backend
@@ -139,6 +141,7 @@ class Session:
         self.thread = threading.Thread(target=serve, daemon=True)
         self.thread.start()
         self.notes = []
+        self.asked = []
 
     def ask(self, rid, method, params, segments=()):
         write_frame(self.to_kit, {"jsonrpc": "2.0", "id": rid, "method": method,
@@ -150,6 +153,11 @@ class Session:
             message = frame[0]
             if message.get("id") == rid and "method" not in message:
                 return message
+            if "method" in message and "id" in message:  # the kit asks: a checkpoint
+                self.asked.append(message)
+                write_frame(self.to_kit, {"jsonrpc": "2.0", "id": message["id"],
+                                          "result": {"cancel": False}})
+                continue
             self.notes.append(message)
 
     def close(self):
@@ -196,7 +204,9 @@ class Schema(unittest.TestCase):
             self.check(f"the test's own {method} request", params, methods[method]["params"])
             message = kit.ask(len(answers) + 1, method, params, segments)
             answers.setdefault(method, []).append(message)
-            if "error" not in message:
+            if "error" in message:
+                self.check(f"{method} error", message["error"], self.schema["error"])
+            else:
                 self.check(f"{method} answer", message["result"], methods[method]["result"])
             return message
 
@@ -217,7 +227,8 @@ class Schema(unittest.TestCase):
             ask("list_dir", {"target": {"key": top["key"], "display_path": top["display_path"]}})
             stale = ask("write_text", {"target": ref, "content": {"$payload": 0},
                                        "expected": {"replace_if_version": "x"}}, [b"new\n"])
-            ask("write_text", {"target": ref, "content": {"$payload": 0}}, [b"new\n"])
+            ask("write_text", {"target": ref, "content": {"$payload": 0}, "checkpoints": True},
+                [b"new\n"])
             ask("edit_text", {"target": ref, "old_string": {"$payload": 0},
                               "new_string": {"$payload": 1}, "replace_all": False},
                 [b"new", b"newer"])
@@ -235,6 +246,11 @@ class Schema(unittest.TestCase):
         self.assertEqual([a["result"] for a in answers["world/entry_mode"]],
                          [{"is_dir": True, "mode": 0o755}, None])
         self.assertEqual([n["method"] for n in kit.notes][:2], ["stream/start", "stream/chunk"])
+        self.assertEqual([a["params"]["point"] for a in kit.asked],
+                         ["before_stage", "staged", "committed"])
+        for a in kit.asked:
+            self.assertEqual(a["method"], "checkpoint")
+            self.check("checkpoint", a["params"], methods["checkpoint"]["params"])
         for note in kit.notes:
             self.assertIn(note["method"], notes, note)
             self.check(note["method"], note.get("params"), notes[note["method"]]["params"])

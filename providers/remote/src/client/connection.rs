@@ -6,8 +6,8 @@ use super::{Address, RemoteError};
 use crate::credit::Credit;
 use crate::frame::{Frame, Limits, ReadError, read_frame};
 use crate::protocol::control::{
-    AboutRequest, Cancel, CheckpointAnswer, CheckpointParams, Description, Initialize,
-    InitializeParams,
+    AboutRequest, Cancel, Checkpoint, CheckpointAnswer, CheckpointParams, Description, Initialize,
+    InitializeParams, StreamChunk, StreamStart,
 };
 use crate::protocol::{self, Method, Notification};
 use crate::wire::{self, message};
@@ -332,15 +332,17 @@ pub(super) async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
             Err(_) => break,
         };
         let stream_id = match frame.json.get("method").and_then(Value::as_str) {
-            Some("stream/start" | "stream/chunk") => frame
-                .json
-                .get("params")
-                .and_then(|p| p.get("id"))
-                .and_then(Value::as_u64),
+            Some(<StreamStart as Notification>::NAME | <StreamChunk as Notification>::NAME) => {
+                frame
+                    .json
+                    .get("params")
+                    .and_then(|p| p.get("id"))
+                    .and_then(Value::as_u64)
+            }
             _ => None,
         };
         if let Some(id) = stream_id {
-            let chunk = frame.json.get("method").and_then(Value::as_str) == Some("stream/chunk");
+            let chunk = frame.json.get("method").and_then(Value::as_str) == Some(StreamChunk::NAME);
             let mut pending = lock(&inner.pending);
             if let Some(Waiter::Stream(tx, credit)) = pending.by_id.get(&id) {
                 if !chunk || credit.arrived() {
@@ -355,7 +357,7 @@ pub(super) async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
             }
             continue;
         }
-        if frame.json.get("method").and_then(Value::as_str) == Some("checkpoint") {
+        if frame.json.get("method").and_then(Value::as_str) == Some(Checkpoint::NAME) {
             answer_checkpoint(&inner, frame);
             continue;
         }

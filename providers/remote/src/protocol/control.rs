@@ -51,15 +51,13 @@ pub struct Limits {
 /// answer, for the case's backend).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Description {
-    /// The protocol version the server speaks.
-    #[serde(default)]
+    /// The protocol version the server speaks (a client refuses an answer without it).
     pub protocol: u64,
     /// The server's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
     /// What the backend claims (`seam::Capability` names; a client ignores names it does not
     /// know).
-    #[serde(default)]
     pub capabilities: Vec<String>,
     /// The backend's deployment sandbox mode, for a fencing backend.
     #[serde(default)]
@@ -123,6 +121,25 @@ impl Method for Checkpoint {
     const NAME: &'static str = "checkpoint";
     type Params = CheckpointParams;
     type Answer = CheckpointAnswer;
+}
+
+/// A JSON-RPC error, as every failed request is answered (`docs/protocol.md` §3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorObject {
+    /// `-32010` for a contract failure; the JSON-RPC codes otherwise.
+    pub code: i64,
+    /// What went wrong (for a contract failure, the contract's text).
+    pub message: String,
+    /// For a contract failure, its code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<ErrorData>,
+}
+
+/// What a contract failure carries beside its message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorData {
+    /// The contract's error code (`FS_NOT_FOUND`, …).
+    pub fs: String,
 }
 
 /// The parameters of a notification about one request (by its id).

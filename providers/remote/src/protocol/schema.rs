@@ -1,6 +1,8 @@
 //! The protocol's JSON Schema, generated from its types: each method's `params` and `result`,
-//! each notification's `params`, and the definitions they share under `$defs`.
+//! each notification's `params`, the error every failed request is answered with, and the
+//! definitions they share under `$defs`.
 
+use super::control::ErrorObject;
 use super::{methods, notifications};
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
@@ -22,14 +24,16 @@ pub fn schema() -> Value {
         let params = (note.params)(&mut generator);
         notes.insert(note.name.to_string(), json!({ "params": params }));
     }
+    let error = generator.subschema_for::<ErrorObject>();
     let defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "The seam wire protocol",
-        "description": "Each method's params and result, and each notification's params, as JSON Schemas (docs/protocol.md). A {\"$payload\": i} value names the i-th payload segment of the frame that carries it. Generated from seam-remote's protocol module; do not edit by hand.",
+        "description": "Each method's params and result, each notification's params and the error a failed request is answered with, as JSON Schemas (docs/protocol.md). A {\"$payload\": i} value names the i-th payload segment of the frame that carries it. Generated from seam-remote's protocol module; do not edit by hand.",
         "protocol": crate::wire::PROTOCOL,
         "methods": calls,
         "notifications": notes,
+        "error": error,
         "$defs": defs,
     })
 }

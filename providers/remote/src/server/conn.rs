@@ -7,7 +7,8 @@ use super::{CHECKPOINT_PATIENCE, EARLY_CANCELS, Reply, Server, invalid, lock};
 use crate::budget::{Budget, Held};
 use crate::frame::{Frame, encode_line, write_encoded};
 use crate::protocol::control::{
-    Cancel, Checkpoint, CheckpointParams, CreditParams, Initialize, StreamCredit,
+    Cancel, Checkpoint, CheckpointAnswer, CheckpointParams, CreditParams, Initialize,
+    InitializeParams, StreamCredit,
 };
 use crate::protocol::{self, Method, Notification};
 use crate::wire::{self, error_object, response};
@@ -201,13 +202,10 @@ impl Conn {
             if let Some(key) = id.as_ref().and_then(Value::as_str)
                 && let Some(tx) = lock(&self.answers).remove(key)
             {
-                let cancel = frame
-                    .json
-                    .get("result")
-                    .and_then(|r| r.get("cancel"))
-                    .and_then(Value::as_bool)
-                    // An error or a malformed answer cancels (cancelling leaves no trace).
-                    .unwrap_or(true);
+                // An error or a malformed answer cancels (cancelling leaves no trace).
+                let result = frame.json.get("result").unwrap_or(&Value::Null);
+                let cancel =
+                    protocol::decode::<CheckpointAnswer>(result).map_or(true, |a| a.cancel);
                 let _ = tx.send(cancel);
                 return Continue(());
             }
@@ -347,8 +345,9 @@ impl Conn {
 
     pub(super) fn initialize(&self, params: &Value) -> (Reply, bool) {
         let server = &self.server;
+        let asked = protocol::decode::<InitializeParams>(params);
         if self.tcp {
-            let given = params.get("token").and_then(Value::as_str);
+            let given = asked.as_ref().ok().and_then(|p| p.token.as_deref());
             let ok = match (&server.token, given) {
                 (Some(want), Some(got)) => constant_time_eq(want.as_bytes(), got.as_bytes()),
                 _ => false,
@@ -364,22 +363,34 @@ impl Conn {
                 );
             }
         }
-        match params.get("protocol").and_then(Value::as_u64) {
-            Some(wire::PROTOCOL) => {}
-            other => {
+        let asked = match asked {
+            Ok(p) if p.protocol == wire::PROTOCOL => p,
+            Ok(p) => {
                 return (
                     Err(invalid(format!(
                         "protocol {} is not spoken here (this server speaks {})",
-                        other.map_or("(missing)".to_string(), |p| p.to_string()),
+                        p.protocol,
                         wire::PROTOCOL
                     ))),
                     false,
                 );
             }
-        }
+            Err(e) => {
+                let protocol = params
+                    .get("protocol")
+                    .map_or("(missing)".to_string(), Value::to_string);
+                return (
+                    Err(invalid(format!(
+                        "protocol {protocol} is not spoken here (this server speaks {}), or initialize's parameters are malformed: {e}",
+                        wire::PROTOCOL
+                    ))),
+                    false,
+                );
+            }
+        };
         let mut state = lock(&self.state);
         state.initialized = true;
-        state.segments = params.get("stream_segments") == Some(&Value::Bool(true));
+        state.segments = asked.stream_segments;
         (
             Ok(protocol::encode(&describe(
                 server,

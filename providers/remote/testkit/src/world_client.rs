@@ -378,21 +378,30 @@ mod tests {
             let a = Abilities::of(answer.world.unwrap_or_default());
             (a.fifos, a.restore_mtime, a.modes)
         };
-        assert_eq!(of(json!({"root": "/r"})), (true, true, true));
-        assert_eq!(of(json!({"root": "/r", "world": {}})), (true, true, true));
         assert_eq!(
-            of(json!({"root": "/r", "world": {"fifos": false, "restore_mtime": false}})),
+            of(json!({"protocol": 1, "capabilities": [], "root": "/r"})),
+            (true, true, true)
+        );
+        assert_eq!(
+            of(json!({"protocol": 1, "capabilities": [], "root": "/r", "world": {}})),
+            (true, true, true)
+        );
+        assert_eq!(
+            of(
+                json!({"protocol": 1, "capabilities": [], "root": "/r", "world": {"fifos": false, "restore_mtime": false}})
+            ),
             (false, false, true)
         );
         assert_eq!(
-            of(json!({"root": "/r", "world": {"fifos": false}})),
+            of(json!({"protocol": 1, "capabilities": [], "root": "/r", "world": {"fifos": false}})),
             (false, true, true)
         );
         assert_eq!(
-            of(json!({"root": "/r", "world": {"modes": false}})),
+            of(json!({"protocol": 1, "capabilities": [], "root": "/r", "world": {"modes": false}})),
             (true, true, false)
         );
-        let said = json!({"root": "/r", "world": {"fifos": "no"}});
+        let said =
+            json!({"protocol": 1, "capabilities": [], "root": "/r", "world": {"fifos": "no"}});
         assert!(seam_remote::protocol::decode::<CaseAnswer>(&said).is_err());
     }
 }
