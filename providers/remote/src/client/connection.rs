@@ -603,15 +603,7 @@ impl Connection {
         match protocol::decode(&v) {
             Ok(answer) => Ok((answer, frame)),
             Err(e) => {
-                let mut said = v.to_string();
-                if said.len() > 300 {
-                    let mut cut = 300;
-                    while !said.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    said.truncate(cut);
-                    said.push('…');
-                }
+                let said = super::quoted(&v);
                 Err(RemoteError::Protocol(format!(
                     "the answer to {} is malformed ({e}): {said}",
                     M::NAME

@@ -70,15 +70,7 @@ pub(super) fn bad_answer(method: &str) -> FsError {
 
 /// A malformed answer, quoting it (cut at 300 bytes).
 pub(super) fn bad_answer_of(method: &str, answer: &Value) -> FsError {
-    let mut said = answer.to_string();
-    if said.len() > 300 {
-        let mut cut = 300;
-        while !said.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        said.truncate(cut);
-        said.push('…');
-    }
+    let said = super::quoted(answer);
     FsError::new(
         FsErrorCode::IoError,
         format!("remote {method}: the server's answer is malformed: {said}"),

@@ -87,3 +87,17 @@ pub enum RemoteError {
     #[error("protocol error: {0}")]
     Protocol(String),
 }
+
+/// What a server answered, as JSON cut at 300 bytes (for a message saying it is malformed).
+pub(crate) fn quoted(answer: &serde_json::Value) -> String {
+    let mut said = answer.to_string();
+    if said.len() > 300 {
+        let mut cut = 300;
+        while !said.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        said.truncate(cut);
+        said.push('…');
+    }
+    said
+}

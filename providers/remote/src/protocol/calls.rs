@@ -3,7 +3,6 @@
 //! member means `None`.
 
 use super::values::{DirEntry, PayloadRef, Target, TargetRef, WriteGuard};
-use super::{Call, Method};
 use schemars::JsonSchema;
 use seam::{
     CreateDirOptions, CreateDirOutcome, FsInfo, FsPathInfo, FsVersion, RemoveOptions,
@@ -188,28 +187,7 @@ pub struct StreamEnd {
     pub end: bool,
 }
 
-macro_rules! calls {
-    ($($(#[$doc:meta])* $ty:ident = $name:literal, $params:ty => $answer:ty;)*) => {
-        $(
-            $(#[$doc])*
-            #[derive(Clone, Copy, Debug)]
-            pub struct $ty;
-
-            impl Method for $ty {
-                const NAME: &'static str = $name;
-                type Params = $params;
-                type Answer = $answer;
-            }
-        )*
-
-        /// Every contract method, in the order `docs/protocol.md` lists them.
-        pub(super) fn all(out: &mut Vec<Call>) {
-            $(out.push(Call::of::<$ty>());)*
-        }
-    };
-}
-
-calls! {
+methods! {
     /// A path to a target.
     Resolve = "resolve", PathParams => Target;
     /// A target's info, `null` when absent.

@@ -2,7 +2,7 @@
 //! stream's notifications and credit, cancellation, and the checkpoints a server shows the
 //! client.
 
-use super::{Call, Method, Note, Notification};
+use super::{Note, Notification};
 use schemars::JsonSchema;
 use seam::{CancelPoint, SandboxMode};
 use serde::{Deserialize, Serialize};
@@ -79,16 +79,6 @@ pub struct Description {
     pub listening: bool,
 }
 
-/// The handshake.
-#[derive(Clone, Copy, Debug)]
-pub struct Initialize;
-
-impl Method for Initialize {
-    const NAME: &'static str = "initialize";
-    type Params = InitializeParams;
-    type Answer = Description;
-}
-
 /// A checkpoint of a mutation, shown to the client (a request the server sends, with an id of
 /// its own making).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -111,16 +101,6 @@ pub struct CheckpointParams {
 pub struct CheckpointAnswer {
     /// Cancel the mutation here.
     pub cancel: bool,
-}
-
-/// A mutation's checkpoint (server to client).
-#[derive(Clone, Copy, Debug)]
-pub struct Checkpoint;
-
-impl Method for Checkpoint {
-    const NAME: &'static str = "checkpoint";
-    type Params = CheckpointParams;
-    type Answer = CheckpointAnswer;
 }
 
 /// A JSON-RPC error, as every failed request is answered (`docs/protocol.md` §3).
@@ -190,8 +170,9 @@ notes! {
     Cancel = "$/cancel", AboutRequest;
 }
 
-/// The handshake and the checkpoint request.
-pub(super) fn all(out: &mut Vec<Call>) {
-    out.push(Call::of::<Initialize>());
-    out.push(Call::of::<Checkpoint>());
+methods! {
+    /// The handshake.
+    Initialize = "initialize", InitializeParams => Description;
+    /// A mutation's checkpoint (server to client).
+    Checkpoint = "checkpoint", CheckpointParams => CheckpointAnswer;
 }

@@ -10,6 +10,29 @@
 //! [`crate::frame`] and [`crate::wire`]; content travels as payload segments named by
 //! [`values::PayloadRef`].
 
+/// Declares methods: a unit type per method implementing [`Method`], and `all`, which lists them
+/// for the schema in the order given.
+macro_rules! methods {
+    ($($(#[$doc:meta])* $ty:ident = $name:literal, $params:ty => $answer:ty;)*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Copy, Debug)]
+            pub struct $ty;
+
+            impl $crate::protocol::Method for $ty {
+                const NAME: &'static str = $name;
+                type Params = $params;
+                type Answer = $answer;
+            }
+        )*
+
+        /// These methods, in the order declared.
+        pub(super) fn all(out: &mut Vec<$crate::protocol::Call>) {
+            $(out.push($crate::protocol::Call::of::<$ty>());)*
+        }
+    };
+}
+
 pub mod calls;
 pub mod control;
 mod schema;

@@ -4,7 +4,6 @@
 
 use super::control::Description;
 use super::values::PayloadRef;
-use super::{Call, Method};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -188,28 +187,7 @@ pub struct EntryMode {
     pub mode: Option<u32>,
 }
 
-macro_rules! world {
-    ($($(#[$doc:meta])* $ty:ident = $name:literal, $params:ty => $answer:ty;)*) => {
-        $(
-            $(#[$doc])*
-            #[derive(Clone, Copy, Debug)]
-            pub struct $ty;
-
-            impl Method for $ty {
-                const NAME: &'static str = $name;
-                type Params = $params;
-                type Answer = $answer;
-            }
-        )*
-
-        /// Every `world/*` method.
-        pub(super) fn all(out: &mut Vec<Call>) {
-            $(out.push(Call::of::<$ty>());)*
-        }
-    };
-}
-
-world! {
+methods! {
     /// A fresh case (or one in the gate's directory) and a fresh backend over it.
     WorldCase = "world/case", CaseParams => CaseAnswer;
     /// A second, independent backend over a case this server made.
