@@ -19,6 +19,20 @@
 //! again by every inode made after it (above), and the links and directories of a per-case
 //! layout were most of what the short cases made.
 //!
+//! **A case's directory is used again.** Making a directory in the spread run directory costs
+//! the allocator a look at every block group of the disk (the price of spreading), and removing
+//! one costs as much again: together most of what a short case spent of its own. So a case's
+//! directory ([`CaseDir::aliased`], the one a provider's case lives in), once its case ends, is
+//! emptied and kept ([`SPARES_KEPT`] at most) for the next case that asks for one with the same
+//! prefix — [`USES`] cases at most, after which it is removed and a fresh one is spread
+//! elsewhere, so that the inodes a directory's cases free (which the allocator scans past for a
+//! while) never pile up in one block group. A directory that cannot be emptied (a case left
+//! something this process may not remove), or that is found written into when it is taken
+//! again, is removed instead. A case sees an empty directory either way: the name is the only
+//! thing one case can tell of another. The suite's other directories ([`CaseDir::new`]) are
+//! never used again: a FUSE layer mounted in one is unmounted *by its path* when its session
+//! ends, which may be after the directory's next case mounted its own there.
+//!
 //! **Nothing left behind.** A case is dropped with its directory when it ends — unless a call
 //! into it hung: the suite then gives the call up with its thread, and what the thread holds is
 //! never dropped. So every case directory is listed here while it lives, and a command that
@@ -56,12 +70,27 @@ const CASES_IN: &str = "private";
 /// The link beside it, to it: [`CASES_IN`] spelled another way.
 const LINK: &str = "tmp";
 
+/// How many emptied case directories are kept for cases to come.
+const SPARES_KEPT: usize = 8;
+/// How many cases one directory serves before it is removed.
+const USES: u32 = 16;
+
+/// An emptied case directory, kept for the next case asking for one like it.
+struct Spare {
+    path: PathBuf,
+    prefix: String,
+    aliased: bool,
+    uses: u32,
+}
+
 /// The run directory, its holders and the case directories alive in it.
 #[derive(Default)]
 struct State {
     run: Option<PathBuf>,
     holds: usize,
     live: Vec<PathBuf>,
+    /// Emptied case directories, in the run directory, for cases to come.
+    spares: Vec<Spare>,
     /// The command is on its way out (interrupted): no directory is made any more.
     closed: bool,
 }
@@ -106,6 +135,7 @@ impl State {
             && self.live.is_empty()
             && let Some(run) = self.run.take()
         {
+            self.spares.clear();
             let _ = std::fs::remove_dir_all(run);
         }
     }
@@ -135,22 +165,94 @@ impl Registry {
                     "the command was interrupted",
                 ));
             }
-            let run = s.run()?;
-            let parent = if aliased { run.join(CASES_IN) } else { run };
-            let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent);
-            let dir = match dir {
-                Ok(dir) => dir,
-                Err(e) => {
-                    s.settle();
-                    return Err(e);
+            let kept = s
+                .spares
+                .iter()
+                .position(|d| d.prefix == prefix && d.aliased == aliased);
+            if let Some(i) = kept {
+                let spare = s.spares.swap_remove(i);
+                // Written into after its case ended (by what the case left running): not
+                // handed to another case.
+                if !is_empty(&spare.path) {
+                    let _ = std::fs::remove_dir_all(&spare.path);
+                    return self.fresh(s, prefix, aliased);
                 }
-            };
-            s.live.push(dir.path().to_path_buf());
-            Ok(CaseDir {
-                dir: Some(dir),
-                registry: self,
-            })
+                s.live.push(spare.path.clone());
+                return Ok(CaseDir {
+                    path: Some(spare.path),
+                    prefix: prefix.to_string(),
+                    aliased,
+                    uses: spare.uses + 1,
+                    registry: self,
+                });
+            }
+            self.fresh(s, prefix, aliased)
         })
+    }
+
+    /// A directory made for a case, not one kept.
+    fn fresh(
+        &'static self,
+        s: &mut State,
+        prefix: &str,
+        aliased: bool,
+    ) -> std::io::Result<CaseDir> {
+        let run = s.run()?;
+        let parent = if aliased { run.join(CASES_IN) } else { run };
+        let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent);
+        let dir = match dir {
+            Ok(dir) => dir.keep(),
+            Err(e) => {
+                s.settle();
+                return Err(e);
+            }
+        };
+        s.live.push(dir.clone());
+        Ok(CaseDir {
+            path: Some(dir),
+            prefix: prefix.to_string(),
+            aliased,
+            uses: 1,
+            registry: self,
+        })
+    }
+
+    /// A case is done with `dir`: kept, emptied, for another case while it has uses left and
+    /// room is left among the spares; removed otherwise.
+    fn retire(&self, dir: &CaseDir, path: PathBuf) {
+        let wanted = || {
+            self.with(|s| {
+                dir.aliased
+                    && !s.closed
+                    && s.run.is_some()
+                    && dir.uses < USES
+                    && s.spares.len() < SPARES_KEPT
+            })
+        };
+        // Emptied and removed outside the lock: cases on other threads end meanwhile.
+        let kept = wanted() && emptied(&path).is_ok();
+        let left = match kept {
+            true => self.with(|s| {
+                if s.closed || s.run.is_none() || s.spares.len() >= SPARES_KEPT {
+                    return Some(path);
+                }
+                s.live.retain(|p| p != &path);
+                s.spares.push(Spare {
+                    path,
+                    prefix: dir.prefix.clone(),
+                    aliased: dir.aliased,
+                    uses: dir.uses,
+                });
+                None
+            }),
+            false => Some(path),
+        };
+        if let Some(path) = left {
+            // The directory first, then the run directory if this was its last case.
+            let _ = std::fs::remove_dir_all(&path);
+            self.with(|s| s.live.retain(|p| p != &path));
+        }
+        self.with(State::settle);
     }
 
     fn hold(&'static self) -> Hold {
@@ -161,13 +263,6 @@ impl Registry {
     fn release(&self) {
         self.with(|s| {
             s.holds = s.holds.saturating_sub(1);
-            s.settle();
-        });
-    }
-
-    fn forget(&self, path: &Path) {
-        self.with(|s| {
-            s.live.retain(|p| p != path);
             s.settle();
         });
     }
@@ -196,6 +291,7 @@ impl Registry {
     fn remove_everything(&self) -> usize {
         self.with(|s| {
             let paths = std::mem::take(&mut s.live);
+            s.spares.clear();
             if let Some(run) = s.run.take() {
                 let mut gone_for = 0;
                 for _ in 0..100 {
@@ -220,9 +316,33 @@ impl Registry {
 
 static CASES: Registry = Registry::new();
 
-/// A case's temporary directory: removed when dropped, or by [`remove_abandoned`] if never.
+fn is_empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none())
+}
+
+/// Empties `dir` (and makes it private to its owner again, as a fresh one is): what is in it is
+/// removed, the directory itself stays.
+fn emptied(dir: &Path) -> std::io::Result<()> {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// A case's temporary directory: emptied for another case or removed when dropped (see the
+/// module's docs), or removed by [`remove_abandoned`] if never dropped.
 pub struct CaseDir {
-    dir: Option<tempfile::TempDir>,
+    path: Option<PathBuf>,
+    prefix: String,
+    aliased: bool,
+    /// How many cases it served, this one included.
+    uses: u32,
     registry: &'static Registry,
 }
 
@@ -241,8 +361,8 @@ impl CaseDir {
 
     /// Where it is.
     pub fn path(&self) -> &Path {
-        match &self.dir {
-            Some(dir) => dir.path(),
+        match &self.path {
+            Some(dir) => dir,
             None => Path::new(""),
         }
     }
@@ -251,7 +371,7 @@ impl CaseDir {
     /// `…/seam-check-…/tmp/case-…/…` for `…/seam-check-…/private/case-…/…`. `None` for a path
     /// outside the directory, or a directory not made [`CaseDir::aliased`].
     pub fn through_link(&self, path: &Path) -> Option<PathBuf> {
-        let own = self.dir.as_ref()?.path();
+        let own = self.path.as_deref()?;
         let rest = path.strip_prefix(own).ok()?;
         let name = own.file_name()?;
         let parent = own.parent()?;
@@ -264,11 +384,8 @@ impl CaseDir {
 
 impl Drop for CaseDir {
     fn drop(&mut self) {
-        if let Some(dir) = self.dir.take() {
-            let path = dir.path().to_path_buf();
-            // The directory first, then the run directory if this was its last case.
-            drop(dir);
-            self.registry.forget(&path);
+        if let Some(path) = self.path.take() {
+            self.registry.retire(self, path);
         }
     }
 }
@@ -466,6 +583,48 @@ mod tests {
         // Twice is the same.
         super::spread(dir.path());
         assert!(flags().contains(IFlags::TOPDIR));
+    }
+
+    #[test]
+    fn a_case_directory_is_emptied_and_used_again_then_removed_after_its_uses() {
+        static REGISTRY: Registry = Registry::new();
+        let _held = REGISTRY.hold();
+        let first = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
+        let path = first.path().to_path_buf();
+        std::fs::create_dir_all(path.join("d/e")).expect("content");
+        std::fs::write(path.join("d/e/f"), b"x").expect("content");
+        std::os::unix::fs::symlink("/", path.join("l")).expect("a link");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o711)).expect("mode");
+        drop(first);
+        assert!(path.is_dir(), "kept");
+        // Only for a case asking for the same kind of directory.
+        let other = REGISTRY.make("seam-case-dirs-other-", true).expect("a dir");
+        assert_ne!(other.path(), path);
+        let again = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
+        assert_eq!(again.path(), path, "the kept one");
+        assert_eq!(std::fs::read_dir(&path).expect("list").count(), 0, "empty");
+        let mode = std::fs::metadata(&path).expect("dir").permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "private again, as a fresh one");
+        drop(again);
+        // Written into after its case ended: not handed to another case, and removed.
+        std::fs::write(path.join("late"), b"x").expect("a late write");
+        let fresh = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
+        assert_ne!(fresh.path(), path);
+        assert!(!path.exists(), "the littered one is removed");
+        let path = fresh.path().to_path_buf();
+        drop(fresh);
+        // Used USES times, a directory is removed rather than kept.
+        for _ in 1..super::USES {
+            let dir = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
+            assert_eq!(dir.path(), path, "one directory serves every case");
+        }
+        assert!(!path.exists(), "removed after its last use");
+        // The suite's other directories are never kept (a mount in one is unmounted by path).
+        let plain = REGISTRY.make("seam-case-dirs-test-", false).expect("a dir");
+        let path = plain.path().to_path_buf();
+        drop(plain);
+        assert!(!path.exists(), "{} is kept", path.display());
+        drop(other);
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub(super) struct State {
     /// The client takes `stream/chunk` frames of several segments (`stream_segments` in its
     /// `initialize`), so the backend's chunks travel as they are, without being joined.
     pub(super) segments: bool,
-    pub(super) case: Option<tempfile::TempDir>,
+    pub(super) case: Option<super::case_dirs::CaseDir>,
     /// The case directory `world/*` works in: the one `world/case` made, or the one
     /// `world/reopen` opened (a case another connection — maybe a killed process — made).
     pub(super) root: Option<PathBuf>,

@@ -48,9 +48,8 @@ impl Conn {
                         (None, real)
                     }
                     None => {
-                        let dir = tempfile::Builder::new()
-                            .prefix("case-")
-                            .tempdir_in(base)
+                        let dir = base
+                            .make()
                             .map_err(|e| failed(format!("world/case: {e}")))?;
                         let root = std::fs::canonicalize(dir.path())
                             .map_err(|e| failed(format!("world/case: {e}")))?;
@@ -85,7 +84,7 @@ impl Conn {
                     .ok_or_else(|| failed("world/reopen needs the case's root".into()))?;
                 let real = std::fs::canonicalize(asked)
                     .map_err(|e| failed(format!("world/reopen {asked}: {e}")))?;
-                let base = std::fs::canonicalize(base)
+                let base = std::fs::canonicalize(base.base())
                     .map_err(|e| failed(format!("world/reopen: {e}")))?;
                 if real.parent() != Some(base.as_path()) {
                     return Err(failed(format!(

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{Semaphore, mpsc};
 
+mod case_dirs;
 mod conn;
 mod methods;
 mod params;
@@ -37,7 +38,7 @@ pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
 /// A server hosting one backend (or, under test control, one per connection).
 pub struct Server {
     provider: Arc<dyn FileSystem>,
-    cases: Option<(Arc<dyn CaseMaker>, PathBuf)>,
+    cases: Option<(Arc<dyn CaseMaker>, Arc<case_dirs::CaseDirs>)>,
     token: Option<String>,
     limits: Limits,
     pub(crate) connection_limits: ConnectionLimits,
@@ -117,7 +118,7 @@ impl Server {
     /// Enables the `world/*` methods: `world/case` makes a fresh case directory under `base`
     /// and a backend over it with `maker`.
     pub fn with_test_control(mut self, maker: Arc<dyn CaseMaker>, base: PathBuf) -> Self {
-        self.cases = Some((maker, base));
+        self.cases = Some((maker, case_dirs::CaseDirs::new(base)));
         self
     }
 

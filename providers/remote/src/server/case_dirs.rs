@@ -1,0 +1,153 @@
+//! The directories a test-control server makes its cases in (`world/case` without a root).
+//!
+//! A conformance run asks for thousands of cases, one after another, and on the disk the gate
+//! measures on, making a directory in the (spread) base and removing it again cost most of
+//! what a short case spent of its own on the server. So a case's directory, when its case is
+//! done (the connection's next `world/case`, or the connection closing), is emptied and kept
+//! for a case to come — [`USES`] cases at most, [`SPARES_KEPT`] directories at most — rather
+//! than removed. A directory that cannot be emptied is removed as before, and one found not
+//! empty when it is taken again is removed and a fresh one made: a case always starts in an
+//! empty directory, and its name is all one case can tell of another.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// How many emptied directories are kept.
+const SPARES_KEPT: usize = 4;
+/// How many cases one directory serves before it is removed.
+const USES: u32 = 16;
+
+/// The base directory and the emptied directories kept in it.
+pub(crate) struct CaseDirs {
+    base: PathBuf,
+    spares: Mutex<Vec<(PathBuf, u32)>>,
+}
+
+impl CaseDirs {
+    pub(crate) fn new(base: PathBuf) -> Arc<Self> {
+        Arc::new(Self {
+            base,
+            spares: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Where the cases' directories are made.
+    pub(crate) fn base(&self) -> &Path {
+        &self.base
+    }
+
+    fn spares(&self) -> std::sync::MutexGuard<'_, Vec<(PathBuf, u32)>> {
+        self.spares.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// An empty directory for a case: a kept one, or a fresh one in the base.
+    pub(crate) fn make(self: &Arc<Self>) -> std::io::Result<CaseDir> {
+        loop {
+            let Some((path, uses)) = self.spares().pop() else {
+                break;
+            };
+            if is_empty(&path) {
+                return Ok(CaseDir {
+                    path: Some(path),
+                    uses: uses + 1,
+                    dirs: self.clone(),
+                });
+            }
+            let _ = std::fs::remove_dir_all(&path);
+        }
+        let path = tempfile::Builder::new()
+            .prefix("case-")
+            .tempdir_in(&self.base)?
+            .keep();
+        Ok(CaseDir {
+            path: Some(path),
+            uses: 1,
+            dirs: self.clone(),
+        })
+    }
+}
+
+/// One case's directory: emptied and kept, or removed, when dropped.
+pub(crate) struct CaseDir {
+    path: Option<PathBuf>,
+    uses: u32,
+    dirs: Arc<CaseDirs>,
+}
+
+impl CaseDir {
+    pub(crate) fn path(&self) -> &Path {
+        self.path.as_deref().unwrap_or(Path::new(""))
+    }
+}
+
+impl Drop for CaseDir {
+    fn drop(&mut self) {
+        let Some(path) = self.path.take() else {
+            return;
+        };
+        let room = || self.uses < USES && self.dirs.spares().len() < SPARES_KEPT;
+        if room() && emptied(&path).is_ok() {
+            let mut spares = self.dirs.spares();
+            if spares.len() < SPARES_KEPT {
+                spares.push((path, self.uses));
+                return;
+            }
+        }
+        let _ = std::fs::remove_dir_all(&path);
+    }
+}
+
+fn is_empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none())
+}
+
+/// Empties `dir` and makes it private to its owner again, as a fresh one is.
+fn emptied(dir: &Path) -> std::io::Result<()> {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CaseDirs;
+
+    #[test]
+    fn a_case_directory_is_emptied_and_used_again_then_removed_after_its_uses() {
+        let base = tempfile::tempdir().expect("base");
+        let dirs = CaseDirs::new(base.path().to_path_buf());
+        let first = dirs.make().expect("a directory");
+        let path = first.path().to_path_buf();
+        std::fs::create_dir_all(path.join("d/e")).expect("content");
+        std::fs::write(path.join("d/e/f"), b"x").expect("content");
+        std::os::unix::fs::symlink("/", path.join("l")).expect("a link");
+        drop(first);
+        assert!(path.is_dir(), "kept");
+        let again = dirs.make().expect("a directory");
+        assert_eq!(again.path(), path, "the kept one");
+        assert_eq!(std::fs::read_dir(&path).expect("list").count(), 0, "empty");
+        drop(again);
+        // Something written into a kept directory after its case: it is not handed out again.
+        std::fs::write(path.join("late"), b"x").expect("a late write");
+        let fresh = dirs.make().expect("a directory");
+        assert_ne!(fresh.path(), path);
+        assert!(!path.exists(), "the littered one is removed");
+        let path = fresh.path().to_path_buf();
+        drop(fresh);
+        // Used USES times, a directory is removed rather than kept.
+        for _ in 1..super::USES {
+            let dir = dirs.make().expect("a directory");
+            assert_eq!(dir.path(), path, "one directory serves every case");
+        }
+        assert!(!path.exists(), "removed after its last use");
+        assert_eq!(std::fs::read_dir(base.path()).expect("list").count(), 0);
+    }
+}
