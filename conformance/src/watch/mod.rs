@@ -32,6 +32,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 mod fs;
+mod workers;
 mod world;
 
 pub(crate) use world::WatchedFactory;
@@ -358,7 +359,7 @@ impl GivenUp {
     }
 }
 
-/// Runs `work` on a thread of its own; gives up on it when a watched call blocks past its limit
+/// Runs `work` on a thread of its own (one kept from earlier work: [`workers`]); gives up on it when a watched call blocks past its limit
 /// (and [`GRACE`]: an asynchronous call is given up at its limit by its own timer), and turns a
 /// panic into [`GivenUp::Panicked`]. A thread given up on is left behind: a thread cannot be
 /// killed.
@@ -368,23 +369,21 @@ pub(crate) fn supervised<T: Send + 'static>(
     tick: &mut dyn FnMut(),
 ) -> Result<T, GivenUp> {
     let (tx, rx) = mpsc::channel();
-    let spawned = std::thread::Builder::new()
-        .name("seam-supervised".into())
-        .spawn(move || {
-            let result = std::panic::catch_unwind(AssertUnwindSafe(work));
-            let _ = tx.send(result);
-        });
-    let handle =
-        spawned.map_err(|e| GivenUp::Lost(format!("cannot start a thread for the work: {e}")))?;
+    let job: workers::Job = Box::new(move || {
+        let result = std::panic::catch_unwind(AssertUnwindSafe(work));
+        let _ = tx.send(result);
+    });
+    let worker = workers::run(job)
+        .map_err(|e| GivenUp::Lost(format!("cannot start a thread for the work: {e}")))?;
     loop {
         tick();
         match rx.recv_timeout(Duration::from_millis(20)) {
             Ok(Ok(value)) => {
-                let _ = handle.join();
+                worker.done();
                 return Ok(value);
             }
             Ok(Err(payload)) => {
-                let _ = handle.join();
+                worker.done();
                 return Err(GivenUp::Panicked(panic_text(payload.as_ref())));
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
