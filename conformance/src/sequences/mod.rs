@@ -138,6 +138,31 @@ pub(crate) fn suite_runtime() -> Result<Runtime, Failure> {
     runtime().map_err(|e| Failure::new(FailureKind::Setup, format!("cannot start a runtime: {e}")))
 }
 
+thread_local! {
+    /// The runtime the last case on this thread ran on, kept for the next (see [`case_runtime`]).
+    static KEPT: std::cell::RefCell<Option<Runtime>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The runtime a case runs on: the one the thread's last case left, or a new one. Building a
+/// runtime, and the thread its blocking pool starts for a disk provider's first call, cost a
+/// short case more than its calls did; the threads cases run on are kept
+/// ([`crate::watch::supervised`]), and their runtimes with them. Handed back with
+/// [`keep_runtime`], which keeps it only when the case left no task behind: one that did is
+/// dropped, and its tasks with it, as every case's were when each had its own.
+fn case_runtime() -> Result<Runtime, Failure> {
+    match KEPT.with(|k| k.borrow_mut().take()) {
+        Some(rt) => Ok(rt),
+        None => suite_runtime(),
+    }
+}
+
+/// See [`case_runtime`].
+fn keep_runtime(rt: Runtime) {
+    if rt.metrics().num_alive_tasks() == 0 {
+        KEPT.with(|k| *k.borrow_mut() = Some(rt));
+    }
+}
+
 /// Runs `steps` against a fresh subject; returns every record up to and including the first
 /// failure, and the harness counts.
 pub fn run_steps(
@@ -345,8 +370,8 @@ pub(crate) fn run_case_supervised(
     let result = supervised(
         &monitor,
         move || -> Result<(Vec<StepRecord>, Stats), Failure> {
-            let rt = suite_runtime()?;
-            run_case(
+            let rt = case_runtime()?;
+            let ran = run_case(
                 &watched,
                 &rt,
                 &options,
@@ -354,7 +379,9 @@ pub(crate) fn run_case_supervised(
                 &owned,
                 Some(&m),
                 seen.as_deref(),
-            )
+            );
+            keep_runtime(rt);
+            ran
         },
         &mut || {},
     );
