@@ -26,7 +26,8 @@
 //! emptied and kept ([`SPARES_KEPT`] at most) for the next case that asks for one with the same
 //! prefix — [`USES`] cases at most, after which it is removed and a fresh one is spread
 //! elsewhere, so that the inodes a directory's cases free (which the allocator scans past for a
-//! while) never pile up in one block group. A directory that cannot be emptied (a case left
+//! while) never pile up in one block group; for the same reason a case that held its directory
+//! longer than [`BUSY`] (one that may have made thousands of inodes) has it removed. A directory that cannot be emptied (a case left
 //! something this process may not remove), or that is found written into when it is taken
 //! again, is removed instead. A case sees an empty directory either way: the name is the only
 //! thing one case can tell of another. The suite's other directories ([`CaseDir::new`]) are
@@ -74,6 +75,10 @@ const LINK: &str = "tmp";
 const SPARES_KEPT: usize = 8;
 /// How many cases one directory serves before it is removed.
 const USES: u32 = 16;
+/// A case that held its directory this long is not a short one: it may have made and freed
+/// thousands of inodes there (`swap-race` does, `big-directories` does), which the allocator
+/// would make the next cases in the same block group scan past. Its directory is removed.
+const BUSY: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// An emptied case directory, kept for the next case asking for one like it.
 struct Spare {
@@ -183,6 +188,7 @@ impl Registry {
                     prefix: prefix.to_string(),
                     aliased,
                     uses: spare.uses + 1,
+                    since: std::time::Instant::now(),
                     registry: self,
                 });
             }
@@ -213,6 +219,7 @@ impl Registry {
             prefix: prefix.to_string(),
             aliased,
             uses: 1,
+            since: std::time::Instant::now(),
             registry: self,
         })
     }
@@ -226,6 +233,7 @@ impl Registry {
                     && !s.closed
                     && s.run.is_some()
                     && dir.uses < USES
+                    && dir.since.elapsed() < BUSY
                     && s.spares.len() < SPARES_KEPT
             })
         };
@@ -343,6 +351,8 @@ pub struct CaseDir {
     aliased: bool,
     /// How many cases it served, this one included.
     uses: u32,
+    /// When this case took it.
+    since: std::time::Instant,
     registry: &'static Registry,
 }
 
