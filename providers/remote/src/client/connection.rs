@@ -161,7 +161,9 @@ pub struct Connection {
     pub(super) inner: Arc<Inner>,
     hello: Value,
     description: Description,
-    runtime: Option<tokio::runtime::Runtime>,
+    /// The connection's tasks on the shared runtime ([`io_runtime`]): its writer, its reader
+    /// and, for an in-process server, the server's side. Aborted when it drops.
+    tasks: Vec<tokio::task::AbortHandle>,
     _child: Option<tokio::process::Child>,
     /// The adapter's `TMPDIR` ([`crate::children::give_temp_dirs`]), removed once it is reaped.
     temp: Option<Box<dyn crate::children::TempDir>>,
@@ -175,15 +177,40 @@ impl std::fmt::Debug for Connection {
     }
 }
 
+/// The runtime every connection of the process does its I/O on: its writer and reader tasks,
+/// the watchers of its cancellable calls, the checkpoints it shows. A conformance run opens a
+/// connection per case, thousands of them, and a runtime of its own for each (a thread started
+/// and ended, a poller made) cost a short case more than its calls did. A connection's tasks
+/// are aborted when it drops, as its own runtime's were when that was shut down; nothing on
+/// the runtime blocks (a checkpoint's probe runs on its blocking pool), so connections share
+/// it without waiting on one another. Built on first use; a failure to build it is every
+/// connection's failure to start.
+fn io_runtime() -> Result<tokio::runtime::Handle, String> {
+    static IO: std::sync::OnceLock<Result<tokio::runtime::Runtime, String>> =
+        std::sync::OnceLock::new();
+    IO.get_or_init(|| {
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .thread_name("seam-remote-io")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the connections' runtime: {e}"))
+    })
+    .as_ref()
+    .map(|rt| rt.handle().clone())
+    .map_err(Clone::clone)
+}
+
 impl Drop for Connection {
     fn drop(&mut self) {
         // The sending half first (a child's stdin closes: the adapter sees the end of its
         // input), whoever still holds the connection's state.
         self.inner.out.close();
-        if let Some(rt) = self.runtime.take() {
-            // Drops the connection's tasks, and with them the child's stdin: an adapter sees
-            // end of input and exits.
-            rt.shutdown_background();
+        // Drops the connection's tasks, and with them its socket or the child's stdin: an
+        // adapter sees end of input and exits.
+        for task in self.tasks.drain(..) {
+            task.abort();
         }
         if let Some(mut child) = self._child.take() {
             let pid = child.id();
@@ -242,15 +269,33 @@ pub(super) type Adapter = (
     Option<Box<dyn crate::children::TempDir>>,
 );
 
-pub(super) async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Option<Adapter>)> {
+/// What [`open`] opened: the two halves, the adapter it started (`exec:`), and the server's
+/// task (in process).
+pub(super) struct Opened {
+    reader: BoxRead,
+    writer: BoxWrite,
+    adapter: Option<Adapter>,
+    server: Option<tokio::task::AbortHandle>,
+}
+
+pub(super) async fn open(dial: Dial) -> std::io::Result<Opened> {
+    let plain = |reader: BoxRead, writer: BoxWrite| Opened {
+        reader,
+        writer,
+        adapter: None,
+        server: None,
+    };
     let address = match dial {
         Dial::Address(a) => a,
         Dial::InProcess(server) => {
             let (ours, theirs) = tokio::net::UnixStream::pair()?;
             let (r, w) = theirs.into_split();
-            tokio::spawn(server.serve_connection(r, w, false));
+            let task = tokio::spawn(server.serve_connection(r, w, false));
             let (r, w) = ours.into_split();
-            return Ok((Box::new(r), Box::new(w), None));
+            return Ok(Opened {
+                server: Some(task.abort_handle()),
+                ..plain(Box::new(r), Box::new(w))
+            });
         }
     };
     match &address {
@@ -258,13 +303,13 @@ pub(super) async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Opti
             let s = tokio::net::UnixStream::connect(p).await?;
             crate::frame::widen_buffers(&s);
             let (r, w) = s.into_split();
-            Ok((Box::new(r), Box::new(w), None))
+            Ok(plain(Box::new(r), Box::new(w)))
         }
         Address::Tcp(a) => {
             let s = tokio::net::TcpStream::connect(a).await?;
             let _ = s.set_nodelay(true);
             let (r, w) = s.into_split();
-            Ok((Box::new(r), Box::new(w), None))
+            Ok(plain(Box::new(r), Box::new(w)))
         }
         Address::Exec(c) => {
             // A process group of its own: the shell and whatever it runs (an interpreter, a
@@ -291,7 +336,10 @@ pub(super) async fn open(dial: Dial) -> std::io::Result<(BoxRead, BoxWrite, Opti
             let (Some(w), Some(r)) = (child.stdin.take(), child.stdout.take()) else {
                 return Err(std::io::Error::other("the child has no stdin/stdout"));
             };
-            Ok((Box::new(r), Box::new(w), Some((child, temp))))
+            Ok(Opened {
+                adapter: Some((child, temp)),
+                ..plain(Box::new(r), Box::new(w))
+            })
         }
     }
 }
@@ -444,7 +492,7 @@ impl Connection {
         Self::dial(Dial::Address(address.clone()), token, Some(offer))
     }
 
-    /// A connection to `server` running on this connection's own runtime, over a socket pair:
+    /// A connection to `server` running on the connections' runtime, over a socket pair:
     /// the whole protocol, no listening socket and no file anywhere (for a process that wants
     /// the wire between itself and a backend, as the suite's unprivileged runner does).
     pub fn in_process(server: Arc<crate::Server>) -> Result<Connection, RemoteError> {
@@ -464,22 +512,16 @@ impl Connection {
             address: name.clone(),
             reason,
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("seam-remote-io")
-            .enable_all()
-            .build()
-            .map_err(|e| failed(e.to_string()))?;
-        let handle = runtime.handle().clone();
+        let handle = io_runtime().map_err(failed)?;
         let (done, wait) = std::sync::mpsc::channel();
-        runtime.spawn(async move {
+        handle.spawn(async move {
             let _ = done.send(open(dial).await);
         });
-        let (reader, writer, adapter) = wait
+        let opened = wait
             .recv()
             .map_err(|e| failed(e.to_string()))?
             .map_err(|e| failed(e.to_string()))?;
-        let out = Arc::new(crate::outbox::Outbox::new(writer));
+        let out = Arc::new(crate::outbox::Outbox::new(opened.writer));
         let inner = Arc::new(Inner {
             out: out.clone(),
             pending: Mutex::new(Waiters::default()),
@@ -487,17 +529,22 @@ impl Connection {
             next: AtomicU64::new(1),
             handle: handle.clone(),
         });
-        runtime.spawn(async move { out.run().await });
-        runtime.spawn(read_loop(inner.clone(), reader));
+        let mut tasks: Vec<tokio::task::AbortHandle> = opened.server.into_iter().collect();
+        tasks.push(handle.spawn(async move { out.run().await }).abort_handle());
+        tasks.push(
+            handle
+                .spawn(read_loop(inner.clone(), opened.reader))
+                .abort_handle(),
+        );
         let mut conn = Connection {
             inner,
             hello: Value::Null,
             description: Description::default(),
-            runtime: Some(runtime),
+            tasks,
             _child: None,
             temp: None,
         };
-        if let Some((child, temp)) = adapter {
+        if let Some((child, temp)) = opened.adapter {
             conn._child = Some(child);
             conn.temp = temp;
         }
