@@ -21,6 +21,9 @@ use tokio::sync::{mpsc, oneshot};
 
 pub(super) enum Waiter {
     Call(oneshot::Sender<Frame>),
+    /// A call made from a plain thread, which waits on the channel itself
+    /// ([`Connection::request_blocking`]).
+    Blocking(std::sync::mpsc::Sender<Frame>),
     /// A stream's frames, and its flow control.
     Stream(mpsc::UnboundedSender<Frame>, Arc<Credit>),
 }
@@ -370,6 +373,9 @@ pub(super) async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
                         Waiter::Call(tx) => {
                             let _ = tx.send(frame);
                         }
+                        Waiter::Blocking(tx) => {
+                            let _ = tx.send(frame);
+                        }
                         Waiter::Stream(tx, _) => {
                             let _ = tx.send(frame);
                         }
@@ -414,6 +420,9 @@ pub(super) async fn read_loop(inner: Arc<Inner>, reader: BoxRead) {
         };
         match lock(&inner.pending).by_id.remove(&id) {
             Some(Waiter::Call(tx)) => {
+                let _ = tx.send(frame);
+            }
+            Some(Waiter::Blocking(tx)) => {
                 let _ = tx.send(frame);
             }
             Some(Waiter::Stream(tx, _)) => {
@@ -618,23 +627,27 @@ impl Connection {
         unpack(&mut frame)
     }
 
-    /// [`Connection::request`] from a plain thread (not from the connection's own runtime).
+    /// [`Connection::request`] from a plain thread (not from the connections' runtime): the
+    /// request is written from this thread (or queued for the writer task, when the socket
+    /// does not take it at once), and the reader hands the answer to this thread directly — no
+    /// task is started for it (the gate reads its world back this way after every step).
     pub fn request_blocking(
         &self,
         method: &str,
         params: Value,
         segments: Vec<Vec<u8>>,
     ) -> Result<(Value, Frame), RemoteError> {
-        let (done, wait) = std::sync::mpsc::channel();
-        let inner = self.inner.clone();
-        let method = method.to_string();
-        self.inner.handle.spawn(async move {
-            let r = inner
-                .call(&method, params, segments, &Signal::none(), false)
-                .await;
-            let _ = done.send(r);
-        });
-        let mut frame = wait.recv().map_err(|_| RemoteError::Closed)??;
+        let inner = &self.inner;
+        let id = inner.id();
+        let (tx, answered) = std::sync::mpsc::channel();
+        lock(&inner.pending).add(id, Waiter::Blocking(tx));
+        let mut frame = message(Some(id), method, params);
+        frame.segments = segments;
+        if inner.send_request(id, frame, &Signal::none()).is_err() {
+            lock(&inner.pending).by_id.remove(&id);
+            return Err(RemoteError::Closed);
+        }
+        let mut frame = answered.recv().map_err(|_| RemoteError::Closed)?;
         unpack(&mut frame)
     }
 
