@@ -113,3 +113,23 @@ fn a_panic_while_drawing_is_raised_not_waited_for() {
         .unwrap_or_default();
     assert!(text.contains("the model broke while drawing"), "{text}");
 }
+
+/// A case's runtime goes to the thread's next case only when the case left no task behind;
+/// one that did is dropped with its tasks, as every case's runtime was when each had its own.
+#[test]
+fn a_runtime_is_kept_for_the_next_case_only_when_no_task_is_left() {
+    let kept = || super::KEPT.with(|k| k.borrow().is_some());
+    let rt = super::case_runtime().expect("a runtime");
+    assert!(!kept());
+    // A task that ran to its end leaves nothing behind.
+    let done = rt.spawn(async {});
+    rt.block_on(done).expect("the task ran");
+    super::keep_runtime(rt);
+    assert!(kept(), "kept");
+    let rt = super::case_runtime().expect("the kept runtime");
+    assert!(!kept(), "taken");
+    // A task still pending: the runtime is not kept.
+    let _left = rt.spawn(std::future::pending::<()>());
+    super::keep_runtime(rt);
+    assert!(!kept(), "a runtime with a task left behind was kept");
+}

@@ -932,3 +932,111 @@ fn a_cancel_before_its_request_makes_the_backend_refuse_it() {
     });
     assert_eq!(std::fs::read(s.root.join("a.txt")).expect("read"), b"first");
 }
+
+/// Waits up to 10 s for `done`.
+fn eventually(done: impl Fn() -> bool) -> bool {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < until {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    done()
+}
+
+/// Every connection of a process does its I/O on one shared runtime: a connection dropped has
+/// its tasks aborted there, and its socket closes — the server sees each end, over a socket
+/// and in process alike, while the others stay served.
+#[test]
+fn a_connection_dropped_is_ended_on_the_server_while_the_others_stay() {
+    let s = serve();
+    let mut conns: Vec<Connection> = (0..3)
+        .map(|_| Connection::connect(&Address::Unix(s.socket.clone()), None).expect("connect"))
+        .collect();
+    assert!(eventually(|| s.server.connections_active() == 3));
+    let kept = conns.pop().expect("one");
+    drop(conns);
+    assert!(
+        eventually(|| s.server.connections_active() == 1),
+        "{} connections still served after two were dropped",
+        s.server.connections_active()
+    );
+    // The one left still answers.
+    let fs = RemoteFileSystem::new(Arc::new(kept));
+    let rt = test_runtime();
+    let opts = ResolveOptions {
+        cwd: Some(s.root.to_str().expect("utf-8")),
+    };
+    let target = rt
+        .block_on(fs.resolve("a", opts, &Signal::none()))
+        .expect("the connection left still answers");
+    assert!(target.display_path.ends_with("/a"));
+    drop(fs);
+    assert!(eventually(|| s.server.connections_active() == 0));
+    // In process: the server's side of the connection is a task of the shared runtime too;
+    // while it runs, its state holds the hosted provider.
+    let fs = local_at(&s.root);
+    let in_process = Arc::new(Server::new(fs.clone()));
+    let before = Arc::strong_count(&fs);
+    let conn = Connection::in_process(in_process.clone()).expect("in process");
+    assert!(
+        Arc::strong_count(&fs) > before,
+        "the connection holds the provider"
+    );
+    drop(conn);
+    assert!(
+        eventually(|| Arc::strong_count(&fs) == before),
+        "the in-process server still serves a dropped connection"
+    );
+}
+
+/// A dropped connection lets go of its socket whatever the server does: a server that never
+/// closes its side (it keeps writing after the client's input ended) finds the socket closed
+/// under it. The connection's reader is a task of the shared runtime, aborted when the
+/// connection drops; left running, it would read that server for ever.
+#[test]
+fn a_dropped_connection_closes_its_socket_even_when_the_server_never_does() {
+    use std::io::{BufRead, Write};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join("s.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+    let server = std::thread::spawn(move || -> std::io::Result<bool> {
+        let (stream, _) = listener.accept()?;
+        let mut lines = std::io::BufReader::new(stream.try_clone()?);
+        let mut hello = String::new();
+        lines.read_line(&mut hello)?;
+        let id = serde_json::from_str::<Value>(&hello)
+            .ok()
+            .and_then(|v| v.get("id").cloned())
+            .unwrap_or(Value::Null);
+        let answer = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "result": {"protocol": 1, "capabilities": []},
+        });
+        let mut out = stream;
+        writeln!(out, "{answer}")?;
+        // Never closes: writes a notification every few milliseconds until the socket is gone.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < until {
+            let note = json!({"jsonrpc": "2.0", "method": "$/ping", "params": {}});
+            if writeln!(out, "{note}").is_err() {
+                return Ok(true);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Ok(false)
+    });
+    let conn = Connection::connect(&Address::Unix(socket), None).expect("connect");
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    drop(conn);
+    let closed = server
+        .join()
+        .expect("the server thread")
+        .expect("the server");
+    assert!(
+        closed,
+        "the dropped connection still held its socket after 10 s"
+    );
+}

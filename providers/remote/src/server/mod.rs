@@ -109,6 +109,11 @@ impl Server {
         }
     }
 
+    /// How many connections are being served now.
+    pub fn connections_active(&self) -> usize {
+        self.active.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// How many connections were refused since the server started (at the cap, or for want
     /// of descriptors).
     pub fn connections_refused(&self) -> u64 {
