@@ -68,6 +68,15 @@ impl CaseDirs {
     }
 }
 
+impl Drop for CaseDirs {
+    /// The kept directories go with the server (a server killed outright leaves them, empty).
+    fn drop(&mut self) {
+        for (path, _) in self.spares().drain(..) {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
+}
+
 /// One case's directory: emptied and kept, or removed, when dropped.
 pub(crate) struct CaseDir {
     path: Option<PathBuf>,
@@ -149,5 +158,12 @@ mod tests {
         }
         assert!(!path.exists(), "removed after its last use");
         assert_eq!(std::fs::read_dir(base.path()).expect("list").count(), 0);
+        // The kept ones go with the server.
+        let kept = dirs.make().expect("a directory");
+        let path = kept.path().to_path_buf();
+        drop(kept);
+        assert!(path.exists(), "kept");
+        drop(dirs);
+        assert!(!path.exists(), "left behind by the server");
     }
 }
