@@ -30,7 +30,9 @@
 //! longer than [`BUSY`] (one that may have made thousands of inodes) has it removed. A directory that cannot be emptied (a case left
 //! something this process may not remove), or that is found written into when it is taken
 //! again, is removed instead. A case sees an empty directory either way: the name is the only
-//! thing one case can tell of another. The suite's other directories ([`CaseDir::new`]) are
+//! thing one case can tell of another. Once a call has been given up at its limit, no directory
+//! is kept any more ([`a_call_was_given_up`]): the call may still be writing. The suite's other
+//! directories ([`CaseDir::new`]) are
 //! never used again: a FUSE layer mounted in one is unmounted *by its path* when its session
 //! ends, which may be after the directory's next case mounted its own there.
 //!
@@ -66,6 +68,15 @@ pub fn spread(dir: &Path) {
     }
 }
 
+/// A call was given up at its limit (see [`crate::watch`]): it may still be running — a disk
+/// provider's write on a thread of its own, finishing later — and writing into its case's
+/// directory after that case ended. A directory kept for another case could then be written
+/// into under it, so none is kept from here on; each case gets a fresh one, and what a late
+/// write reaches is a directory removed.
+pub(crate) fn a_call_was_given_up() {
+    CASES.with(|s| s.given_up = true);
+}
+
 /// The directory of the run directory the case directories are made in.
 const CASES_IN: &str = "private";
 /// The link beside it, to it: [`CASES_IN`] spelled another way.
@@ -96,6 +107,8 @@ struct State {
     live: Vec<PathBuf>,
     /// Emptied case directories, in the run directory, for cases to come.
     spares: Vec<Spare>,
+    /// A call was given up: no directory is kept any more ([`a_call_was_given_up`]).
+    given_up: bool,
     /// The command is on its way out (interrupted): no directory is made any more.
     closed: bool,
 }
@@ -170,6 +183,11 @@ impl Registry {
                     "the command was interrupted",
                 ));
             }
+            if s.given_up {
+                for spare in s.spares.drain(..) {
+                    let _ = std::fs::remove_dir_all(&spare.path);
+                }
+            }
             let kept = s
                 .spares
                 .iter()
@@ -230,6 +248,7 @@ impl Registry {
         let wanted = || {
             self.with(|s| {
                 dir.aliased
+                    && !s.given_up
                     && !s.closed
                     && s.run.is_some()
                     && dir.uses < USES
@@ -241,7 +260,7 @@ impl Registry {
         let kept = wanted() && emptied(&path).is_ok();
         let left = match kept {
             true => self.with(|s| {
-                if s.closed || s.run.is_none() || s.spares.len() >= SPARES_KEPT {
+                if s.closed || s.given_up || s.run.is_none() || s.spares.len() >= SPARES_KEPT {
                     return Some(path);
                 }
                 s.live.retain(|p| p != &path);
@@ -629,6 +648,22 @@ mod tests {
             assert_eq!(dir.path(), path, "one directory serves every case");
         }
         assert!(!path.exists(), "removed after its last use");
+        // Once a call was given up, nothing is kept, and what was kept goes.
+        let kept = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
+        let kept_path = kept.path().to_path_buf();
+        drop(kept);
+        assert!(kept_path.exists(), "kept");
+        REGISTRY.with(|s| s.given_up = true);
+        let after = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
+        assert_ne!(after.path(), kept_path);
+        assert!(
+            !kept_path.exists(),
+            "a kept directory outlived a call given up"
+        );
+        let after_path = after.path().to_path_buf();
+        drop(after);
+        assert!(!after_path.exists(), "kept after a call was given up");
+        REGISTRY.with(|s| s.given_up = false);
         // The suite's other directories are never kept (a mount in one is unmounted by path).
         let plain = REGISTRY.make("seam-case-dirs-test-", false).expect("a dir");
         let path = plain.path().to_path_buf();

@@ -302,6 +302,7 @@ impl Monitor {
 /// The error a provider call given up at its limit returns to its caller (the step then fails as
 /// a hang, whatever the comparison made of it).
 fn given_up(what: &str, limit: Duration) -> FsError {
+    crate::case_dirs::a_call_was_given_up();
     FsError::new(
         FsErrorCode::IoError,
         format!(
@@ -388,6 +389,7 @@ pub(crate) fn supervised<T: Send + 'static>(
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if let Some(hang) = monitor.overdue(GRACE) {
+                    crate::case_dirs::a_call_was_given_up();
                     return Err(GivenUp::Hung(hang));
                 }
             }

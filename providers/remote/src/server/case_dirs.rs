@@ -88,6 +88,11 @@ impl CaseDir {
     pub(crate) fn path(&self) -> &Path {
         self.path.as_deref().unwrap_or(Path::new(""))
     }
+
+    /// Not to be kept: removed when dropped (a call may still be writing in it).
+    pub(crate) fn discard(&mut self) {
+        self.uses = USES;
+    }
 }
 
 impl Drop for CaseDir {
@@ -143,6 +148,16 @@ mod tests {
         let again = dirs.make().expect("a directory");
         assert_eq!(again.path(), path, "the kept one");
         assert_eq!(std::fs::read_dir(&path).expect("list").count(), 0, "empty");
+        drop(again);
+        // A directory discarded (a call still held its backend) is removed, not kept.
+        let mut busy = dirs.make().expect("a directory");
+        let busy_path = busy.path().to_path_buf();
+        assert_eq!(busy_path, path, "the kept one again");
+        busy.discard();
+        drop(busy);
+        assert!(!busy_path.exists(), "a discarded directory was kept");
+        let again = dirs.make().expect("a directory");
+        let path = again.path().to_path_buf();
         drop(again);
         // Something written into a kept directory after its case: it is not handed out again.
         std::fs::write(path.join("late"), b"x").expect("a late write");

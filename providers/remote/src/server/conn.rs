@@ -32,6 +32,20 @@ pub(super) struct State {
     pub(super) root: Option<PathBuf>,
 }
 
+impl State {
+    /// Lets the case's directory go (the connection's next case, or its end): kept for another
+    /// case only when no call still holds the backend that works in it — a call cancelled or
+    /// given up by its client may still be writing there.
+    pub(super) fn end_case(&mut self) {
+        let busy = Arc::strong_count(&self.provider) > 1;
+        if let Some(mut dir) = self.case.take()
+            && busy
+        {
+            dir.discard();
+        }
+    }
+}
+
 /// An encoded frame waiting for the socket, its bytes held against the connection's budget.
 pub(super) struct Outgoing {
     pub(super) line: Vec<u8>,
@@ -167,7 +181,7 @@ impl Conn {
         for (_, tx) in lock(&self.answers).drain() {
             let _ = tx.send(true);
         }
-        lock(&self.state).case = None;
+        lock(&self.state).end_case();
     }
 
     /// Handles one frame, whose payload is `held` against the budget until its call ends;

@@ -65,6 +65,7 @@ impl Conn {
                 let provider = maker.make(&spec).map_err(failed)?;
                 let description = describe(&self.server, provider.as_ref(), Some(&root));
                 let mut state = lock(&self.state);
+                state.end_case();
                 state.provider = provider;
                 state.root = Some(root_path);
                 state.case = dir;
