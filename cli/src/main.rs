@@ -242,6 +242,11 @@ enum Command {
         /// Offer the world/* methods `seam check` drives a server's storage with (testing only).
         #[arg(long)]
         test_control: bool,
+        /// With --test-control: empty a case's directory when its case is done and hand it to
+        /// a later case (4 kept, 16 cases each at most) instead of removing it — what `seam
+        /// check` starts its own server with. Killed, the server leaves the kept ones, empty.
+        #[arg(long, requires = "test_control")]
+        reuse_case_dirs: bool,
         /// Connections served at once; more are refused with an error (default: the
         /// descriptor limit less 64 kept for the calls' own files, at most 1024).
         #[arg(long, value_name = "N")]
@@ -504,6 +509,7 @@ fn command(cli: Cli) -> ExitCode {
             listen,
             token_file,
             test_control,
+            reuse_case_dirs,
             max_connections,
             answer_budget,
             handshake_timeout,
@@ -520,6 +526,7 @@ fn command(cli: Cli) -> ExitCode {
                 listen,
                 token_file,
                 test_control,
+                reuse_case_dirs,
                 max_connections,
                 answer_budget: answer_budget * 1024 * 1024,
                 handshake_timeout: std::time::Duration::from_secs_f64(handshake_timeout),

@@ -20,6 +20,8 @@ pub struct ServeArgs {
     pub token_file: Option<PathBuf>,
     /// Enable `world/*`.
     pub test_control: bool,
+    /// With test control: hand emptied case directories to later cases.
+    pub reuse_case_dirs: bool,
     /// Connections served at once (`None`: what the descriptor limit leaves room for).
     pub max_connections: Option<usize>,
     /// Bytes one connection may hold in the server before its requests stop being read.
@@ -99,6 +101,9 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
         .with_log(Arc::new(|line: &str| eprintln!("seam serve: {line}")));
     if args.test_control {
         server = server.with_test_control(Arc::new(ServeCases(args.provider.clone())), root);
+        if args.reuse_case_dirs {
+            server = server.with_case_reuse();
+        }
     }
     let token = match &args.token_file {
         Some(f) => Some(

@@ -27,12 +27,12 @@
 //! prefix — [`USES`] cases at most, after which it is removed and a fresh one is spread
 //! elsewhere, so that the inodes a directory's cases free (which the allocator scans past for a
 //! while) never pile up in one block group; for the same reason a case that held its directory
-//! longer than [`BUSY`] (one that may have made thousands of inodes) has it removed. A directory that cannot be emptied (a case left
-//! something this process may not remove), or that is found written into when it is taken
-//! again, is removed instead. A case sees an empty directory either way: the name is the only
-//! thing one case can tell of another. Once a call has been given up at its limit, no directory
-//! is kept any more ([`a_call_was_given_up`]): the call may still be writing. The suite's other
-//! directories ([`CaseDir::new`]) are
+//! longer than [`BUSY`] (one that may have made thousands of inodes) has it removed. A
+//! directory that cannot be emptied (a case left something this process may not remove), or
+//! that is found written into when it is taken again, is removed instead. Once a call has been
+//! given up at its limit, no directory is kept any more ([`a_call_was_given_up`]): the call may
+//! still be writing. A case starts in an empty directory either way (its name and inode may be
+//! an earlier case's; nothing in it is). The suite's other directories ([`CaseDir::new`]) are
 //! never used again: a FUSE layer mounted in one is unmounted *by its path* when its session
 //! ends, which may be after the directory's next case mounted its own there.
 //!
@@ -160,11 +160,17 @@ impl State {
 }
 
 /// The registry of a process.
-struct Registry(Mutex<Option<State>>);
+struct Registry(Mutex<Option<State>>, std::time::Duration);
 
 impl Registry {
     const fn new() -> Self {
-        Self(Mutex::new(None))
+        Self(Mutex::new(None), BUSY)
+    }
+
+    /// With another limit than [`BUSY`] (a test's, so that a busy machine does not decide it).
+    #[cfg(test)]
+    const fn busy_after(busy: std::time::Duration) -> Self {
+        Self(Mutex::new(None), busy)
     }
 
     fn state(&self) -> MutexGuard<'_, Option<State>> {
@@ -252,7 +258,7 @@ impl Registry {
                     && !s.closed
                     && s.run.is_some()
                     && dir.uses < USES
-                    && dir.since.elapsed() < BUSY
+                    && dir.since.elapsed() < self.1
                     && s.spares.len() < SPARES_KEPT
             })
         };
@@ -616,7 +622,7 @@ mod tests {
 
     #[test]
     fn a_case_directory_is_emptied_and_used_again_then_removed_after_its_uses() {
-        static REGISTRY: Registry = Registry::new();
+        static REGISTRY: Registry = Registry::busy_after(std::time::Duration::from_secs(3600));
         let _held = REGISTRY.hold();
         let first = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
         let path = first.path().to_path_buf();
@@ -670,6 +676,22 @@ mod tests {
         drop(plain);
         assert!(!path.exists(), "{} is kept", path.display());
         drop(other);
+    }
+
+    #[test]
+    fn a_directory_held_longer_than_the_busy_limit_is_removed_not_kept() {
+        static REGISTRY: Registry = Registry::busy_after(std::time::Duration::from_millis(100));
+        let _held = REGISTRY.hold();
+        let quick = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
+        let quick_path = quick.path().to_path_buf();
+        drop(quick);
+        // (A machine so busy that make and drop took 100 ms would fail this line, not the next.)
+        assert!(quick_path.exists(), "a short case's directory is kept");
+        let busy = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
+        assert_eq!(busy.path(), quick_path, "the kept one");
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        drop(busy);
+        assert!(!quick_path.exists(), "a busy case's directory was kept");
     }
 
     #[test]

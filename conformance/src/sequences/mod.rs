@@ -148,7 +148,10 @@ thread_local! {
 /// short case more than its calls did; the threads cases run on are kept
 /// ([`crate::watch::supervised`]), and their runtimes with them. Handed back with
 /// [`keep_runtime`], which keeps it only when the case left no task behind: one that did is
-/// dropped, and its tasks with it, as every case's were when each had its own.
+/// dropped, and its tasks with it, as every case's were when each had its own. (Work on the
+/// blocking pool is not a task it can count: a case that gave a call up, whose blocking work
+/// may still run, drops its runtime instead of handing it back — dropping waits for that work,
+/// as it did when every case had its own.)
 fn case_runtime() -> Result<Runtime, Failure> {
     match KEPT.with(|k| k.borrow_mut().take()) {
         Some(rt) => Ok(rt),
@@ -380,7 +383,9 @@ pub(crate) fn run_case_supervised(
                 Some(&m),
                 seen.as_deref(),
             );
-            keep_runtime(rt);
+            if !m.gave_up_any() {
+                keep_runtime(rt);
+            }
             ran
         },
         &mut || {},

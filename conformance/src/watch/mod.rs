@@ -80,6 +80,8 @@ pub(crate) struct Monitor {
     case: Mutex<Option<(Vec<Step>, usize)>>,
     /// The first call given up at its limit.
     hang: Mutex<Option<Hang>>,
+    /// Whether any call was given up at its limit (taking the hang does not clear it).
+    gave_up_any: std::sync::atomic::AtomicBool,
     /// Hang limits at a tenth of the floor (at least a second): a candidate of a hang being
     /// shrunk only has to show that it still hangs.
     lowered: bool,
@@ -165,6 +167,7 @@ impl Monitor {
             next: AtomicU64::new(0),
             case: Mutex::new(None),
             hang: Mutex::new(None),
+            gave_up_any: std::sync::atomic::AtomicBool::new(false),
             lowered: false,
             found: Mutex::new(None),
         })
@@ -180,6 +183,7 @@ impl Monitor {
             next: AtomicU64::new(0),
             case: Mutex::new(None),
             hang: Mutex::new(None),
+            gave_up_any: std::sync::atomic::AtomicBool::new(false),
             lowered,
             found: Mutex::new(None),
         })
@@ -237,6 +241,13 @@ impl Monitor {
     pub fn gave_up(&self, what: String, kind: CallKind, limit: Duration) {
         let hang = self.hang_of(what, kind, limit);
         lock(&self.hang).get_or_insert(hang);
+        self.gave_up_any.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a call was given up at its limit under this monitor: its work (a disk provider's
+    /// write on the blocking pool) may still be running.
+    pub fn gave_up_any(&self) -> bool {
+        self.gave_up_any.load(Ordering::SeqCst)
     }
 
     /// The call given up at its limit since the last look, if any.

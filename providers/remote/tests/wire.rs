@@ -945,9 +945,10 @@ fn eventually(done: impl Fn() -> bool) -> bool {
     done()
 }
 
-/// Every connection of a process does its I/O on one shared runtime: a connection dropped has
-/// its tasks aborted there, and its socket closes — the server sees each end, over a socket
-/// and in process alike, while the others stay served.
+/// Every connection of a process does its I/O on one shared runtime: a connection dropped is
+/// ended on the server — over a socket and in process alike — while the others stay served.
+/// (Its writer closing is enough for a server that ends at the end of its input; that its tasks
+/// are aborted is the next test's.)
 #[test]
 fn a_connection_dropped_is_ended_on_the_server_while_the_others_stay() {
     let s = serve();
@@ -1039,4 +1040,88 @@ fn a_dropped_connection_closes_its_socket_even_when_the_server_never_does() {
         closed,
         "the dropped connection still held its socket after 10 s"
     );
+}
+
+/// A server reusing case directories (as `seam check` starts its own) never hands a case a
+/// directory another connection still has open: connection A makes a case, B reopens it, A
+/// closes; C's new case is empty and elsewhere — what B writes stays out of it — and a
+/// directory kept for later cases cannot be reopened.
+#[test]
+fn a_reused_case_directory_is_never_one_a_reopened_connection_still_has() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(dir.path()).expect("canonical");
+    let cases = base.join("cases");
+    std::fs::create_dir(&cases).expect("cases");
+    let socket = base.join("s.sock");
+    let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(LocalConfig::new(
+        cases.to_string_lossy().into_owned(),
+    )));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let server = Arc::new(
+        Server::new(fs)
+            .with_test_control(Arc::new(LocalCases), cases.clone())
+            .with_case_reuse(),
+    );
+    let listener = {
+        let _enter = rt.enter();
+        Server::bind_unix(&socket).expect("bind")
+    };
+    rt.spawn(server.clone().serve_unix(listener));
+    let case_of = |f: &Frame| {
+        f.json["result"]["root"]
+            .as_str()
+            .expect("a root")
+            .to_string()
+    };
+    test_runtime().block_on(async {
+        let ask = |id: u64, method: &str, params: Value| {
+            json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
+        };
+        let mut a = Raw::open(&socket).await;
+        a.initialize().await;
+        a.send(ask(1, "world/case", json!({})), vec![]).await;
+        let x = case_of(&a.recv().await.expect("a case"));
+        let mut b = Raw::open(&socket).await;
+        b.initialize().await;
+        b.send(ask(2, "world/reopen", json!({ "root": x })), vec![])
+            .await;
+        assert_eq!(case_of(&b.recv().await.expect("reopened")), x);
+        drop(a);
+        assert!(eventually(|| server.connections_active() == 1));
+        let mut c = Raw::open(&socket).await;
+        c.initialize().await;
+        c.send(ask(3, "world/case", json!({})), vec![]).await;
+        let y = case_of(&c.recv().await.expect("a case"));
+        assert_ne!(y, x, "C was handed the directory B still has open");
+        b.send(
+            ask(
+                4,
+                "world/apply",
+                json!({"effect": "create_file", "path": "from-b.txt", "bytes": {"$payload": 0}, "mode": 420}),
+            ),
+            vec![b"b".to_vec()],
+        )
+        .await;
+        let applied = b.recv().await.expect("applied");
+        assert!(applied.json.get("error").is_none(), "{:?}", applied.json);
+        // B's write lands where B's case was (removed with A, so made again), never in C's.
+        assert!(Path::new(&x).join("from-b.txt").exists());
+        let listed: Vec<_> = std::fs::read_dir(&y)
+            .expect("C's case")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert!(listed.is_empty(), "C's new case holds {listed:?}");
+        // C's case ends (its connection closes): its directory is kept for later cases, and a
+        // kept directory is not a case to reopen.
+        drop(c);
+        assert!(eventually(|| server.connections_active() == 1));
+        b.send(ask(5, "world/reopen", json!({ "root": y })), vec![])
+            .await;
+        let f = b.recv().await.expect("answered");
+        assert_eq!(error_code(&f), -32602, "a kept directory reopened: {:?}", f.json);
+    });
 }

@@ -165,7 +165,9 @@ pub struct Connection {
     hello: Value,
     description: Description,
     /// The connection's tasks on the shared runtime ([`io_runtime`]): its writer, its reader
-    /// and, for an in-process server, the server's side. Aborted when it drops.
+    /// and, for an in-process server, the server's connection task. Aborted when it drops;
+    /// the in-process server then hangs the connection up (its calls still running are
+    /// cancelled, as the peer's going would) and its calls' tasks end on their own.
     tasks: Vec<tokio::task::AbortHandle>,
     _child: Option<tokio::process::Child>,
     /// The adapter's `TMPDIR` ([`crate::children::give_temp_dirs`]), removed once it is reaped.

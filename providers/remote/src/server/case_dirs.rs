@@ -2,12 +2,16 @@
 //!
 //! A conformance run asks for thousands of cases, one after another, and on the disk the gate
 //! measures on, making a directory in the (spread) base and removing it again cost most of
-//! what a short case spent of its own on the server. So a case's directory, when its case is
-//! done (the connection's next `world/case`, or the connection closing), is emptied and kept
-//! for a case to come — [`USES`] cases at most, [`SPARES_KEPT`] directories at most — rather
-//! than removed. A directory that cannot be emptied is removed as before, and one found not
-//! empty when it is taken again is removed and a fresh one made: a case always starts in an
-//! empty directory, and its name is all one case can tell of another.
+//! what a short case spent of its own on the server. So a server asked to
+//! ([`crate::Server::with_case_reuse`]; the gate's own `seam serve --test-control
+//! --reuse-case-dirs`) empties a case's directory when its case is done (the connection's next
+//! `world/case`, or the connection closing) and keeps it for a case to come — [`USES`] cases at
+//! most, [`SPARES_KEPT`] directories at most — rather than removing it. It is removed instead
+//! when it cannot be emptied, when a call still holds the backend that worked in it (a
+//! cancelled call may still be writing: [`CaseDir::discard`]), and while a second connection
+//! has it open (`world/reopen`: [`CaseDirs::reopened`]); `world/reopen` refuses a kept one. A
+//! kept one found written into when it is taken again is removed and a fresh one made. A server
+//! killed outright leaves the kept ones behind, empty.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -21,14 +25,39 @@ const USES: u32 = 16;
 /// The base directory and the emptied directories kept in it.
 pub(crate) struct CaseDirs {
     base: PathBuf,
+    /// How many emptied directories may be kept (0: none is).
+    keep: usize,
     spares: Mutex<Vec<(PathBuf, u32)>>,
+    /// The case directories a second connection has open (`world/reopen`), and how many.
+    reopened: Mutex<std::collections::HashMap<PathBuf, usize>>,
 }
 
 impl CaseDirs {
-    pub(crate) fn new(base: PathBuf) -> Arc<Self> {
+    /// Cases' directories in `base`; emptied ones kept for later cases when `reuse`.
+    pub(crate) fn new(base: PathBuf, reuse: bool) -> Arc<Self> {
         Arc::new(Self {
             base,
+            keep: if reuse { SPARES_KEPT } else { 0 },
             spares: Mutex::new(Vec::new()),
+            reopened: Mutex::new(std::collections::HashMap::new()),
+        })
+    }
+
+    fn reopened_map(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<PathBuf, usize>> {
+        self.reopened.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A second connection opens the case directory `path` (`world/reopen`): never kept while
+    /// it is open, until the returned guard drops. `None` when `path` is a kept one, not a
+    /// case's.
+    pub(crate) fn reopened(self: &Arc<Self>, path: &Path) -> Option<Reopened> {
+        if self.spares().iter().any(|(p, _)| p == path) {
+            return None;
+        }
+        *self.reopened_map().entry(path.to_path_buf()).or_insert(0) += 1;
+        Some(Reopened {
+            path: path.to_path_buf(),
+            dirs: self.clone(),
         })
     }
 
@@ -100,15 +129,35 @@ impl Drop for CaseDir {
         let Some(path) = self.path.take() else {
             return;
         };
-        let room = || self.uses < USES && self.dirs.spares().len() < SPARES_KEPT;
+        let keep = self.dirs.keep;
+        let open_elsewhere = || self.dirs.reopened_map().contains_key(&path);
+        let room = || self.uses < USES && self.dirs.spares().len() < keep && !open_elsewhere();
         if room() && emptied(&path).is_ok() {
             let mut spares = self.dirs.spares();
-            if spares.len() < SPARES_KEPT {
+            if spares.len() < keep && !open_elsewhere() {
                 spares.push((path, self.uses));
                 return;
             }
         }
         let _ = std::fs::remove_dir_all(&path);
+    }
+}
+
+/// A case directory a second connection has open (see [`CaseDirs::reopened`]).
+pub(crate) struct Reopened {
+    path: PathBuf,
+    dirs: Arc<CaseDirs>,
+}
+
+impl Drop for Reopened {
+    fn drop(&mut self) {
+        let mut open = self.dirs.reopened_map();
+        if let Some(n) = open.get_mut(&self.path) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.path);
+            }
+        }
     }
 }
 
@@ -137,7 +186,7 @@ mod tests {
     #[test]
     fn a_case_directory_is_emptied_and_used_again_then_removed_after_its_uses() {
         let base = tempfile::tempdir().expect("base");
-        let dirs = CaseDirs::new(base.path().to_path_buf());
+        let dirs = CaseDirs::new(base.path().to_path_buf(), true);
         let first = dirs.make().expect("a directory");
         let path = first.path().to_path_buf();
         std::fs::create_dir_all(path.join("d/e")).expect("content");
@@ -173,6 +222,25 @@ mod tests {
         }
         assert!(!path.exists(), "removed after its last use");
         assert_eq!(std::fs::read_dir(base.path()).expect("list").count(), 0);
+        // While a second connection has a case's directory open, it is not kept; a kept one
+        // cannot be reopened.
+        let owned = dirs.make().expect("a directory");
+        let owned_path = owned.path().to_path_buf();
+        let second = dirs.reopened(&owned_path).expect("a case's directory");
+        drop(owned);
+        assert!(
+            !owned_path.exists(),
+            "kept while another connection had it open"
+        );
+        drop(second);
+        let kept = dirs.make().expect("a directory");
+        let kept_path = kept.path().to_path_buf();
+        drop(kept);
+        assert!(kept_path.exists(), "kept");
+        assert!(
+            dirs.reopened(&kept_path).is_none(),
+            "a kept directory reopened"
+        );
         // The kept ones go with the server.
         let kept = dirs.make().expect("a directory");
         let path = kept.path().to_path_buf();
@@ -180,5 +248,16 @@ mod tests {
         assert!(path.exists(), "kept");
         drop(dirs);
         assert!(!path.exists(), "left behind by the server");
+    }
+
+    #[test]
+    fn a_server_not_asked_to_reuse_removes_every_case_directory() {
+        let base = tempfile::tempdir().expect("base");
+        let dirs = CaseDirs::new(base.path().to_path_buf(), false);
+        let first = dirs.make().expect("a directory");
+        let path = first.path().to_path_buf();
+        drop(first);
+        assert!(!path.exists(), "kept without being asked to");
+        assert_eq!(std::fs::read_dir(base.path()).expect("list").count(), 0);
     }
 }

@@ -27,6 +27,8 @@ pub(super) struct State {
     /// `initialize`), so the backend's chunks travel as they are, without being joined.
     pub(super) segments: bool,
     pub(super) case: Option<super::case_dirs::CaseDir>,
+    /// The case directory of another connection this one opened (`world/reopen`).
+    pub(super) reopened: Option<super::case_dirs::Reopened>,
     /// The case directory `world/*` works in: the one `world/case` made, or the one
     /// `world/reopen` opened (a case another connection — maybe a killed process — made).
     pub(super) root: Option<PathBuf>,
@@ -43,6 +45,7 @@ impl State {
         {
             dir.discard();
         }
+        self.reopened = None;
     }
 }
 

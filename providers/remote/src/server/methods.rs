@@ -24,7 +24,7 @@ use tokio::sync::Semaphore;
 
 impl Conn {
     pub(super) async fn world(&self, method: &str, params: &Value, frame: &mut Frame) -> Reply {
-        let Some((maker, base)) = &self.server.cases else {
+        let Some((maker, base_dirs)) = &self.server.cases else {
             return Err(error_object(
                 wire::METHOD_NOT_FOUND,
                 &format!("world/{method} exists only on a server started with --test-control"),
@@ -48,7 +48,7 @@ impl Conn {
                         (None, real)
                     }
                     None => {
-                        let dir = base
+                        let dir = base_dirs
                             .make()
                             .map_err(|e| failed(format!("world/case: {e}")))?;
                         let root = std::fs::canonicalize(dir.path())
@@ -85,7 +85,7 @@ impl Conn {
                     .ok_or_else(|| failed("world/reopen needs the case's root".into()))?;
                 let real = std::fs::canonicalize(asked)
                     .map_err(|e| failed(format!("world/reopen {asked}: {e}")))?;
-                let base = std::fs::canonicalize(base.base())
+                let base = std::fs::canonicalize(base_dirs.base())
                     .map_err(|e| failed(format!("world/reopen: {e}")))?;
                 if real.parent() != Some(base.as_path()) {
                     return Err(failed(format!(
@@ -96,10 +96,16 @@ impl Conn {
                     .to_str()
                     .ok_or_else(|| failed("world/reopen: the case path is not UTF-8".into()))?
                     .to_string();
+                let reopened = base_dirs.reopened(&real).ok_or_else(|| {
+                    failed(format!(
+                        "world/reopen {asked}: not the directory of a case in progress"
+                    ))
+                })?;
                 let spec = case_spec(&root, &p);
                 let provider = maker.make(&spec).map_err(failed)?;
                 let description = describe(&self.server, provider.as_ref(), Some(&root));
                 let mut state = lock(&self.state);
+                state.reopened = Some(reopened);
                 state.provider = provider;
                 state.root = Some(real);
                 answer::<WorldReopen>(&CaseAnswer {

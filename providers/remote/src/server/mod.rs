@@ -123,7 +123,18 @@ impl Server {
     /// Enables the `world/*` methods: `world/case` makes a fresh case directory under `base`
     /// and a backend over it with `maker`.
     pub fn with_test_control(mut self, maker: Arc<dyn CaseMaker>, base: PathBuf) -> Self {
-        self.cases = Some((maker, case_dirs::CaseDirs::new(base)));
+        self.cases = Some((maker, case_dirs::CaseDirs::new(base, false)));
+        self
+    }
+
+    /// With test control: a case's directory, once its case is done, is emptied and handed to
+    /// a later case (a few kept, 16 cases each at most) instead of being made and removed per
+    /// case — what a conformance run of thousands of cases spends most on, on some disks. A
+    /// server killed outright leaves the kept ones behind, empty. Off by default.
+    pub fn with_case_reuse(mut self) -> Self {
+        if let Some((_, dirs)) = &mut self.cases {
+            *dirs = case_dirs::CaseDirs::new(dirs.base().to_path_buf(), true);
+        }
         self
     }
 
@@ -240,6 +251,7 @@ impl Server {
                 initialized: false,
                 segments: false,
                 case: None,
+                reopened: None,
                 root: None,
             }),
             inflight: Mutex::new(HashMap::new()),
@@ -251,6 +263,9 @@ impl Server {
             content: Arc::new(Semaphore::new(CONTENT_CALLS)),
             budget: budget.clone(),
         });
+        // However the connection ends — its peer gone, or this task dropped (an in-process
+        // connection's client aborts it) — what still runs for it is cancelled.
+        let hang_up = HangUp(conn.clone());
         let mut reader = BufReader::new(reader);
         let handshake_by = tokio::time::Instant::now() + self.connection_limits.handshake_timeout;
         loop {
@@ -317,9 +332,18 @@ impl Server {
                 }
             }
         }
-        conn.hang_up();
+        drop(hang_up);
         drop(conn);
         let _ = writing.await;
+    }
+}
+
+/// Hangs a connection up when dropped ([`Conn::hang_up`]).
+struct HangUp(Arc<Conn>);
+
+impl Drop for HangUp {
+    fn drop(&mut self) {
+        self.0.hang_up();
     }
 }
 

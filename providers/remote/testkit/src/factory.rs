@@ -183,6 +183,7 @@ fn start(exe: &PathBuf) -> Result<Started, String> {
         .arg("--listen")
         .arg(format!("unix:{}", socket.display()))
         .arg("--test-control")
+        .arg("--reuse-case-dirs")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
