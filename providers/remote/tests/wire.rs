@@ -785,14 +785,22 @@ impl seam_remote::CaseMaker for LocalCases {
     }
 }
 
-#[test]
-fn world_reopen_opens_only_a_case_directory_of_this_server() {
+/// A test-control server hosting local cases in `<base>/cases`, on `<base>/s.sock`, reusing
+/// case directories when `reuse`.
+struct TestControl {
+    _dir: tempfile::TempDir,
+    base: PathBuf,
+    cases: PathBuf,
+    socket: PathBuf,
+    server: Arc<Server>,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn serve_test_control(reuse: bool) -> TestControl {
     let dir = tempfile::tempdir().expect("tempdir");
     let base = std::fs::canonicalize(dir.path()).expect("canonical");
     let cases = base.join("cases");
     std::fs::create_dir(&cases).expect("cases");
-    let elsewhere = base.join("elsewhere");
-    std::fs::create_dir(&elsewhere).expect("elsewhere");
     let socket = base.join("s.sock");
     let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(LocalConfig::new(
         cases.to_string_lossy().into_owned(),
@@ -802,12 +810,36 @@ fn world_reopen_opens_only_a_case_directory_of_this_server() {
         .enable_all()
         .build()
         .expect("runtime");
-    let server = Arc::new(Server::new(fs).with_test_control(Arc::new(LocalCases), cases.clone()));
+    let mut server = Server::new(fs).with_test_control(Arc::new(LocalCases), cases.clone());
+    if reuse {
+        server = server.with_case_reuse();
+    }
+    let server = Arc::new(server);
     let listener = {
         let _enter = rt.enter();
         Server::bind_unix(&socket).expect("bind")
     };
-    rt.spawn(server.serve_unix(listener));
+    rt.spawn(server.clone().serve_unix(listener));
+    TestControl {
+        _dir: dir,
+        base,
+        cases,
+        socket,
+        server,
+        _rt: rt,
+    }
+}
+
+#[test]
+fn world_reopen_opens_only_a_case_directory_of_this_server() {
+    let TestControl {
+        base,
+        cases,
+        socket,
+        ..
+    } = &serve_test_control(false);
+    let elsewhere = base.join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("elsewhere");
     test_runtime().block_on(async {
         let mut a = Raw::open(&socket).await;
         a.initialize().await;
@@ -1048,29 +1080,7 @@ fn a_dropped_connection_closes_its_socket_even_when_the_server_never_does() {
 /// directory kept for later cases cannot be reopened.
 #[test]
 fn a_reused_case_directory_is_never_one_a_reopened_connection_still_has() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(dir.path()).expect("canonical");
-    let cases = base.join("cases");
-    std::fs::create_dir(&cases).expect("cases");
-    let socket = base.join("s.sock");
-    let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(LocalConfig::new(
-        cases.to_string_lossy().into_owned(),
-    )));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let server = Arc::new(
-        Server::new(fs)
-            .with_test_control(Arc::new(LocalCases), cases.clone())
-            .with_case_reuse(),
-    );
-    let listener = {
-        let _enter = rt.enter();
-        Server::bind_unix(&socket).expect("bind")
-    };
-    rt.spawn(server.clone().serve_unix(listener));
+    let TestControl { socket, server, .. } = &serve_test_control(true);
     let case_of = |f: &Frame| {
         f.json["result"]["root"]
             .as_str()
