@@ -841,7 +841,7 @@ fn world_reopen_opens_only_a_case_directory_of_this_server() {
     let elsewhere = base.join("elsewhere");
     std::fs::create_dir(&elsewhere).expect("elsewhere");
     test_runtime().block_on(async {
-        let mut a = Raw::open(&socket).await;
+        let mut a = Raw::open(socket).await;
         a.initialize().await;
         a.send(
             json!({"jsonrpc":"2.0","id":1,"method":"world/case","params":{}}),
@@ -852,7 +852,7 @@ fn world_reopen_opens_only_a_case_directory_of_this_server() {
         let case = case.as_str().expect("root").to_string();
         assert!(case.starts_with(&*cases.to_string_lossy()), "{case}");
 
-        let mut b = Raw::open(&socket).await;
+        let mut b = Raw::open(socket).await;
         b.initialize().await;
         let outside_case = cases.join("..").join("elsewhere");
         for (id, params) in [
@@ -1091,18 +1091,18 @@ fn a_reused_case_directory_is_never_one_a_reopened_connection_still_has() {
         let ask = |id: u64, method: &str, params: Value| {
             json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
         };
-        let mut a = Raw::open(&socket).await;
+        let mut a = Raw::open(socket).await;
         a.initialize().await;
         a.send(ask(1, "world/case", json!({})), vec![]).await;
         let x = case_of(&a.recv().await.expect("a case"));
-        let mut b = Raw::open(&socket).await;
+        let mut b = Raw::open(socket).await;
         b.initialize().await;
         b.send(ask(2, "world/reopen", json!({ "root": x })), vec![])
             .await;
         assert_eq!(case_of(&b.recv().await.expect("reopened")), x);
         drop(a);
         assert!(eventually(|| server.connections_active() == 1));
-        let mut c = Raw::open(&socket).await;
+        let mut c = Raw::open(socket).await;
         c.initialize().await;
         c.send(ask(3, "world/case", json!({})), vec![]).await;
         let y = case_of(&c.recv().await.expect("a case"));
