@@ -8,6 +8,7 @@
 
 #[path = "support/seeds.rs"]
 mod seeds;
+mod support;
 use seam_cli::unprivileged::SelfExec;
 use seam_conformance::{
     Report, SequenceConfig, Status, SuiteConfig, Timing, Verdict, property_names, run_suite,
@@ -133,7 +134,8 @@ fn catch_over(fault: Fault, base: Arc<dyn seam_conformance::Factory>) {
         if kinds.contains(&seam_conformance::FailureKind::Timeout) {
             c.timing = hang_timing();
         }
-        let report = run_suite(factory, &c, &mut |_| {}).expect("the suite runs");
+        let report = run_suite(factory.clone(), &c, &mut |_| {}).expect("the suite runs");
+        factory.release_hangs();
         let p = property(&report, name);
         println!(
             "== {} at seed {seed}: {:?}",
@@ -195,6 +197,9 @@ fn catch_over(fault: Fault, base: Arc<dyn seam_conformance::Factory>) {
                 trace.steps.len()
             );
         }
+    }
+    if kinds.contains(&seam_conformance::FailureKind::Timeout) {
+        support::settle();
     }
 }
 
@@ -289,7 +294,8 @@ fn a_hang_or_a_panic_is_reported_with_the_operation_named() {
         let factory = Arc::new(FaultyFactory::new(Arc::new(LocalFactory), fault));
         let mut c = config(SEEDS[0], vec!["sequences".into()]);
         c.timing = hang_timing();
-        let report = run_suite(factory, &c, &mut |_| {}).expect("the suite runs");
+        let report = run_suite(factory.clone(), &c, &mut |_| {}).expect("the suite runs");
+        factory.release_hangs();
         let p = property(&report, "sequences");
         let message = p.failure.as_deref().unwrap_or("");
         assert!(message.contains(op), "{}: {message}", fault.name());
@@ -299,6 +305,7 @@ fn a_hang_or_a_panic_is_reported_with_the_operation_named() {
             fault.name()
         );
     }
+    support::settle();
 }
 
 #[test]

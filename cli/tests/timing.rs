@@ -98,8 +98,13 @@ fn a_planted_hang_fails_at_the_default_limit_naming_the_call_shrunk_to_one_step(
         Duration::from_secs(30),
         "the documented limit"
     );
-    let report =
-        run_suite(hangs, &sequences_only(24228, 8, 40, timing), &mut |_| {}).expect("runs");
+    let report = run_suite(
+        hangs.clone(),
+        &sequences_only(24228, 8, 40, timing),
+        &mut |_| {},
+    )
+    .expect("runs");
+    hangs.release_hangs();
     let p = sequences(&report);
     assert_eq!(p.status, Status::Failed, "{}", report.render());
     assert_eq!(p.failure_kind, Some(FailureKind::Timeout));
@@ -115,6 +120,7 @@ fn a_planted_hang_fails_at_the_default_limit_naming_the_call_shrunk_to_one_step(
         trace.failure.as_ref().and_then(|f| f.kind),
         Some(FailureKind::Timeout)
     );
+    support::settle();
 }
 
 #[test]
@@ -132,12 +138,13 @@ fn a_departure_whose_shrinking_meets_hanging_candidates_keeps_its_own_shrunk_tra
     // namespace operations too).
     const SEED: u64 = 3;
     let hung = Arc::new(AtomicUsize::new(0));
+    let hangs = Arc::new(seam_faults::Hangs::default());
     // Hangs only while the departure is being shrunk (the suite says so through its progress):
     // a generated case that met the hook would hang for real, and fail as a hang.
     let shrinking = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let departed: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
     let hook: Hook = {
-        let hung = hung.clone();
+        let (hung, hangs) = (hung.clone(), hangs.clone());
         let shrinking = shrinking.clone();
         Arc::new(move |op, path| {
             if op != "edit_text" {
@@ -174,7 +181,7 @@ fn a_departure_whose_shrinking_meets_hanging_candidates_keeps_its_own_shrunk_tra
                         && hung.load(Ordering::SeqCst) < 5 =>
                 {
                     hung.fetch_add(1, Ordering::SeqCst);
-                    Before::Hang
+                    Before::Hang(hangs.clone())
                 }
                 _ => Before::Go,
             }
@@ -204,6 +211,7 @@ fn a_departure_whose_shrinking_meets_hanging_candidates_keeps_its_own_shrunk_tra
         }
     })
     .expect("runs");
+    hangs.release();
     assert!(
         hung.load(Ordering::SeqCst) > 0,
         "no shrinking candidate hung: the test did not test\n{}",
@@ -244,4 +252,5 @@ fn a_departure_whose_shrinking_meets_hanging_candidates_keeps_its_own_shrunk_tra
     let q = sequences(&plain);
     assert_eq!(q.failure_kind, Some(FailureKind::BytesOnDisk));
     assert_eq!(q.trace.as_ref().map(|t| &t.steps), Some(&trace.steps));
+    support::settle();
 }

@@ -21,10 +21,24 @@ pub enum Before {
     Go,
     /// The thread sleeps first (a slow backend that blocks).
     Sleep(Duration),
-    /// The call never returns (it stays pending).
-    Hang,
+    /// The call does not return (it stays pending) until its test releases these hangs, once
+    /// it has its verdict: the thread the suite gave up on then finishes its case, and the
+    /// case's directory goes with it rather than outlive the test process.
+    Hang(Arc<seam_faults::Hangs>),
     /// The call fails with this error instead.
     Fail(FsError),
+}
+
+/// Waits, once a test released the hangs it planted, for the threads the suite gave up on to
+/// finish their cases: their directories go with them, rather than outlive the test process
+/// (nothing of a process runs at its exit to remove them). Done when this process has no case
+/// directory left — or after 10 s, other tests of the binary running cases of their own: the
+/// last test to end waits for everything.
+pub fn settle() {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while seam_conformance::case_dirs::run_dir().is_some() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Decides, from the operation and the path it is about, what happens before a call.
@@ -56,7 +70,10 @@ impl Hooked {
                 std::thread::sleep(d);
                 Ok(())
             }
-            Before::Hang => std::future::pending::<Result<(), FsError>>().await,
+            Before::Hang(hangs) => {
+                hangs.wait().await;
+                Ok(())
+            }
             Before::Fail(e) => Err(e),
         }
     }

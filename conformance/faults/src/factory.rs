@@ -1,7 +1,7 @@
 //! A factory of broken subjects: any factory's subjects, wrapped in one [`crate::Fault`].
 
-use crate::Fault;
 use crate::faulty::Faulty;
+use crate::{Fault, Hangs};
 use seam_conformance::{CaseOptions, Factory, Subject};
 use std::sync::Arc;
 
@@ -9,12 +9,24 @@ use std::sync::Arc;
 pub struct FaultyFactory {
     inner: Arc<dyn Factory>,
     fault: Fault,
+    hangs: Arc<Hangs>,
 }
 
 impl FaultyFactory {
     /// `inner`, broken by `fault`.
     pub fn new(inner: Arc<dyn Factory>, fault: Fault) -> Self {
-        Self { inner, fault }
+        Self {
+            inner,
+            fault,
+            hangs: Arc::default(),
+        }
+    }
+
+    /// Ends the hangs its subjects planted ([`Fault::HangsInStat`], [`Fault::HangsInStream`]),
+    /// those under way and those to come: once the run has its verdict, the threads the suite
+    /// gave up on finish their cases, and the cases' directories go with them.
+    pub fn release_hangs(&self) {
+        self.hangs.release();
     }
 }
 
@@ -39,6 +51,7 @@ impl Factory for FaultyFactory {
                 subject.world.clone(),
                 self.fault,
                 subject.diff_basis_max_bytes,
+                self.hangs.clone(),
             )),
             world: subject.world,
             diff_basis_max_bytes: subject.diff_basis_max_bytes,
@@ -60,6 +73,7 @@ impl Factory for FaultyFactory {
                 subject.world.clone(),
                 self.fault,
                 subject.diff_basis_max_bytes,
+                self.hangs.clone(),
             )) as Arc<dyn seam::FileSystem>
         }))
     }

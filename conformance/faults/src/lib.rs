@@ -17,11 +17,13 @@
 mod concurrency;
 mod factory;
 mod faulty;
+mod hangs;
 mod namespace;
 mod states;
 mod text;
 
 pub use factory::FaultyFactory;
+pub use hangs::Hangs;
 
 use seam_conformance::FailureKind;
 

@@ -76,9 +76,9 @@ impl FileSystem for Faulty {
 
     async fn stat(&self, target: &FsTarget, signal: &Signal) -> Result<Option<FsInfo>, FsError> {
         if self.fault == Fault::HangsInStat {
-            loop {
-                std::thread::sleep(std::time::Duration::from_secs(3600));
-            }
+            // On the executor's thread, as a backend that blocks it would: until its test
+            // releases it ([`crate::Hangs`]).
+            self.hangs.block();
         }
         let info = self.inner.stat(target, signal).await?;
         if info.is_none()
@@ -189,7 +189,15 @@ impl FileSystem for Faulty {
             }
             Fault::HangsInStream => {
                 let _ = self.inner.stream_text(target, signal).await?;
-                Ok(Box::pin(futures_util::stream::pending()))
+                // Its first chunk never comes (until its test releases it: then the stream
+                // ends, having yielded nothing).
+                let hangs = self.hangs.clone();
+                Ok(Box::pin(
+                    futures_util::stream::once(async move {
+                        hangs.wait().await;
+                    })
+                    .filter_map(|()| std::future::ready(None::<Result<String, FsError>>)),
+                ))
             }
             Fault::NulWindowOffByOne => {
                 let bytes = match self.inner.read_text(target, signal).await {

@@ -29,6 +29,8 @@ pub(crate) struct Faulty {
     /// Writes and edits running now ([`Fault::ListingShowsStaging`]); under
     /// [`Fault::ListingShowsStagingInPublish`], those not waiting at a checkpoint.
     writing: Arc<std::sync::atomic::AtomicUsize>,
+    /// Where its planted hangs wait ([`Fault::HangsInStat`], [`Fault::HangsInStream`]).
+    pub(crate) hangs: Arc<crate::Hangs>,
 }
 
 /// A write or edit counted as running while it lives.
@@ -266,8 +268,10 @@ impl Faulty {
         world: Arc<dyn World>,
         fault: Fault,
         diff_limit: u64,
+        hangs: Arc<crate::Hangs>,
     ) -> Self {
         Self {
+            hangs,
             root: world.root_display(),
             inner,
             world,
