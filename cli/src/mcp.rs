@@ -298,13 +298,64 @@ pub fn run(args: McpArgs) -> Result<ExitCode, String> {
     if let Some(binder) = roots {
         server = server.with_client_roots(binder);
     }
-    let served = runtime.block_on(server.serve_stdio());
-    drop(spill);
+    let served = runtime.block_on(async {
+        // Watched from before the first message is read: a client that stops its server once
+        // it has answered finds the signal watched.
+        let stop = stopped();
+        tokio::select! {
+            served = server.serve_stdio() => Ended::Served(served),
+            signal = stop => Ended::Stopped(signal),
+        }
+    });
     match served {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) => {
-            eprintln!("seam mcp: {}", e.message);
-            Ok(ExitCode::FAILURE)
+        Ended::Served(served) => {
+            drop(spill);
+            match served {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(e) => {
+                    eprintln!("seam mcp: {}", e.message);
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+        Ended::Stopped((name, code)) => {
+            // The calls under way are dropped with the session; a blocking read of stdin or a
+            // file is not waited for (it would hold the exit up for as long as it blocks).
+            runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+            drop(spill);
+            eprintln!("seam mcp: {name}: stopped, its spill directory removed");
+            Ok(ExitCode::from(code))
+        }
+    }
+}
+
+/// How a session ended.
+enum Ended {
+    /// The client closed stdin (or the session failed).
+    Served(Result<(), seam_mcp::McpError>),
+    /// A signal stopped it: its name and the shell's status for it.
+    Stopped((&'static str, u8)),
+}
+
+/// A client stopping its server (an MCP host ends a session with SIGTERM, a terminal with
+/// Ctrl-C): the session ends there, and the spill directory — tool outputs too long to
+/// answer whole, file contents among them — is removed before the process exits rather than
+/// left in TMPDIR. The signals are watched from the call on (it must be made on the runtime);
+/// where they cannot be, it says so and the future stays pending.
+fn stopped() -> impl std::future::Future<Output = (&'static str, u8)> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let watched = signal(SignalKind::interrupt())
+        .and_then(|int| signal(SignalKind::terminate()).map(|term| (int, term)));
+    async move {
+        let Ok((mut int, mut term)) = watched else {
+            eprintln!(
+                "seam mcp: cannot watch for SIGINT and SIGTERM: a signal leaves the spill directory behind"
+            );
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = int.recv() => ("SIGINT", 130),
+            _ = term.recv() => ("SIGTERM", 143),
         }
     }
 }

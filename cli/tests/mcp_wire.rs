@@ -15,12 +15,20 @@ use std::time::Duration;
 
 struct Mcp {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed (the end of the session, as a client ends it).
+    stdin: Option<ChildStdin>,
     lines: Receiver<String>,
 }
 
 impl Drop for Mcp {
+    /// Ends the session as a client does, by closing the server's stdin (the server then
+    /// removes its spill directory on its way out); killed only if it has not left within 10 s.
     fn drop(&mut self) {
+        drop(self.stdin.take());
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while matches!(self.child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -28,7 +36,16 @@ impl Drop for Mcp {
 
 impl Mcp {
     fn start(root: &Path, extra: &[&str]) -> Mcp {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_seam"))
+        Self::start_with(root, extra, None)
+    }
+
+    /// [`Mcp::start`], with the server's TMPDIR set to `tmpdir` when given.
+    fn start_with(root: &Path, extra: &[&str], tmpdir: Option<&Path>) -> Mcp {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_seam"));
+        if let Some(tmp) = tmpdir {
+            command.env("TMPDIR", tmp);
+        }
+        let mut child = command
             .arg("mcp")
             .arg("--root")
             .arg(root)
@@ -51,7 +68,7 @@ impl Mcp {
         });
         let mut mcp = Mcp {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines,
         };
         let init = mcp.request(
@@ -66,9 +83,10 @@ impl Mcp {
     }
 
     fn raw(&mut self, line: &[u8]) {
-        self.stdin.write_all(line).expect("write");
-        self.stdin.write_all(b"\n").expect("write");
-        self.stdin.flush().expect("flush");
+        let stdin = self.stdin.as_mut().expect("the session is open");
+        stdin.write_all(line).expect("write");
+        stdin.write_all(b"\n").expect("write");
+        stdin.flush().expect("flush");
     }
 
     /// The next line the server writes, as it was written, within a minute (else the test
@@ -319,4 +337,64 @@ fn a_one_line_edit_of_four_mib_answers_under_16_kib_on_the_wire() {
         std::fs::read(dir.path().join("big.txt")).expect("read back"),
         after.as_bytes()
     );
+}
+
+/// What the server made in `tmp`, by name.
+fn made_in(tmp: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(tmp)
+        .expect("list TMPDIR")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Waits up to 10 s for the server to exit; its exit status code.
+fn exited(mcp: &mut Mcp) -> Option<i32> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = mcp.child.try_wait().expect("wait") {
+            return status.code();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not exit within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_server_leaves_nothing_in_tmpdir_whether_its_client_closes_stdin_or_signals_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
+    // Closed stdin: the end of the session.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut s = Mcp::start_with(&root, &[], Some(tmp.path()));
+    let made = made_in(tmp.path());
+    assert!(
+        made.len() == 1 && made[0].starts_with("seam-mcp-spill-"),
+        "{made:?}"
+    );
+    drop(s.stdin.take());
+    assert_eq!(exited(&mut s), Some(0));
+    assert_eq!(made_in(tmp.path()), Vec::<String>::new());
+    // A signal, as an MCP host stops its server or a terminal's Ctrl-C does: the spill
+    // directory goes, and the status is the shell's for the signal.
+    for (signal, status) in [
+        (rustix::process::Signal::TERM, 143),
+        (rustix::process::Signal::INT, 130),
+    ] {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let mut s = Mcp::start_with(&root, &[], Some(tmp.path()));
+        assert_eq!(made_in(tmp.path()).len(), 1, "{signal:?}");
+        let pid = rustix::process::Pid::from_child(&s.child);
+        rustix::process::kill_process(pid, signal).expect("signal");
+        assert_eq!(exited(&mut s), Some(status), "{signal:?}");
+        assert_eq!(
+            made_in(tmp.path()),
+            Vec::<String>::new(),
+            "{signal:?} left the spill directory"
+        );
+    }
 }
