@@ -129,8 +129,12 @@ mod tests {
         hangs.release();
         let within = std::time::Duration::from_secs(10);
         let mut ended = vec![
-            finished.recv_timeout(within).expect("one ended once released"),
-            finished.recv_timeout(within).expect("the other ended once released"),
+            finished
+                .recv_timeout(within)
+                .expect("one ended once released"),
+            finished
+                .recv_timeout(within)
+                .expect("the other ended once released"),
         ];
         ended.sort_unstable();
         assert_eq!(ended, ["task", "thread"]);
