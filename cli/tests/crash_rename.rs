@@ -59,3 +59,82 @@ fn the_count_is_read_from_the_report() {
     assert_eq!(landed(&format!("x\n{line}\n")), Some((14, 146)));
     assert_eq!(landed("nothing"), None);
 }
+
+/// The shipped disk providers' killable subjects (`seam serve` children) keep their world in
+/// this process: the storage is read and written here, not through the child, so it is still
+/// read after the child is killed — through the child it no longer could be.
+#[test]
+fn a_killed_shipped_backends_storage_is_read_in_this_process() {
+    use seam_conformance::{CaseDurability, CaseOptions, Factory};
+    use seam_model::{SnapEntry, WorldEffect};
+    seam_local_testkit::set_host_binary(env!("CARGO_BIN_EXE_seam"));
+    let factories: [Box<dyn Factory>; 2] = [
+        Box::new(seam_local_testkit::LocalFactory),
+        Box::new(seam_sandbox_testkit::SandboxFactory(
+            seam::SandboxMode::WorkspaceWrite,
+        )),
+    ];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    for factory in factories {
+        let name = factory.name();
+        let options = CaseOptions::new(7, CaseDurability::Relaxed, "tmpfile");
+        let Ok(k) = factory.killable(&options) else {
+            panic!("{name}: no killable subject");
+        };
+        let world = k.subject.world.clone();
+        world
+            .apply(&WorldEffect::CreateFile {
+                path: "a".into(),
+                bytes: b"kept\n".to_vec(),
+                mode: 0o640,
+            })
+            .expect("written");
+        let root = world.root_display();
+        assert!((k.kill)(), "{name}: killed");
+        // Gone once its provider's calls fail (the process answers no more).
+        let none = seam::Signal::none();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while rt
+            .block_on(
+                k.subject
+                    .fs
+                    .resolve("a", seam::ResolveOptions { cwd: Some(&root) }, &none),
+            )
+            .is_ok()
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{name}: still answering 10 s after the kill"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let snap = world
+            .snapshot()
+            .expect("the storage is read after the kill");
+        assert_eq!(
+            snap.get("a"),
+            Some(&SnapEntry::File {
+                bytes: b"kept\n"[..].into(),
+                mode: Some(0o640),
+            }),
+            "{name}"
+        );
+        assert_eq!(
+            std::fs::read(format!("{root}/a")).expect("on disk"),
+            b"kept\n",
+            "{name}"
+        );
+        // The next instance over the same storage reads it the same way.
+        let rec = factory
+            .recover(&options, &k.subject)
+            .expect("a fresh instance");
+        assert_eq!(rec.world.root_display(), root, "{name}");
+        assert!(
+            rec.world.snapshot().expect("read").contains_key("a"),
+            "{name}"
+        );
+    }
+}

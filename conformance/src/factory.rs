@@ -170,7 +170,9 @@ pub enum NotPlaced {
 
 /// A subject whose backend the suite can kill.
 pub struct Killable {
-    /// The subject; its provider and world speak to the process.
+    /// The subject. Its provider speaks to the process; its world reaches the storage through
+    /// the process, or directly where the factory can (a directory on this machine: the shipped
+    /// disk providers' cases) — the storage is what outlives the kill either way.
     pub subject: Subject,
     /// Kills the backend's process at once (SIGKILL): what it was doing stops where it is.
     /// `false` if it could not be killed.

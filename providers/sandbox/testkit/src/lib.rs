@@ -49,7 +49,7 @@ impl Factory for SandboxFactory {
     }
 
     fn recover(&self, options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
-        seam_remote_testkit::recover_at(options, killed)
+        seam_local_testkit::recover_shipped(options, killed)
     }
 
     fn configurations(&self) -> Vec<String> {
