@@ -60,18 +60,22 @@ fn the_count_is_read_from_the_report() {
     assert_eq!(landed("nothing"), None);
 }
 
-/// The shipped disk providers' killable subjects (`seam serve` children) keep their world in
-/// this process: the storage is read and written here, not through the child, so it is still
-/// read after the child is killed — through the child it no longer could be.
+/// The shipped providers' killable subjects (`seam serve` children the gate starts) keep their
+/// world in this process: the storage is read and written here, not through the child, so it
+/// is still read after the child is killed — through the child it no longer could be.
 #[test]
 fn a_killed_shipped_backends_storage_is_read_in_this_process() {
     use seam_conformance::{CaseDurability, CaseOptions, Factory};
     use seam_model::{SnapEntry, WorldEffect};
     seam_local_testkit::set_host_binary(env!("CARGO_BIN_EXE_seam"));
-    let factories: [Box<dyn Factory>; 2] = [
+    let factories: [Box<dyn Factory>; 3] = [
         Box::new(seam_local_testkit::LocalFactory),
         Box::new(seam_sandbox_testkit::SandboxFactory(
             seam::SandboxMode::WorkspaceWrite,
+        )),
+        Box::new(seam_remote_testkit::RemoteFactory::own(
+            env!("CARGO_BIN_EXE_seam").into(),
+            seam_local_testkit::LocalFactory.configurations(),
         )),
     ];
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -43,29 +43,15 @@ pub fn killable_shipped(provider: &str, options: &CaseOptions) -> Result<Killabl
         Some(LocalFactory.configurations()),
         options,
     )?;
-    killable.subject = on_this_disk(killable.subject).map_err(NotKillable::Failed)?;
+    killable.subject =
+        seam_remote_testkit::on_this_disk(killable.subject).map_err(NotKillable::Failed)?;
     Ok(killable)
 }
 
 /// A fresh `seam serve` over the case a killed one (made by [`killable_shipped`]) was working
 /// in, its world read and written from this process like the killed one's.
 pub fn recover_shipped(options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
-    on_this_disk(seam_remote_testkit::recover_at(options, killed)?)
-}
-
-/// `subject` (a shipped disk provider in a `seam serve` child), with its world read and written
-/// from this process: the case is a directory on this machine — the child made it in the run
-/// directory, and says where — so the gate's world is the one it keeps for these providers in
-/// its own process ([`DiskWorld`]), spelled as the child spells its root, rather than a round
-/// trip through the child for every entry (the crash properties write and read back megabytes
-/// a round; through the child that was half of each round). The child's backend, which is what
-/// is killed and checked, is the same.
-fn on_this_disk(mut subject: Subject) -> Result<Subject, String> {
-    let root = subject.world.root_display();
-    let world = DiskWorld::through_link(std::path::Path::new(&root), &root)
-        .map_err(|e| format!("the case directory {root} the child answered with: {e}"))?;
-    subject.world = Arc::new(world);
-    Ok(subject)
+    seam_remote_testkit::on_this_disk(seam_remote_testkit::recover_at(options, killed)?)
 }
 
 /// The local provider on a fresh temporary directory per case, in two configurations: staging

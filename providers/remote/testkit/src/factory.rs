@@ -4,7 +4,8 @@
 //! backend written in any language.
 
 use crate::world_client::{
-    CaseAt, NOT_PLACED, VOLATILE, killable_at, open_at, recover_at, serve_stdio_command,
+    CaseAt, NOT_PLACED, VOLATILE, killable_at, on_this_disk, open_at, recover_at,
+    serve_stdio_command,
 };
 use seam_conformance::case_dirs::{CaseDir, spread};
 use seam_conformance::{CaseOptions, Factory, Killable, NotKillable, NotPlaced, Subject};
@@ -265,11 +266,19 @@ impl Factory for RemoteFactory {
     /// the suite may kill; a server given by address cannot be.
     fn killable(&self, options: &CaseOptions) -> Result<Killable, NotKillable> {
         let (command, base) = self.killable_command()?;
-        killable_at(command, base, self.hosted(), options)
+        let mut killable = killable_at(command, base, self.hosted(), options)?;
+        if self.started_here() {
+            killable.subject = on_this_disk(killable.subject).map_err(NotKillable::Failed)?;
+        }
+        Ok(killable)
     }
 
     fn recover(&self, options: &CaseOptions, killed: &Subject) -> Result<Subject, String> {
-        recover_at(options, killed)
+        let subject = recover_at(options, killed)?;
+        match self.started_here() {
+            true => on_this_disk(subject),
+            false => Ok(subject),
+        }
     }
 
     /// A case in the gate's directory (`world/case` with `root`): for the shipped server, and
@@ -307,6 +316,12 @@ impl Factory for RemoteFactory {
 }
 
 impl RemoteFactory {
+    /// Whether its killable backends are the shipped server, which the gate starts on this
+    /// machine with its cases in the run directory ([`on_this_disk`]).
+    fn started_here(&self) -> bool {
+        matches!(self.source, Source::Own { .. })
+    }
+
     /// The configurations of the server this factory starts itself (the hosted local
     /// provider's), which its cases may name; `None` for a server of someone else's, which is
     /// left its default.

@@ -11,7 +11,9 @@ mod factory;
 mod world_client;
 
 pub use factory::{RemoteFactory, wait_listening};
-pub use world_client::{RemoteWorld, killable_at, recover_at, reopened_exec, serve_stdio_command};
+pub use world_client::{
+    RemoteWorld, killable_at, on_this_disk, recover_at, reopened_exec, serve_stdio_command,
+};
 
 use seam_conformance::case_dirs::CaseDir;
 use std::os::unix::fs::PermissionsExt;

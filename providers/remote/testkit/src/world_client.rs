@@ -6,7 +6,8 @@
 
 use seam_conformance::case_dirs::{CaseDir, spread};
 use seam_conformance::{
-    CaseDurability, CaseOptions, EntryMode, Killable, NotKillable, SUITE_DIFF_LIMIT, Subject, World,
+    CaseDurability, CaseOptions, DiskWorld, EntryMode, Killable, NotKillable, SUITE_DIFF_LIMIT,
+    Subject, World,
 };
 use seam_model::{SnapEntry, WorldEffect};
 use seam_remote::protocol::test_control::{
@@ -103,6 +104,22 @@ pub fn recover_at(options: &CaseOptions, killed: &Subject) -> Result<Subject, St
         hosted: case.hosted.clone(),
         base: case.base.clone(),
     });
+    Ok(subject)
+}
+
+/// `subject` — the shipped server's in a `seam serve` child, which the gate started on this
+/// machine with its cases in the run directory — with its world read and written from this
+/// process ([`DiskWorld`] on the directory the child answered with, spelled as the child spells
+/// it) instead of through the child, a round trip per entry: the crash properties write and
+/// read back megabytes a round, half of each round through the child, and the storage is what
+/// outlives the kill either way. The backend the child runs, which is what is killed and
+/// checked, is the same. Only for a child the gate started: an adapter's storage may be
+/// anywhere.
+pub fn on_this_disk(mut subject: Subject) -> Result<Subject, String> {
+    let root = subject.world.root_display();
+    let world = DiskWorld::through_link(std::path::Path::new(&root), &root)
+        .map_err(|e| format!("the case directory {root} the child answered with: {e}"))?;
+    subject.world = Arc::new(world);
     Ok(subject)
 }
 
