@@ -319,8 +319,8 @@ pub fn run(args: McpArgs) -> Result<ExitCode, String> {
             }
         }
         Ended::Stopped((name, code)) => {
-            // The calls under way are dropped with the session; a blocking read of stdin or a
-            // file is not waited for (it would hold the exit up for as long as it blocks).
+            // The calls under way are dropped with the session; blocking work still running (a
+            // read of stdin that never returns, a file call) is waited for a second at most.
             runtime.shutdown_timeout(std::time::Duration::from_secs(1));
             drop(spill);
             eprintln!("seam mcp: {name}: stopped, its spill directory removed");
