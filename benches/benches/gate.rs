@@ -42,6 +42,9 @@ fn gate(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("model-alone", &label), |b| {
         b.iter(|| floor::replay(&cases))
     });
+    g.bench_function(BenchmarkId::new("generation-alone", &label), |b| {
+        b.iter(|| generated_cases(&MemoryFactory, &config).map(|c| c.len()))
+    });
     g.finish();
 }
 

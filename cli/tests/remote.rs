@@ -195,3 +195,77 @@ fn a_model_read_costs_three_round_trips_and_an_edit_or_a_new_file_two() {
         );
     });
 }
+
+/// The pids of this process's children whose command line has `word`.
+fn children_with(word: &str) -> Vec<String> {
+    let mut pids = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").expect("tasks").flatten() {
+        let list = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        for pid in list.split_whitespace() {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains(word) {
+                pids.push(pid.to_string());
+            }
+        }
+    }
+    pids
+}
+
+/// `seam check`'s `remote` (the server the gate starts itself, with its cases in directories of
+/// this machine) has its cases' storage changed and read back in the gate's process, not
+/// through the server: what is compared with the model is the disk. So the world still reads
+/// and writes the case once the server is gone — through the server it no longer could.
+#[test]
+fn the_gates_own_servers_cases_are_read_on_this_disk() {
+    use seam_conformance::{CaseDurability, CaseOptions, Factory};
+    use seam_model::{SnapEntry, WorldEffect};
+    let factory = seam_remote_testkit::RemoteFactory::own(
+        env!("CARGO_BIN_EXE_seam").into(),
+        seam_local_testkit::LocalFactory.configurations(),
+    );
+    let subject = factory
+        .make(&CaseOptions::new(7, CaseDurability::Relaxed, "tmpfile"))
+        .expect("a subject");
+    let root = subject.world.root_display();
+    let servers = children_with("--test-control");
+    assert_eq!(servers.len(), 1, "one server started: {servers:?}");
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &servers[0]])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    // Gone once its command line is (a zombie's is empty).
+    while !children_with("--test-control").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server outlived SIGKILL by 10 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    subject
+        .world
+        .apply(&WorldEffect::CreateFile {
+            path: "a".into(),
+            bytes: b"kept\n".to_vec(),
+            mode: 0o640,
+        })
+        .expect("written with the server gone");
+    assert_eq!(
+        std::fs::read(format!("{root}/a")).expect("on disk"),
+        b"kept\n"
+    );
+    std::fs::write(format!("{root}/b"), b"from here\n").expect("written here");
+    let snap = subject.world.snapshot().expect("read with the server gone");
+    assert_eq!(
+        snap.get("a"),
+        Some(&SnapEntry::File {
+            bytes: b"kept\n"[..].into(),
+            mode: Some(0o640),
+        })
+    );
+    assert_eq!(
+        snap.get("b").map(|e| matches!(e, SnapEntry::File { bytes, .. } if bytes[..] == b"from here\n"[..])),
+        Some(true)
+    );
+}

@@ -2,6 +2,13 @@
 //! and one fresh case directory (`world/case`) per case, and the case's storage changed and read
 //! back through the server's `world/*` methods — so the same factory gates `seam serve` and a
 //! backend written in any language.
+//!
+//! The one exception is the server this factory starts itself (`remote` in `seam check`): its
+//! cases are directories of this machine, so their storage is changed and read back in the
+//! gate's process ([`on_this_disk`]) — the disk itself rather than the server's account of it,
+//! and no round trip per entry after every step. The shipped server's `world/*` methods are
+//! gated where it is given by address (`seam check --provider unix:PATH`, as any server
+//! someone else started is).
 
 use crate::world_client::{
     CaseAt, NOT_PLACED, VOLATILE, killable_at, on_this_disk, open_at, recover_at,
@@ -225,8 +232,13 @@ impl Factory for RemoteFactory {
         }
     }
 
+    /// A connection and a fresh case; for the server started here, its world on this disk.
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
-        self.open(options, None)
+        let subject = self.open(options, None)?;
+        match self.started_here() {
+            true => on_this_disk(subject),
+            false => Ok(subject),
+        }
     }
 
     /// The permission property runs its cases as another user in a child process over a

@@ -110,11 +110,11 @@ pub fn recover_at(options: &CaseOptions, killed: &Subject) -> Result<Subject, St
 /// `subject` — the shipped server's in a `seam serve` child, which the gate started on this
 /// machine with its cases in the run directory — with its world read and written from this
 /// process ([`DiskWorld`] on the directory the child answered with, spelled as the child spells
-/// it) instead of through the child, a round trip per entry: the crash properties write and
-/// read back megabytes a round, half of each round through the child, and the storage is what
-/// outlives the kill either way. The backend the child runs, which is what is killed and
-/// checked, is the same. Only for a child the gate started: an adapter's storage may be
-/// anywhere.
+/// it) instead of through the child, a round trip per entry: the world is read back after every
+/// step, the crash properties write and read back megabytes a round, and the storage is what
+/// outlives a kill either way. The backend the child runs, which is what is called and checked,
+/// is the same; what is compared with the model is the disk itself, not the server's account of
+/// it. Only for a server the gate started: an adapter's storage may be anywhere.
 pub fn on_this_disk(mut subject: Subject) -> Result<Subject, String> {
     let root = subject.world.root_display();
     let world = DiskWorld::through_link(std::path::Path::new(&root), &root)
