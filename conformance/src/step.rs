@@ -586,7 +586,7 @@ pub fn describe(step: &Step) -> String {
 }
 
 fn describe_world(w: &WorldOp) -> String {
-    let bytes = |b: &[u8]| short(&String::from_utf8_lossy(b));
+    let bytes = short_bytes;
     match w {
         WorldOp::Write {
             path,
@@ -615,8 +615,10 @@ fn describe_world(w: &WorldOp) -> String {
     }
 }
 
+/// `s` whole up to 40 characters, else its first 37 and its length (steps carry megabytes; the
+/// description is made for every step, shown for few).
 fn short(s: &str) -> String {
-    if s.chars().count() > 40 {
+    if s.chars().nth(40).is_some() {
         let head: String = s.chars().take(37).collect();
         format!("{head}... ({} bytes)", s.len())
     } else {
@@ -624,9 +626,38 @@ fn short(s: &str) -> String {
     }
 }
 
+/// Bytes as [`short`] shows text (invalid UTF-8 as U+FFFD), decoding only the head: no
+/// character takes more than four bytes, so 41 characters are in the first 164.
+fn short_bytes(b: &[u8]) -> String {
+    let head = String::from_utf8_lossy(&b[..b.len().min(41 * 4)]);
+    if head.chars().nth(40).is_some() {
+        let head: String = head.chars().take(37).collect();
+        format!("{head}... ({} bytes)", b.len())
+    } else {
+        head.into_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_are_described_as_their_text_is() {
+        let long = "é".repeat(30) + &"x".repeat(200);
+        for text in ["", "short\n", "forty characters, not one more: 12345678", &long] {
+            let whole = short(text);
+            assert_eq!(short_bytes(text.as_bytes()), whole, "{text:?}");
+        }
+        assert_eq!(short(&long), format!("{}... (260 bytes)", "é".repeat(30) + "xxxxxxx"));
+        assert_eq!(short_bytes(b"ab\xffc"), "ab\u{fffd}c");
+        // The length is the bytes', not their decoding's.
+        let invalid = [0xffu8; 100];
+        assert_eq!(
+            short_bytes(&invalid),
+            format!("{}... (100 bytes)", "\u{fffd}".repeat(37))
+        );
+    }
 
     #[test]
     fn steps_round_trip_through_json_and_stay_readable() {

@@ -76,14 +76,18 @@ pub fn apply_literal_edit(
         return Err(EditError::EmptyOld);
     }
 
-    // The occurrences left to right, each skipped past whole (matches never overlap).
-    let matches: Vec<usize> = memchr::memmem::find_iter(&view, &old_view).collect();
-    if matches.is_empty() {
-        return Err(EditError::NotFound);
-    }
-    if matches.len() > 1 && !replace_all {
-        return Err(EditError::Ambiguous(matches.len()));
-    }
+    // The occurrences left to right, each skipped past whole (matches never overlap). A unique
+    // edit needs the first and how many follow it, not where (one letter of a large file can
+    // occur hundreds of thousands of times).
+    let mut found = memchr::memmem::find_iter(&view, &old_view);
+    let matches: Vec<usize> = match (replace_all, found.next()) {
+        (_, None) => return Err(EditError::NotFound),
+        (true, Some(first)) => std::iter::once(first).chain(found).collect(),
+        (false, Some(first)) => match found.count() {
+            0 => vec![first],
+            more => return Err(EditError::Ambiguous(1 + more)),
+        },
+    };
 
     // The style sample is the first characters (not bytes) of the file.
     let sample: Vec<char> = text.chars().take(STYLE_SAMPLE_CHARS).collect();
