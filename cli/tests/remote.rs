@@ -199,7 +199,10 @@ fn a_model_read_costs_three_round_trips_and_an_edit_or_a_new_file_two() {
 /// The pids of this process's children whose command line has `word`.
 fn children_with(word: &str) -> Vec<String> {
     let mut pids = Vec::new();
-    for task in std::fs::read_dir("/proc/self/task").expect("tasks").flatten() {
+    for task in std::fs::read_dir("/proc/self/task")
+        .expect("tasks")
+        .flatten()
+    {
         let list = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
         for pid in list.split_whitespace() {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
@@ -265,7 +268,8 @@ fn the_gates_own_servers_cases_are_read_on_this_disk() {
         })
     );
     assert_eq!(
-        snap.get("b").map(|e| matches!(e, SnapEntry::File { bytes, .. } if bytes[..] == b"from here\n"[..])),
+        snap.get("b")
+            .map(|e| matches!(e, SnapEntry::File { bytes, .. } if bytes[..] == b"from here\n"[..])),
         Some(true)
     );
 }

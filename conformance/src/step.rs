@@ -645,11 +645,19 @@ mod tests {
     #[test]
     fn bytes_are_described_as_their_text_is() {
         let long = "é".repeat(30) + &"x".repeat(200);
-        for text in ["", "short\n", "forty characters, not one more: 12345678", &long] {
+        for text in [
+            "",
+            "short\n",
+            "forty characters, not one more: 12345678",
+            &long,
+        ] {
             let whole = short(text);
             assert_eq!(short_bytes(text.as_bytes()), whole, "{text:?}");
         }
-        assert_eq!(short(&long), format!("{}... (260 bytes)", "é".repeat(30) + "xxxxxxx"));
+        assert_eq!(
+            short(&long),
+            format!("{}... (260 bytes)", "é".repeat(30) + "xxxxxxx")
+        );
         assert_eq!(short_bytes(b"ab\xffc"), "ab\u{fffd}c");
         // The length is the bytes', not their decoding's.
         let invalid = [0xffu8; 100];

@@ -4,7 +4,10 @@
 //! mutation and its remedy (re-read, retry), a deleted file recreated after a failed re-read, one
 //! session's read never authorising the other, a windowed read authorising an edit.
 
-use super::{GenConfig, GenState, Hints, NEW_STRINGS, name, old_string, pick, rel_path, world_op};
+use super::{
+    GenConfig, GenState, Hints, NEW_STRINGS, name, old_string, pick, pick_shared, pick_static,
+    rel_path, world_op,
+};
 use crate::step::{Op, Step, WriteGuard};
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
@@ -28,7 +31,7 @@ fn agent_content() -> BoxedStrategy<String> {
 /// An edit's old and new strings: never empty, never equal (the tool refuses those before any
 /// file is touched).
 fn edit_strings(hints: &Hints) -> BoxedStrategy<(String, String)> {
-    (old_string(hints), pick(NEW_STRINGS.to_vec()))
+    (old_string(hints), pick_static(NEW_STRINGS))
         .prop_map(|(old, new)| {
             let old = if old.is_empty() {
                 "one".to_string()
@@ -58,7 +61,7 @@ pub(crate) fn agent_step_strategy(config: &GenConfig, state: &GenState) -> Boxed
         if files.is_empty() {
             rel_path()
         } else {
-            prop_oneof![4 => pick(files.clone()), 1 => rel_path()].boxed()
+            prop_oneof![4 => pick_shared(files.clone()), 1 => rel_path()].boxed()
         }
     };
     let read = (owner(), file(), prop::bool::weighted(0.3))

@@ -96,15 +96,17 @@ impl Default for GenState {
 #[derive(Clone, Debug, Default)]
 pub struct Hints {
     /// Relative paths of existing entries.
-    pub paths: Vec<String>,
+    pub paths: Arc<[String]>,
     /// Relative paths of existing regular files, with their sizes.
-    pub files: Vec<(String, u64)>,
+    pub files: Arc<[(String, u64)]>,
+    /// The same files' paths alone.
+    pub file_names: Arc<[String]>,
     /// Relative paths of existing directories (and `.`).
-    pub dirs: Vec<String>,
+    pub dirs: Arc<[String]>,
     /// Words that occur in existing text files.
-    pub words: Vec<String>,
+    pub words: Arc<[String]>,
     /// Spellings of the files written most recently.
-    pub recent: Vec<String>,
+    pub recent: Arc<[String]>,
 }
 
 impl Hints {
@@ -119,13 +121,13 @@ impl Hints {
                 state.words.add(*version, head, &mut words);
             }
         }
-        for w in hints.words {
-            if !words.contains(&w) && words.len() < 16 {
-                words.push(w);
+        for w in hints.words.iter() {
+            if !words.contains(w) && words.len() < 16 {
+                words.push(w.clone());
             }
         }
-        hints.words = words;
-        hints.recent = state.recent.clone();
+        hints.words = words.into();
+        hints.recent = state.recent.as_slice().into();
         hints
     }
 
@@ -140,14 +142,16 @@ impl Hints {
                 cache.add(*version, head, &mut words);
             }
         }
+        let files: Arc<[(String, u64)]> = outline
+            .iter()
+            .filter_map(|(p, e)| match e {
+                Outline::File { size, .. } => Some((p.clone(), *size)),
+                _ => None,
+            })
+            .collect();
         Hints {
-            files: outline
-                .iter()
-                .filter_map(|(p, e)| match e {
-                    Outline::File { size, .. } => Some((p.clone(), *size)),
-                    _ => None,
-                })
-                .collect(),
+            file_names: files.iter().map(|(p, _)| p.clone()).collect(),
+            files,
             dirs: std::iter::once(".".to_string())
                 .chain(
                     outline
@@ -157,14 +161,14 @@ impl Hints {
                 )
                 .collect(),
             paths: outline.keys().cloned().collect(),
-            words,
-            recent: Vec::new(),
+            words: words.into(),
+            recent: Arc::default(),
         }
     }
 
-    /// The paths of existing files.
-    pub fn file_paths(&self) -> Vec<String> {
-        self.files.iter().map(|(p, _)| p.clone()).collect()
+    /// The paths of existing files (shared: every strategy of a step draws from the same).
+    pub fn file_paths(&self) -> Arc<[String]> {
+        self.file_names.clone()
     }
 }
 

@@ -7,6 +7,7 @@ mod agent;
 mod alphabet;
 mod fence;
 mod hints;
+mod lazy_union;
 mod openings;
 mod short;
 
@@ -21,10 +22,12 @@ pub(crate) use short::{ShortConfig, shape_names, short_cases};
 
 use crate::step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard};
 use alphabet::{CAPS, LINK_TARGETS, MODES, NAMES};
+use lazy_union::LazyUnion;
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use seam::{CancelPoint, Capabilities};
 use seam_model::{Change, Competitor, WorldOp};
+use std::sync::Arc;
 
 /// What generation knows about the backend: its claims, its world, its diff-basis limit.
 #[derive(Clone, Debug)]
@@ -91,9 +94,16 @@ pub(crate) fn pick<T: Clone + std::fmt::Debug + 'static>(items: Vec<T>) -> Boxed
 pub(crate) fn pick_shared<T: Clone + std::fmt::Debug + Send + Sync + 'static>(
     items: std::sync::Arc<[T]>,
 ) -> BoxedStrategy<T> {
-    proptest::sample::select((0..items.len()).collect::<Vec<usize>>())
-        .prop_map(move |i| items[i].clone())
-        .boxed()
+    // `select` is an index drawn from `0..len` and mapped: the same, without a vector of the
+    // indices.
+    (0..items.len()).prop_map(move |i| items[i].clone()).boxed()
+}
+
+/// [`pick`] from a constant list, which is not copied.
+pub(crate) fn pick_static<T: Clone + std::fmt::Debug + 'static>(
+    items: &'static [T],
+) -> BoxedStrategy<T> {
+    proptest::sample::select(items).boxed()
 }
 
 built_once! {
@@ -177,12 +187,12 @@ built_once! {
 
 /// A spelling aimed at existing entries half the time (at entries of the kind the operation
 /// wants, when there are some).
-pub(crate) fn spelling_hinted(hints: &Hints, want: &[String]) -> BoxedStrategy<String> {
+pub(crate) fn spelling_hinted(hints: &Hints, want: &Arc<[String]>) -> BoxedStrategy<String> {
     let pool = if want.is_empty() { &hints.paths } else { want };
     if pool.is_empty() {
         return spelling();
     }
-    let existing = pick(pool.to_vec());
+    let existing = pick_shared(pool.clone());
     prop_oneof![
         7 => existing.clone(),
         1 => existing.prop_map(|p| format!("{ROOT_TOKEN}/{p}")),
@@ -192,11 +202,11 @@ pub(crate) fn spelling_hinted(hints: &Hints, want: &[String]) -> BoxedStrategy<S
 }
 
 pub(crate) fn old_string(hints: &Hints) -> BoxedStrategy<String> {
-    let fixed = pick(OLD_STRINGS.to_vec()).prop_map(str::to_string);
+    let fixed = pick_static(OLD_STRINGS).prop_map(str::to_string);
     if hints.words.is_empty() {
         return fixed.boxed();
     }
-    prop_oneof![1 => fixed, 2 => pick(hints.words.clone())].boxed()
+    prop_oneof![1 => fixed, 2 => pick_shared(hints.words.clone())].boxed()
 }
 
 built_once! {
@@ -239,14 +249,14 @@ fn world_file(hints: &Hints) -> BoxedStrategy<String> {
     if hints.files.is_empty() {
         return rel_path();
     }
-    prop_oneof![3 => pick(hints.file_paths()), 1 => rel_path()].boxed()
+    prop_oneof![3 => pick_shared(hints.file_paths()), 1 => rel_path()].boxed()
 }
 
 pub(crate) fn world_op(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step> {
     let caps = config.caps;
     let modes = caps.modes;
     let restore_mtime = config.restore_mtime;
-    let write = (rel_path(), world_bytes(config), pick(MODES.to_vec())).prop_map(
+    let write = (rel_path(), world_bytes(config), pick_static(MODES)).prop_map(
         move |(path, bytes, mode)| WorldOp::Write {
             path,
             bytes,
@@ -296,7 +306,7 @@ pub(crate) fn world_op(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step>
                 target: target.to_string(),
             });
         let any_link =
-            (rel_path(), pick(LINK_TARGETS.to_vec())).prop_map(|(path, target)| WorldOp::Symlink {
+            (rel_path(), pick_static(LINK_TARGETS)).prop_map(|(path, target)| WorldOp::Symlink {
                 path,
                 target: target.to_string(),
             });
@@ -306,7 +316,7 @@ pub(crate) fn world_op(config: &GenConfig, hints: &Hints) -> BoxedStrategy<Step>
     if caps.modes {
         options.push((
             2,
-            (world_file(hints), pick(MODES.to_vec()))
+            (world_file(hints), pick_static(MODES))
                 .prop_map(|(path, mode)| WorldOp::Chmod { path, mode })
                 .boxed(),
         ));
@@ -423,14 +433,14 @@ built_once! {
 fn read_bytes_op(hints: &Hints) -> BoxedStrategy<Op> {
     let fixed = (
         spelling_hinted(hints, &hints.file_paths()),
-        pick(CAPS.to_vec()),
+        pick_static(CAPS),
     )
         .prop_map(|(path, max)| Op::ReadBytes { path, max })
         .boxed();
     if hints.files.is_empty() {
         return fixed;
     }
-    let around = (pick(hints.files.clone()), 0u64..3)
+    let around = (pick_shared(hints.files.clone()), 0u64..3)
         .prop_map(|((path, size), d)| Op::ReadBytes {
             path,
             max: (size + d).saturating_sub(1),
@@ -439,22 +449,78 @@ fn read_bytes_op(hints: &Hints) -> BoxedStrategy<Op> {
     prop_oneof![1 => fixed, 2 => around].boxed()
 }
 
+/// The kinds of free step, in the order they are drawn from (and shrunk towards).
+#[derive(Clone, Copy, Debug)]
+enum StepKind {
+    World,
+    Write,
+    Edit,
+    Stat,
+    Lstat,
+    Resolve,
+    ReadText,
+    StreamText,
+    ListDir,
+    Facts,
+    ReadBytes,
+    /// One of [`namespace_steps`]' kinds, by its place there.
+    Namespace(usize),
+}
+
+/// Each kind of free step a backend with `caps` is given, with its weight.
+fn step_kinds(caps: Capabilities) -> Vec<(u32, StepKind)> {
+    let mut kinds = vec![
+        (35, StepKind::World),
+        (14, StepKind::Write),
+        (14, StepKind::Edit),
+        (6, StepKind::Stat),
+        (4, StepKind::Lstat),
+        (3, StepKind::Resolve),
+        (6, StepKind::ReadText),
+        (4, StepKind::StreamText),
+        (5, StepKind::ListDir),
+        (2, StepKind::Facts),
+    ];
+    if caps.read_bytes {
+        kinds.push((4, StepKind::ReadBytes));
+    }
+    if caps.namespace {
+        kinds.extend(
+            NAMESPACE_WEIGHTS
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| (w, StepKind::Namespace(i))),
+        );
+    }
+    kinds
+}
+
 /// The strategy for one step, given what the backend claims, what its world can do, and what
-/// exists at this point of the sequence.
+/// exists at this point of the sequence. Only the kind drawn is built ([`LazyUnion`]).
 pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step> {
     if let Some(next) = state.plan.first() {
         return Just(next.clone()).boxed();
     }
-    let hints = &Hints::from_state(state);
+    let hints = Hints::from_state(state);
+    let config = config.clone();
+    LazyUnion::new(step_kinds(config.caps), move |kind| {
+        free_step(&config, &hints, kind)
+    })
+    .boxed()
+}
+
+/// The strategy for one kind of free step.
+fn free_step(config: &GenConfig, hints: &Hints, kind: StepKind) -> BoxedStrategy<Step> {
     let caps = config.caps;
+    let policies = config.policies;
     let files = hints.file_paths();
-    let spelling = || spelling_hinted(hints, &[]);
+    let spelling = || spelling_hinted(hints, &hints.paths);
     // Files, and above all the ones written last (a fresh edge content gets read and edited).
     let file_spelling = || {
         if hints.recent.is_empty() {
             spelling_hinted(hints, &files)
         } else {
-            prop_oneof![4 => pick(hints.recent.clone()), 4 => spelling_hinted(hints, &files)]
+            prop_oneof![4 => pick_shared(hints.recent.clone()), 4 => spelling_hinted(hints, &files)]
                 .boxed()
         }
     };
@@ -474,137 +540,121 @@ pub fn step_strategy(config: &GenConfig, state: &GenState) -> BoxedStrategy<Step
             })
             .boxed()
     };
-    let write_guard = prop_oneof![
-        4 => Just(WriteGuard::None),
-        3 => Just(WriteGuard::CreateIfAbsent),
-        3 => version_ref().prop_map(WriteGuard::ReplaceIfVersion),
-    ];
-    // Now and then a path under directories that nothing creates: the write must make them
-    // (and remove them again when it is cancelled).
-    let mut write_paths: Vec<(u32, BoxedStrategy<String>)> = vec![
-        (12, file_spelling()),
-        // Fresh names (where a competitor can appear), anything that exists (links, too), and
-        // names under a directory-named entry (maybe a dangling link to create through).
-        (4, rel_path()),
-        (2, spelling_hinted(hints, &hints.paths)),
+    let write = || {
+        let write_guard = prop_oneof![
+            4 => Just(WriteGuard::None),
+            3 => Just(WriteGuard::CreateIfAbsent),
+            3 => version_ref().prop_map(WriteGuard::ReplaceIfVersion),
+        ];
+        // Now and then a path under directories that nothing creates: the write must make them
+        // (and remove them again when it is cancelled).
+        let mut write_paths: Vec<(u32, BoxedStrategy<String>)> = vec![
+            (12, file_spelling()),
+            // Fresh names (where a competitor can appear), anything that exists (links, too), and
+            // names under a directory-named entry (maybe a dangling link to create through).
+            (4, rel_path()),
+            (2, spelling_hinted(hints, &hints.paths)),
+            (
+                2,
+                (dir_name(), name())
+                    .prop_map(|(d, n)| format!("{d}/{n}"))
+                    .boxed(),
+            ),
+            (2, name().prop_map(|n| format!("q/r/{n}")).boxed()),
+        ];
+        if !files.is_empty() {
+            // Through a regular file, as if it were a directory.
+            write_paths.push((
+                1,
+                pick_shared(files.clone())
+                    .prop_map(|f| format!("{f}/x"))
+                    .boxed(),
+            ));
+        }
+        let write_path = proptest::strategy::Union::new_weighted(write_paths);
         (
-            2,
-            (dir_name(), name())
-                .prop_map(|(d, n)| format!("{d}/{n}"))
+            write_path,
+            content(config),
+            write_guard,
+            reuse(),
+            fence::call_sandbox(policies),
+            cwd(),
+        )
+            .prop_flat_map(move |(path, content, guard, reuse, sandbox, cwd)| {
+                // A competitor only matters where nothing was there to replace.
+                let competitors = !matches!(guard, WriteGuard::ReplaceIfVersion(_));
+                mutation_interference(caps, competitors, !competitors).prop_map(move |interfere| {
+                    Step {
+                        op: Op::Write {
+                            path: path.clone(),
+                            content: content.clone(),
+                            guard,
+                        },
+                        interfere,
+                        reuse,
+                        sandbox: sandbox.clone(),
+                        instance: 0,
+                        cwd: cwd.clone(),
+                    }
+                })
+            })
+            .boxed()
+    };
+    let edit = || {
+        let edit_path =
+            prop_oneof![6 => file_spelling(), 1 => spelling_hinted(hints, &hints.paths)];
+        (
+            edit_path,
+            old_string(hints),
+            pick_static(NEW_STRINGS),
+            prop::bool::weighted(0.3),
+            prop::option::weighted(0.25, version_ref()),
+            mutation_interference(caps, false, true),
+            reuse(),
+            (fence::call_sandbox(policies), cwd()),
+        )
+            .prop_map(
+                |(path, old, new, replace_all, guard, interfere, reuse, (sandbox, cwd))| Step {
+                    op: Op::Edit {
+                        path,
+                        old,
+                        new: new.to_string(),
+                        replace_all,
+                        guard,
+                    },
+                    interfere,
+                    reuse,
+                    sandbox,
+                    instance: 0,
+                    cwd,
+                },
+            )
+            .boxed()
+    };
+    match kind {
+        StepKind::World => world_op(config, hints),
+        StepKind::Write => write(),
+        StepKind::Edit => edit(),
+        StepKind::Stat => read(spelling().prop_map(|path| Op::Stat { path }).boxed()),
+        StepKind::Lstat => read(spelling().prop_map(|path| Op::Lstat { path }).boxed()),
+        StepKind::Resolve => read(spelling().prop_map(|path| Op::Resolve { path }).boxed()),
+        StepKind::ReadText => read(
+            read_spelling()
+                .prop_map(|path| Op::ReadText { path })
                 .boxed(),
         ),
-        (2, name().prop_map(|n| format!("q/r/{n}")).boxed()),
-    ];
-    if !files.is_empty() {
-        // Through a regular file, as if it were a directory.
-        write_paths.push((
-            1,
-            pick(files.clone()).prop_map(|f| format!("{f}/x")).boxed(),
-        ));
+        StepKind::StreamText => read(
+            read_spelling()
+                .prop_map(|path| Op::StreamText { path })
+                .boxed(),
+        ),
+        StepKind::ListDir => read(dir_spelling().prop_map(|path| Op::ListDir { path }).boxed()),
+        StepKind::Facts => (spelling(), dir_spelling())
+            .prop_map(|(path, other)| Step::plain(Op::Facts { path, other }))
+            .boxed(),
+        StepKind::ReadBytes => read(read_bytes_op(hints)),
+        StepKind::Namespace(i) => namespace_step(config, hints, i),
     }
-    let write_path = proptest::strategy::Union::new_weighted(write_paths);
-    let policies = config.policies;
-    let write = (
-        write_path,
-        content(config),
-        write_guard,
-        reuse(),
-        fence::call_sandbox(policies),
-        cwd(),
-    )
-        .prop_flat_map(move |(path, content, guard, reuse, sandbox, cwd)| {
-            // A competitor only matters where nothing was there to replace.
-            let competitors = !matches!(guard, WriteGuard::ReplaceIfVersion(_));
-            mutation_interference(caps, competitors, !competitors).prop_map(move |interfere| Step {
-                op: Op::Write {
-                    path: path.clone(),
-                    content: content.clone(),
-                    guard,
-                },
-                interfere,
-                reuse,
-                sandbox: sandbox.clone(),
-                instance: 0,
-                cwd: cwd.clone(),
-            })
-        })
-        .boxed();
-    let edit_path = prop_oneof![6 => file_spelling(), 1 => spelling_hinted(hints, &hints.paths)];
-    let edit = (
-        edit_path,
-        old_string(hints),
-        pick(NEW_STRINGS.to_vec()),
-        prop::bool::weighted(0.3),
-        prop::option::weighted(0.25, version_ref()),
-        mutation_interference(caps, false, true),
-        reuse(),
-        (fence::call_sandbox(policies), cwd()),
-    )
-        .prop_map(
-            |(path, old, new, replace_all, guard, interfere, reuse, (sandbox, cwd))| Step {
-                op: Op::Edit {
-                    path,
-                    old,
-                    new: new.to_string(),
-                    replace_all,
-                    guard,
-                },
-                interfere,
-                reuse,
-                sandbox,
-                instance: 0,
-                cwd,
-            },
-        )
-        .boxed();
-    let facts = (spelling(), dir_spelling())
-        .prop_map(|(path, other)| Step::plain(Op::Facts { path, other }))
-        .boxed();
-    let mut options: Vec<(u32, BoxedStrategy<Step>)> = vec![
-        (35, world_op(config, hints)),
-        (14, write),
-        (14, edit),
-        (
-            6,
-            read(spelling().prop_map(|path| Op::Stat { path }).boxed()),
-        ),
-        (
-            4,
-            read(spelling().prop_map(|path| Op::Lstat { path }).boxed()),
-        ),
-        (
-            3,
-            read(spelling().prop_map(|path| Op::Resolve { path }).boxed()),
-        ),
-        (
-            6,
-            read(
-                read_spelling()
-                    .prop_map(|path| Op::ReadText { path })
-                    .boxed(),
-            ),
-        ),
-        (
-            4,
-            read(
-                read_spelling()
-                    .prop_map(|path| Op::StreamText { path })
-                    .boxed(),
-            ),
-        ),
-        (
-            5,
-            read(dir_spelling().prop_map(|path| Op::ListDir { path }).boxed()),
-        ),
-        (2, facts),
-    ];
-    if caps.read_bytes {
-        options.push((4, read(read_bytes_op(hints))));
-    }
-    if caps.namespace {
-        options.extend(namespace_steps(config, hints));
-    }
-    proptest::strategy::Union::new_weighted(options).boxed()
 }
 
 /// Whether a spelling names an entry (not the root itself, which is nobody's entry and which
@@ -627,7 +677,7 @@ fn names_an_entry(path: &str) -> bool {
 /// fresh guards, onto existing destinations with and without a replace guard, into a
 /// directory's own subtree, fenced by a per-call policy now and then, and now and then called
 /// with a cancelled signal.
-fn namespace_steps(config: &GenConfig, hints: &Hints) -> Vec<(u32, BoxedStrategy<Step>)> {
+fn namespace_steps(config: &GenConfig, hints: &Hints) -> Vec<BoxedStrategy<Step>> {
     let existing =
         || spelling_hinted(hints, &hints.paths).prop_filter("an entry", |p| names_an_entry(p));
     let dirs =
@@ -716,7 +766,15 @@ fn namespace_steps(config: &GenConfig, hints: &Hints) -> Vec<(u32, BoxedStrategy
             replace,
         })
         .boxed();
-    vec![(4, wrap(mkdir)), (4, wrap(remove)), (6, wrap(rename))]
+    vec![wrap(mkdir), wrap(remove), wrap(rename)]
+}
+
+/// The weights of [`namespace_steps`]' kinds: `create_dir`, `remove`, `rename`.
+const NAMESPACE_WEIGHTS: [u32; 3] = [4, 4, 6];
+
+/// The `which`th of [`namespace_steps`].
+fn namespace_step(config: &GenConfig, hints: &Hints, which: usize) -> BoxedStrategy<Step> {
+    namespace_steps(config, hints).swap_remove(which)
 }
 
 /// What a generated run never produces for this backend, and why: the report lists these so a
