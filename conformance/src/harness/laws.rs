@@ -183,47 +183,47 @@ fn list_law(after: &BTreeMap<String, SnapEntry>, rel: &str, names: &[String]) ->
     }
 }
 
-/// The positions in `raw` of each byte of its LF view, plus the end: a `\n` that stands for a
-/// `\r\n` maps to the `\r`.
-fn view_to_raw(raw: &str) -> (String, Vec<usize>, Vec<bool>) {
-    let b = raw.as_bytes();
-    let mut view = String::with_capacity(raw.len());
-    let mut map = Vec::with_capacity(raw.len() + 1);
-    let mut from_crlf = Vec::with_capacity(raw.len());
-    let mut i = 0;
-    let mut chars = raw.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        debug_assert_eq!(at, i);
-        if c == '\r' && b.get(i + 1) == Some(&b'\n') {
-            chars.next();
-            map.push(i);
-            from_crlf.push(true);
-            view.push('\n');
-            i += 2;
-            continue;
-        }
-        for _ in 0..c.len_utf8() {
-            map.push(i);
-            from_crlf.push(false);
-        }
-        view.push(c);
-        i += c.len_utf8();
-    }
-    map.push(raw.len());
-    (view, map, from_crlf)
+/// The LF view of `raw` (each `\r\n` as `\n`) and where its bytes are in `raw`: the view
+/// positions of the `\n`s that stand for a `\r\n`, in order. Nothing the size of the file
+/// but the view itself (an array of positions per byte made a large file the law's whole cost).
+struct View {
+    text: String,
+    crlfs: Vec<usize>,
 }
 
-/// The raw position just after the view byte at `v`.
-fn raw_end(map: &[usize], from_crlf: &[bool], v: usize, raw: &str) -> usize {
-    if from_crlf[v] {
-        map[v] + 2
-    } else {
-        // The end of the character the byte belongs to.
-        let mut end = map[v] + 1;
-        while end < raw.len() && !raw.is_char_boundary(end) {
-            end += 1;
+impl View {
+    fn of(raw: &str) -> View {
+        let mut text = String::with_capacity(raw.len());
+        let mut crlfs = Vec::new();
+        let mut rest = raw;
+        while let Some(i) = memchr::memmem::find(rest.as_bytes(), b"\r\n") {
+            text.push_str(&rest[..i]);
+            crlfs.push(text.len());
+            text.push('\n');
+            rest = &rest[i + 2..];
         }
-        end
+        text.push_str(rest);
+        View { text, crlfs }
+    }
+
+    /// Where the view's byte at `v` (or its end) is in `raw`: a `\n` that stands for a `\r\n`
+    /// is at the `\r`, every other byte at itself.
+    fn raw(&self, v: usize) -> usize {
+        v + self.crlfs.partition_point(|&c| c < v)
+    }
+
+    /// The raw position just after the view byte at `v`, whole characters and CRLFs.
+    fn raw_end(&self, v: usize, raw: &str) -> usize {
+        let at = self.raw(v);
+        if self.crlfs.binary_search(&v).is_ok() {
+            at + 2
+        } else {
+            let mut end = at + 1;
+            while end < raw.len() && !raw.is_char_boundary(end) {
+                end += 1;
+            }
+            end
+        }
     }
 }
 
@@ -247,16 +247,20 @@ pub(crate) fn edit_law(
     let was_text = std::str::from_utf8(&was[skip..]).map_err(|_| "the old file was not UTF-8")?;
     let now_text = std::str::from_utf8(&now[skip..]).map_err(|_| "the new file is not UTF-8")?;
     let (o, n) = (lf(old), lf(new));
-    let (view, map, from_crlf) = view_to_raw(was_text);
+    if o.is_empty() {
+        return Err("an empty old text was taken to match".into());
+    }
+    let view = View::of(was_text);
     // Raw regions of the matches; everything between them must survive byte for byte.
     let mut gaps: Vec<&str> = Vec::new();
     let mut cursor = 0;
-    for (m, _) in view
-        .match_indices(&o)
-        .take(if replace_all { usize::MAX } else { 1 })
-    {
-        let start = map[m];
-        let end = raw_end(&map, &from_crlf, m + o.len() - 1, was_text);
+    for m in memchr::memmem::find_iter(view.text.as_bytes(), o.as_bytes()).take(if replace_all {
+        usize::MAX
+    } else {
+        1
+    }) {
+        let start = view.raw(m);
+        let end = view.raw_end(m + o.len() - 1, was_text);
         gaps.push(&was_text[cursor..start]);
         cursor = end;
     }
@@ -299,6 +303,62 @@ pub(crate) fn edit_law(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The view and positions as they were first written: an entry per byte.
+    fn per_byte(raw: &str) -> (String, Vec<usize>, Vec<bool>) {
+        let b = raw.as_bytes();
+        let (mut view, mut map, mut from_crlf) = (String::new(), Vec::new(), Vec::new());
+        let mut i = 0;
+        let mut chars = raw.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '\r' && b.get(i + 1) == Some(&b'\n') {
+                chars.next();
+                map.push(i);
+                from_crlf.push(true);
+                view.push('\n');
+                i += 2;
+                continue;
+            }
+            for _ in 0..c.len_utf8() {
+                map.push(i);
+                from_crlf.push(false);
+            }
+            view.push(c);
+            i += c.len_utf8();
+        }
+        map.push(raw.len());
+        (view, map, from_crlf)
+    }
+
+    proptest! {
+        #[test]
+        fn the_view_maps_every_byte_as_a_map_per_byte_does(
+            parts in prop::collection::vec(prop::sample::select(vec!["\r", "\n", "\r\n", "a", "é", "😀", "\u{feff}"]), 0..40)
+        ) {
+            let raw: String = parts.concat();
+            let (text, map, from_crlf) = per_byte(&raw);
+            let view = View::of(&raw);
+            prop_assert_eq!(&view.text, &text);
+            // Where a character starts (a match starts nowhere else): the per-byte map gave a
+            // character's later bytes its start.
+            for v in (0..=text.len()).filter(|&v| text.is_char_boundary(v)) {
+                prop_assert_eq!(view.raw(v), map[v], "raw({})", v);
+            }
+            for v in 0..text.len() {
+                let end = if from_crlf[v] {
+                    map[v] + 2
+                } else {
+                    let mut end = map[v] + 1;
+                    while end < raw.len() && !raw.is_char_boundary(end) {
+                        end += 1;
+                    }
+                    end
+                };
+                prop_assert_eq!(view.raw_end(v, &raw), end, "raw_end({})", v);
+            }
+        }
+    }
 
     #[test]
     fn the_edit_law_accepts_byte_faithful_edits_and_catches_the_rest() {

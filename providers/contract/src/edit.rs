@@ -136,13 +136,17 @@ pub fn literal_edit(bytes: Vec<u8>, request: &EditRequest) -> Result<Edited, Edi
         Some((v, d)) => (v.as_str(), d.as_slice()),
         None => (text.as_str(), &[]),
     };
-    let starts: Vec<usize> = view.match_indices(old.as_ref()).map(|(i, _)| i).collect();
-    if starts.is_empty() {
-        return Err(EditFailure::NotFound);
-    }
-    if starts.len() > 1 && !request.replace_all {
-        return Err(EditFailure::Ambiguous(starts.len()));
-    }
+    // Left to right, not overlapping (`str::match_indices`, by `memmem`); a unique edit wants
+    // the first and how many follow it, not where.
+    let mut found = memchr::memmem::find_iter(view.as_bytes(), old.as_bytes());
+    let starts: Vec<usize> = match (request.replace_all, found.next()) {
+        (_, None) => return Err(EditFailure::NotFound),
+        (true, Some(first)) => std::iter::once(first).chain(found).collect(),
+        (false, Some(first)) => match found.count() {
+            0 => vec![first],
+            more => return Err(EditFailure::Ambiguous(1 + more)),
+        },
+    };
     let replacement: Cow<'_, str> = if dominant_crlf(&text) {
         Cow::Owned(new.replace('\n', "\r\n"))
     } else {
