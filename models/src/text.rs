@@ -24,9 +24,13 @@ pub fn lf_normalize(text: &str) -> String {
     // Every write and edit of the model normalises its text (the `after` of its result), and
     // most texts hold no CRLF at all: one vectorised scan finds them, and the text between
     // them is copied whole.
+    // The searcher is built once: laws normalise many short texts, where building it was most
+    // of the cost.
+    static CRLF: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\r\n"));
     let mut out = String::with_capacity(text.len());
     let mut from = 0;
-    for at in memchr::memmem::find_iter(text.as_bytes(), b"\r\n") {
+    for at in CRLF.find_iter(text.as_bytes()) {
         // `at` is a `\r`, so `at` and `at + 1` are character boundaries.
         out.push_str(&text[from..at]);
         out.push('\n');

@@ -280,7 +280,10 @@ pub(crate) fn edit_law(
         }
         let next = gaps[i + 1];
         let fits = |len: usize| {
-            now_text.get(pos..pos + len).is_some_and(|r| lf(r) == n)
+            // A region without a `\r` is its own LF view: compared as it is, not copied.
+            now_text
+                .get(pos..pos + len)
+                .is_some_and(|r| if r.contains('\r') { lf(r) == n } else { r == n })
                 && now_text[pos + len..].starts_with(next)
         };
         let len = [n.len(), n.len() + newlines]
