@@ -273,3 +273,43 @@ fn the_gates_own_servers_cases_are_read_on_this_disk() {
         Some(true)
     );
 }
+
+/// The shipped server's test-control methods (`world/apply`, `world/snapshot`,
+/// `world/entry_mode`) are gated as any server's are when it is given by address: `seam check`
+/// reads and changes its cases only through them there (the `remote` it starts itself is read on
+/// this disk instead). A server whose `world/apply` left a chmod undone fails here, on the
+/// modes it reads back.
+#[test]
+fn the_shipped_servers_world_methods_are_gated_by_address() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases = dir.path().join("cases");
+    std::fs::create_dir(&cases).expect("cases");
+    let socket = dir.path().join("s.sock");
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_seam"))
+        .arg("serve")
+        .arg("--root")
+        .arg(&cases)
+        .arg("--listen")
+        .arg(format!("unix:{}", socket.display()))
+        .arg("--test-control")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start seam serve");
+    // The gate waits for the socket itself (`--start-timeout`).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_seam"))
+        .args(["check", "--provider"])
+        .arg(format!("unix:{}", socket.display()))
+        .args(["--property", "sequences", "--seed", "5", "--cases", "48"])
+        .output()
+        .expect("run seam check");
+    let _ = server.kill();
+    let _ = server.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // One property of the default run: incomplete as a verdict, passed as a property.
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    assert!(
+        stdout.contains("  sequences              passed"),
+        "{stdout}"
+    );
+}

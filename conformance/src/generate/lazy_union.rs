@@ -3,11 +3,14 @@
 //! sequence; proptest's `Union` wants every kind built before it draws one, so each step built
 //! (and dropped) all of them to use one — about a third of drawing a case.
 //!
-//! [`LazyUnion`] draws exactly as `Union::new_weighted` does — the same pick from the same
-//! random number, and a fresh random source set aside for every kind before the pick, as the
-//! union's lazy value trees take one — so a seed draws the same cases. It shrinks as the union
-//! does: first within the kind drawn, then to the kinds listed before it, each built when the
-//! shrink first reaches it.
+//! [`LazyUnion`] draws as `Union::new_weighted` does — the same pick from the same random
+//! number, and a fresh random source set aside for every kind before the pick, as the union's
+//! lazy value trees take one — so a seed draws the same cases. It shrinks as the union does:
+//! first within the kind drawn, then to the kinds listed before it, each built when the shrink
+//! first reaches it. One difference, in shrinking only: proptest gives such a kind a runner that
+//! shares the run's count of `prop_flat_map` regenerations (`partial_clone`, not public), this
+//! one a runner that counts its own; the two shrink alike until a run reaches
+//! `Config::max_flat_map_regens` (a million by default; the suite never sets it).
 
 use proptest::strategy::{BoxedStrategy, NewTree, Strategy, ValueTree};
 use proptest::test_runner::TestRunner;

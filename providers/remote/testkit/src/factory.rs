@@ -3,12 +3,15 @@
 //! back through the server's `world/*` methods — so the same factory gates `seam serve` and a
 //! backend written in any language.
 //!
-//! The one exception is the server this factory starts itself (`remote` in `seam check`): its
-//! cases are directories of this machine, so their storage is changed and read back in the
-//! gate's process ([`on_this_disk`]) — the disk itself rather than the server's account of it,
-//! and no round trip per entry after every step. The shipped server's `world/*` methods are
-//! gated where it is given by address (`seam check --provider unix:PATH`, as any server
-//! someone else started is).
+//! The one exception is the server this factory starts itself (`remote` in `seam check`): the
+//! cases it makes ([`Factory::make`], and the crash properties' killable ones) are directories
+//! of this machine, so their storage is changed and read back in the gate's process
+//! ([`on_this_disk`]) — the disk itself rather than the server's account of it, and no round
+//! trip per entry after every step. A case placed in a directory the gate chose
+//! ([`Factory::in_directory`], `power-loss`) still goes through `world/*`. The shipped server's
+//! `world/*` methods are gated where it is given by address, as any server someone else
+//! started is (`seam check --provider unix:PATH`; `cli/tests/remote.rs` runs `sequences` so
+//! against `seam serve --test-control`).
 
 use crate::world_client::{
     CaseAt, NOT_PLACED, VOLATILE, killable_at, on_this_disk, open_at, recover_at,
