@@ -230,7 +230,9 @@ fn the_gates_own_servers_cases_are_read_on_this_disk() {
         .make(&CaseOptions::new(7, CaseDurability::Relaxed, "tmpfile"))
         .expect("a subject");
     let root = subject.world.root_display();
-    let servers = children_with("--test-control");
+    // The gate's own server is the one that reuses case directories (another test of this
+    // binary may have a server of its own running).
+    let servers = children_with("--reuse-case-dirs");
     assert_eq!(servers.len(), 1, "one server started: {servers:?}");
     let status = std::process::Command::new("kill")
         .args(["-KILL", &servers[0]])
@@ -239,7 +241,7 @@ fn the_gates_own_servers_cases_are_read_on_this_disk() {
     assert!(status.success());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     // Gone once its command line is (a zombie's is empty).
-    while !children_with("--test-control").is_empty() {
+    while !children_with("--reuse-case-dirs").is_empty() {
         assert!(
             std::time::Instant::now() < deadline,
             "the server outlived SIGKILL by 10 s"
