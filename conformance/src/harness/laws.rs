@@ -364,6 +364,14 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_old_text_never_satisfies_the_edit_law() {
+        assert_eq!(
+            edit_law(b"abc", b"xabc", "", "x", false),
+            Err("an empty old text was taken to match".to_string())
+        );
+    }
+
+    #[test]
     fn the_edit_law_accepts_byte_faithful_edits_and_catches_the_rest() {
         // Byte-faithful: only the match changes, mixed endings stay.
         assert!(edit_law(b"a\r\nb\nc\r\n", b"a\r\nB\nc\r\n", "b", "B", false).is_ok());
