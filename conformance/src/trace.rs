@@ -222,7 +222,7 @@ pub fn replay_with(
             false,
             &options,
             harness,
-            &trace.steps,
+            &trace.steps.as_slice().into(),
             None,
         )?;
         let departed = records.iter().any(|r| r.failure.is_some());

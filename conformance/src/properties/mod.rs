@@ -302,10 +302,10 @@ pub(crate) fn scenario(
 ) -> Result<(), Failure> {
     let rt = cx.runtime()?;
     // A fencing backend's deployment may be read-only: the scenario is about something else.
-    let steps: Vec<Step> = if cx.caps.sandbox_modes {
+    let steps: Arc<[Step]> = if cx.caps.sandbox_modes {
         steps.into_iter().map(let_through_step).collect()
     } else {
-        steps
+        steps.into()
     };
     // Watched: a call the harness held up on purpose (readers at a checkpoint) is the suite's
     // pause, not a slow backend, and a hang names the scenario's steps.

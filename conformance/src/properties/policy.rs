@@ -15,6 +15,7 @@ use crate::failure::Failure;
 use crate::sequences::{SequenceConfig, Subjects, run_sequences_watched};
 use crate::step::{Op, Step};
 use seam_model::WorldOp;
+use std::sync::Arc;
 
 /// `policy`.
 pub struct Policy;
@@ -55,6 +56,7 @@ impl Property for Policy {
         // stale retry, the re-read that finds nothing, and the write that recreates it).
         let rt = cx.runtime()?;
         for (what, steps) in aimed() {
+            let steps: Arc<[Step]> = steps.into();
             let (records, stats) = crate::sequences::run_watched(
                 cx.factory.as_ref(),
                 &rt,

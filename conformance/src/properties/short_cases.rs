@@ -18,6 +18,7 @@ use crate::generate::{ShortConfig, short_cases};
 use crate::sequences::{Progress, Subjects, run_case_supervised};
 use crate::step::Step;
 use crate::trace::Trace;
+use std::sync::Arc;
 
 /// `short-cases`.
 pub struct ShortCases;
@@ -62,7 +63,7 @@ impl Property for ShortCases {
         // call under the same guard and interference meets every configuration on consecutive
         // shapes — at the cost of one run per case, not one per case and configuration.
         let (mut shape_no, mut pos, mut last_shape) = (0usize, 0usize, "");
-        let mut jobs: Vec<(&CaseOptions, Vec<Step>, &str)> = Vec::with_capacity(cases.len());
+        let mut jobs: Vec<(&CaseOptions, Arc<[Step]>, &str)> = Vec::with_capacity(cases.len());
         for case in &cases {
             if case.shape != last_shape {
                 (shape_no, pos, last_shape) = (shape_no + 1, 0, case.shape);
@@ -71,10 +72,10 @@ impl Property for ShortCases {
             pos += 1;
             // A fencing backend's deployment may be read-only: these cases are about the
             // contract's mechanics (the fence has properties of its own).
-            let steps: Vec<Step> = if cx.caps.sandbox_modes {
+            let steps: Arc<[Step]> = if cx.caps.sandbox_modes {
                 case.steps.iter().cloned().map(let_through_step).collect()
             } else {
-                case.steps.clone()
+                case.steps.as_slice().into()
             };
             jobs.push((options, steps, case.shape));
         }

@@ -108,7 +108,7 @@ pub(super) fn draw_and_run(
     strategy: &SequenceStrategy,
     cases: u32,
     seed: u64,
-    run: &(dyn Fn(usize, &[Step]) -> concurrent::CaseResult + Sync),
+    run: &(dyn Fn(usize, &Arc<[Step]>) -> concurrent::CaseResult + Sync),
     finished: &mut dyn FnMut(&concurrent::CaseResult),
 ) -> Result<Vec<concurrent::CaseResult>, Failure> {
     let drawn = Drawn::default();
@@ -162,7 +162,7 @@ pub(super) struct Drawn {
 #[derive(Default)]
 pub(super) struct DrawnState {
     /// The cases drawn so far, in order.
-    cases: Vec<Arc<Vec<Step>>>,
+    cases: Vec<Arc<[Step]>>,
     /// Drawing ended: `Some(None)` with every case, `Some(Some(why))` when it could not go on.
     ended: Option<Option<String>>,
     /// No more cases are wanted (one failed, or all ran).
@@ -179,7 +179,7 @@ impl Drawn {
     /// Adds the next case; false when no more are wanted.
     fn push(&self, steps: Vec<Step>) -> bool {
         let mut st = self.lock();
-        st.cases.push(Arc::new(steps));
+        st.cases.push(steps.into());
         self.changed.notify_all();
         !st.stopped
     }
@@ -197,7 +197,7 @@ impl Drawn {
     }
 
     /// Case `i`, once it is drawn; why not when drawing ended before it.
-    fn case(&self, i: usize) -> Result<Arc<Vec<Step>>, Failure> {
+    fn case(&self, i: usize) -> Result<Arc<[Step]>, Failure> {
         let mut st = self.lock();
         loop {
             if let Some(steps) = st.cases.get(i) {

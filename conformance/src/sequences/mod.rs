@@ -175,7 +175,16 @@ pub fn run_steps(
     config: HarnessConfig,
     steps: &[Step],
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
-    run_watched(factory, rt, options, config, steps, None, None, None)
+    run_watched(
+        factory,
+        rt,
+        options,
+        config,
+        &steps.into(),
+        None,
+        None,
+        None,
+    )
 }
 
 /// [`run_steps`] with an agent surface over the subject's provider, for agent steps.
@@ -187,7 +196,16 @@ pub fn run_agent_steps(
     config: HarnessConfig,
     steps: &[Step],
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
-    run_watched(factory, rt, options, config, steps, None, None, Some(agent))
+    run_watched(
+        factory,
+        rt,
+        options,
+        config,
+        &steps.into(),
+        None,
+        None,
+        Some(agent),
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -196,7 +214,7 @@ pub(crate) fn run_watched(
     rt: &Runtime,
     options: &CaseOptions,
     config: HarnessConfig,
-    steps: &[Step],
+    steps: &Arc<[Step]>,
     monitor: Option<&Arc<Monitor>>,
     seen: Option<&AtomicUsize>,
     agent: Option<&dyn AgentFactory>,
@@ -307,7 +325,7 @@ fn run_case(
     rt: &Runtime,
     options: &CaseOptions,
     config: HarnessConfig,
-    steps: &[Step],
+    steps: &Arc<[Step]>,
     monitor: Option<&Arc<Monitor>>,
     seen: Option<&AtomicUsize>,
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
@@ -364,12 +382,13 @@ pub(crate) fn run_case_supervised(
     lowered: bool,
     options: &CaseOptions,
     config: HarnessConfig,
-    steps: &[Step],
+    steps: &Arc<[Step]>,
     seen: Option<Arc<AtomicUsize>>,
 ) -> Result<(Vec<StepRecord>, Stats), Failure> {
     let monitor = parent.for_case(lowered);
     let watched = subjects.watched_by(&monitor);
-    let (m, options, owned) = (monitor.clone(), options.clone(), steps.to_vec());
+    // The case is shared with the thread that runs it, not copied.
+    let (m, options, owned) = (monitor.clone(), options.clone(), Arc::clone(steps));
     let result = supervised(
         &monitor,
         move || -> Result<(Vec<StepRecord>, Stats), Failure> {

@@ -205,6 +205,7 @@ pub(crate) fn run_sequences_watched(
             if stopped {
                 return Ok(());
             }
+            let steps: Arc<[Step]> = steps.into();
             // While shrinking, every attempt reruns the failing case's options; a hang's
             // candidates only have to show that they still hang (at a lowered limit).
             let (options, lowered) = match &found {
@@ -359,7 +360,7 @@ pub(crate) fn run_sequences_watched(
                 false,
                 &first.options,
                 harness_config,
-                &steps,
+                &Arc::from(steps.as_slice()),
                 None,
             );
             let confirmed = ran.ok().and_then(|(records, _)| {
@@ -424,7 +425,15 @@ pub(super) fn shrink_hang(
     let mut runs = 0;
     let hangs = |candidate: &[Step], runs: &mut u64| -> bool {
         *runs += 1;
-        let ran = run_case_supervised(subjects, monitor, true, options, config, candidate, None);
+        let ran = run_case_supervised(
+            subjects,
+            monitor,
+            true,
+            options,
+            config,
+            &candidate.into(),
+            None,
+        );
         matches!(ran, Ok((records, _))
             if records.len() == candidate.len()
                 && records.last().and_then(|r| r.failure.as_ref()).is_some_and(|f| f.kind == FailureKind::Timeout))

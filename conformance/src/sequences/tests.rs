@@ -33,7 +33,7 @@ fn panicking() -> SequenceStrategy {
     )
 }
 
-fn passing(_: usize, steps: &[Step]) -> concurrent::CaseResult {
+fn passing(_: usize, steps: &Arc<[Step]>) -> concurrent::CaseResult {
     let stats = Stats {
         steps: steps.len() as u64,
         ..Stats::default()

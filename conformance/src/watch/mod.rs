@@ -77,7 +77,7 @@ pub(crate) struct Monitor {
     next: AtomicU64,
     /// The generated case being run and the step it is at, so a hang can be reported with the
     /// steps that led to it.
-    case: Mutex<Option<(Vec<Step>, usize)>>,
+    case: Mutex<Option<(Arc<[Step]>, usize)>>,
     /// The first call given up at its limit.
     hang: Mutex<Option<Hang>>,
     /// Whether any call was given up at its limit (taking the hang does not clear it).
@@ -280,9 +280,10 @@ impl Monitor {
         (slow.count > 0).then(|| slow.clone())
     }
 
-    /// Records the generated case being run.
-    pub fn set_case(&self, steps: &[Step]) {
-        *lock(&self.case) = Some((steps.to_vec(), 0));
+    /// Records the generated case being run (shared, not copied: a case's contents can be
+    /// large).
+    pub fn set_case(&self, steps: &Arc<[Step]>) {
+        *lock(&self.case) = Some((Arc::clone(steps), 0));
     }
 
     /// Records the step the case is at.
