@@ -92,7 +92,7 @@ fn a_killed_shipped_backends_storage_is_read_in_this_process() {
         world
             .apply(&WorldEffect::CreateFile {
                 path: "a".into(),
-                bytes: b"kept\n".to_vec(),
+                bytes: b"kept\n".to_vec().into(),
                 mode: 0o640,
             })
             .expect("written");

@@ -252,7 +252,7 @@ fn the_gates_own_servers_cases_are_read_on_this_disk() {
         .world
         .apply(&WorldEffect::CreateFile {
             path: "a".into(),
-            bytes: b"kept\n".to_vec(),
+            bytes: b"kept\n".to_vec().into(),
             mode: 0o640,
         })
         .expect("written with the server gone");

@@ -7,6 +7,7 @@
 use seam::{CancelPoint, SandboxMode};
 use seam_model::{Change, Competitor, WorldOp};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// The placeholder for the root's display path in a traced path.
 pub const ROOT_TOKEN: &str = "{root}";
@@ -113,8 +114,8 @@ pub enum Op {
     Write {
         /// Path as spelled.
         path: String,
-        /// The content.
-        content: String,
+        /// The content (shared: a case, its clones and its shrinking copy no text).
+        content: Arc<str>,
         /// The guard.
         guard: WriteGuard,
     },
@@ -154,8 +155,8 @@ pub enum Op {
         owner: u8,
         /// Path as spelled.
         path: String,
-        /// The content.
-        content: String,
+        /// The content (shared).
+        content: Arc<str>,
     },
     /// The `edit` tool, as session `owner`.
     AgentEdit {

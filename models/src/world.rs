@@ -3,6 +3,7 @@
 //! only carries out the [`WorldEffect`] the model returns, so the two cannot drift apart.
 
 use crate::tree::{Node, Tree};
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// A change behind the provider's back, addressed by a plain relative path (`d/a`).
@@ -13,9 +14,9 @@ pub enum WorldOp {
     Write {
         /// Relative path.
         path: String,
-        /// Raw content.
+        /// Raw content (shared: a case and its clones copy no bytes).
         #[serde(with = "crate::tree::bytes_or_text")]
-        bytes: Vec<u8>,
+        bytes: Bytes,
         /// Permission bits.
         mode: u32,
     },
@@ -102,9 +103,9 @@ pub enum WorldEffect {
     CreateFile {
         /// Relative path.
         path: String,
-        /// Content.
+        /// Content (shared with the change it came from).
         #[serde(with = "crate::tree::bytes_or_text")]
-        bytes: Vec<u8>,
+        bytes: Bytes,
         /// Permission bits.
         mode: u32,
     },
@@ -112,9 +113,9 @@ pub enum WorldEffect {
     RewriteFile {
         /// Relative path.
         path: String,
-        /// New content.
+        /// New content (shared with the model's file).
         #[serde(with = "crate::tree::bytes_or_text")]
-        bytes: Vec<u8>,
+        bytes: Bytes,
         /// Put the previous mtime back afterwards.
         restore_mtime: bool,
     },
@@ -240,7 +241,7 @@ impl Tree {
                 self.put(
                     &comps,
                     Node::File {
-                        bytes: bytes::Bytes::copy_from_slice(bytes),
+                        bytes: bytes.clone(),
                         mode: *mode & 0o777,
                         version,
                     },
@@ -255,7 +256,7 @@ impl Tree {
                 let Some(Node::File { bytes, .. }) = at else {
                     return None;
                 };
-                let new = scribble(&bytes);
+                let new = Bytes::from(scribble(&bytes));
                 self.rewrite_in_place(&comps, new.clone());
                 Some(WorldEffect::RewriteFile {
                     path: path.clone(),
@@ -267,8 +268,9 @@ impl Tree {
                 let Some(Node::File { bytes, .. }) = at else {
                     return None;
                 };
-                let mut bytes = bytes.to_vec();
-                bytes.extend_from_slice(extra);
+                let mut grown = bytes.to_vec();
+                grown.extend_from_slice(extra);
+                let bytes = Bytes::from(grown);
                 self.rewrite_in_place(&comps, bytes.clone());
                 Some(WorldEffect::RewriteFile {
                     path: path.clone(),
@@ -337,10 +339,10 @@ impl Tree {
         }
     }
 
-    fn rewrite_in_place(&mut self, comps: &[String], new: Vec<u8>) {
+    fn rewrite_in_place(&mut self, comps: &[String], new: Bytes) {
         let v = self.mint();
         if let Some(Node::File { bytes, version, .. }) = self.get_mut(comps) {
-            *bytes = new.into();
+            *bytes = new;
             *version = v;
         }
     }
@@ -358,7 +360,7 @@ impl Tree {
         let path = comps.join("/");
         Some(match change {
             Change::Scribble => {
-                let new = scribble(&bytes);
+                let new = Bytes::from(scribble(&bytes));
                 self.rewrite_in_place(comps, new.clone());
                 WorldEffect::RewriteFile {
                     path,
@@ -378,17 +380,18 @@ impl Tree {
     /// else's save or a competitor makes it; the effect that does the same to the world.
     fn put_new_file(&mut self, comps: &[String], path: String, content: &str) -> WorldEffect {
         let version = self.mint();
+        let bytes = Bytes::copy_from_slice(content.as_bytes());
         self.put(
             comps,
             Node::File {
-                bytes: bytes::Bytes::copy_from_slice(content.as_bytes()),
+                bytes: bytes.clone(),
                 mode: 0o644,
                 version,
             },
         );
         WorldEffect::CreateFile {
             path,
-            bytes: content.as_bytes().to_vec(),
+            bytes,
             mode: 0o644,
         }
     }

@@ -18,7 +18,7 @@ fn fenced(mode: SandboxMode) -> Model {
         WorldOp::Mkdir { path: "dd".into() },
         WorldOp::Write {
             path: "a".into(),
-            bytes: b"canary\n".to_vec(),
+            bytes: b"canary\n".to_vec().into(),
             mode: 0o644,
         },
         WorldOp::Symlink {

@@ -20,7 +20,7 @@ fn file(m: &mut Model, path: &str, bytes: &[u8]) {
         m,
         WorldOp::Write {
             path: path.into(),
-            bytes: bytes.to_vec(),
+            bytes: bytes.to_vec().into(),
             mode: 0o644,
         },
     );

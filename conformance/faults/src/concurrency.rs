@@ -105,7 +105,7 @@ impl Faulty {
                 for (step, part) in [&[][..], half, bytes].into_iter().enumerate() {
                     let rewrite = WorldEffect::RewriteFile {
                         path: rel.clone(),
-                        bytes: part.to_vec(),
+                        bytes: part.to_vec().into(),
                         restore_mtime: false,
                     };
                     if let Err(e) = self.world.apply(&rewrite) {

@@ -78,7 +78,7 @@ pub(crate) fn agent_step_strategy(config: &GenConfig, state: &GenState) -> Boxed
             Step::plain(Op::AgentWrite {
                 owner,
                 path,
-                content,
+                content: content.into(),
             })
         })
         .boxed();
@@ -103,7 +103,7 @@ pub(crate) fn agent_step_strategy(config: &GenConfig, state: &GenState) -> Boxed
         .prop_map(|(path, content)| {
             Step::plain(Op::Write {
                 path,
-                content,
+                content: content.into(),
                 guard: WriteGuard::None,
             })
         })
@@ -130,7 +130,7 @@ fn agent_write(owner: u8, path: &str, content: &str) -> Step {
     Step::plain(Op::AgentWrite {
         owner,
         path: path.to_string(),
-        content: content.to_string(),
+        content: content.to_string().into(),
     })
 }
 
@@ -153,7 +153,7 @@ fn external_change(path: String, restore_mtime: bool) -> BoxedStrategy<WorldOp> 
     prop_oneof![
         Just(WorldOp::Write {
             path: p,
-            bytes: b"one\ntwo\ntheirs\n".to_vec(),
+            bytes: b"one\ntwo\ntheirs\n".to_vec().into(),
             mode: 0o644,
         }),
         Just(WorldOp::Append {
@@ -175,7 +175,7 @@ pub(crate) fn agent_opening(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
     let seed_file = |path: &str| {
         Step::plain(Op::World(WorldOp::Write {
             path: path.to_string(),
-            bytes: b"one\ntwo\nthree\n".to_vec(),
+            bytes: b"one\ntwo\nthree\n".to_vec().into(),
             mode: 0o644,
         }))
     };

@@ -6,6 +6,7 @@
 //! 512 KiB, invalid UTF-8 past the first 256 KiB, a file whose dominant line ending flips after the 4096-character
 //! style window, a 255-byte name.
 
+use bytes::Bytes;
 use seam::paths::NAME_MAX;
 use seam::text::NUL_SAMPLE_BYTES;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -216,20 +217,31 @@ mod tests {
 #[derive(Clone)]
 pub(crate) struct Corpora {
     /// [`text_corpus`].
-    pub texts: Arc<[String]>,
+    pub texts: Arc<[Arc<str>]>,
     /// [`edge_texts`] for the limit.
-    pub edges: Arc<[String]>,
+    pub edges: Arc<[Arc<str>]>,
     /// What the world writes: the edge contents as bytes and [`late_invalid`].
-    pub world_edges: Arc<[Vec<u8>]>,
+    pub world_edges: Arc<[Bytes]>,
     /// [`binary_corpus`].
-    pub binary: Arc<[Vec<u8>]>,
+    pub binary: Arc<[Bytes]>,
     /// What the stream rules need: the straddling text and the NULs at the window's edge.
-    pub stream_edges: Arc<[String]>,
+    pub stream_edges: Arc<[Arc<str>]>,
     /// Around a diff-basis limit small enough to write (empty otherwise): prior contents (not
     /// text, one byte under, at and over the limit, small) and the contents written over them.
-    pub diff_priors: Arc<[Vec<u8>]>,
+    pub diff_priors: Arc<[Bytes]>,
     /// See [`Corpora::diff_priors`].
-    pub diff_contents: Arc<[String]>,
+    pub diff_contents: Arc<[Arc<str>]>,
+}
+
+/// A text's bytes as [`Bytes`] without a copy: the world writes the very buffer a step holds.
+pub(crate) fn shared_bytes(text: &Arc<str>) -> Bytes {
+    struct Owner(Arc<str>);
+    impl AsRef<[u8]> for Owner {
+        fn as_ref(&self) -> &[u8] {
+            self.0.as_bytes()
+        }
+    }
+    Bytes::from_owner(Owner(Arc::clone(text)))
 }
 
 /// The shared alphabets for a backend whose diff-basis limit is `limit`.
@@ -239,9 +251,9 @@ pub(crate) fn corpora(limit: u64) -> Corpora {
     if let Some((_, c)) = built.iter().find(|(l, _)| *l == limit) {
         return c.clone();
     }
-    let edges: Arc<[String]> = edge_texts(limit).into();
-    let mut world_edges: Vec<Vec<u8>> = edges.iter().map(|e| e.clone().into_bytes()).collect();
-    world_edges.push(late_invalid());
+    let edges: Arc<[Arc<str>]> = edge_texts(limit).into_iter().map(Arc::from).collect();
+    let mut world_edges: Vec<Bytes> = edges.iter().map(shared_bytes).collect();
+    world_edges.push(late_invalid().into());
     let (mut diff_priors, mut diff_contents) = (Vec::new(), Vec::new());
     if let Ok(l) = usize::try_from(limit)
         && diff_limit_generated(limit)
@@ -253,18 +265,20 @@ pub(crate) fn corpora(limit: u64) -> Corpora {
         diff_contents = vec![sized(l - 1), sized(l), sized(l + 1), "x\n".to_string()];
     }
     let c = Corpora {
-        texts: text_corpus().into(),
+        texts: text_corpus().into_iter().map(Arc::from).collect(),
         edges,
         world_edges: world_edges.into(),
-        binary: binary_corpus().into(),
-        stream_edges: vec![
+        binary: binary_corpus().into_iter().map(Bytes::from).collect(),
+        stream_edges: [
             straddling_text(),
             nul_at(NUL_SAMPLE_BYTES - 1),
             nul_at(NUL_SAMPLE_BYTES),
         ]
-        .into(),
-        diff_priors: diff_priors.into(),
-        diff_contents: diff_contents.into(),
+        .into_iter()
+        .map(Arc::from)
+        .collect(),
+        diff_priors: diff_priors.into_iter().map(Bytes::from).collect(),
+        diff_contents: diff_contents.into_iter().map(Arc::from).collect(),
     };
     // A run checks a handful of backends; a limit is kept for the life of the process.
     if built.len() >= 16 {

@@ -144,7 +144,7 @@ pub(crate) fn attack() -> BoxedStrategy<Vec<Step>> {
                 world(WorldOp::Mkdir { path: "dd".into() }),
                 world(WorldOp::Write {
                     path: "a".into(),
-                    bytes: b"canary\n".to_vec(),
+                    bytes: b"canary\n".to_vec().into(),
                     mode: 0o644,
                 }),
                 link("d/up", "../a"),

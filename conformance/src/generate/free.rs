@@ -143,7 +143,7 @@ fn free_step(config: &GenConfig, hints: &Hints, kind: StepKind) -> BoxedStrategy
                     Step {
                         op: Op::Write {
                             path: path.clone(),
-                            content: content.clone(),
+                            content: Arc::clone(&content),
                             guard,
                         },
                         interfere,

@@ -24,6 +24,7 @@ pub(crate) use short::{ShortConfig, shape_names, short_cases};
 
 use crate::step::{Interfere, Op, ROOT_TOKEN, Step, VersionRef, WriteGuard};
 use alphabet::{CAPS, LINK_TARGETS, MODES, NAMES};
+use bytes::Bytes;
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use seam::{CancelPoint, Capabilities};
@@ -224,7 +225,7 @@ built_once! {
 }
 
 /// Contents a provider is asked to write: the corpus, and the edge contents now and then.
-fn content(config: &GenConfig) -> BoxedStrategy<String> {
+fn content(config: &GenConfig) -> BoxedStrategy<Arc<str>> {
     let c = alphabet::corpora(config.diff_limit);
     prop_oneof![
         10 => pick_shared(c.texts),
@@ -234,11 +235,11 @@ fn content(config: &GenConfig) -> BoxedStrategy<String> {
 }
 
 /// Raw bytes the world writes: the corpus, the edge contents, and bytes that are not UTF-8.
-fn world_bytes(config: &GenConfig) -> BoxedStrategy<Vec<u8>> {
+fn world_bytes(config: &GenConfig) -> BoxedStrategy<Bytes> {
     let c = alphabet::corpora(config.diff_limit);
     let texts = c.texts.clone();
     prop_oneof![
-        9 => pick_shared(texts).prop_map(String::into_bytes),
+        9 => pick_shared(texts).prop_map(|t| alphabet::shared_bytes(&t)),
         4 => pick_shared(c.world_edges),
         2 => pick_shared(c.binary),
     ]

@@ -15,15 +15,16 @@ use proptest::strategy::BoxedStrategy;
 use seam::CancelPoint;
 use seam::text::NUL_SAMPLE_BYTES;
 use seam_model::{Change, Competitor, WorldOp};
+use std::sync::Arc;
 
 fn world(op: WorldOp) -> Step {
     Step::plain(Op::World(op))
 }
 
-fn write(path: &str, content: String, guard: WriteGuard) -> Step {
+fn write(path: &str, content: impl Into<Arc<str>>, guard: WriteGuard) -> Step {
     Step::plain(Op::Write {
         path: path.to_string(),
-        content,
+        content: content.into(),
         guard,
     })
 }
@@ -169,7 +170,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                 if !(k == 6 && n.len() % 2 == 0) {
                     step.interfere = Interfere::CancelledBeforeStart;
                 }
-                vec![write(&n, "one\n".into(), WriteGuard::None), step]
+                vec![write(&n, "one\n", WriteGuard::None), step]
             })
             .boxed(),
     ));
@@ -181,7 +182,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                 vec![
                     world(WorldOp::Write {
                         path: n.clone(),
-                        bytes: late_invalid(),
+                        bytes: late_invalid().into(),
                         mode: 0o644,
                     }),
                     Step::plain(Op::StreamText { path: n }),
@@ -229,7 +230,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                 vec![
                     world(WorldOp::Write {
                         path: n.clone(),
-                        bytes: content.as_bytes().to_vec(),
+                        bytes: content.as_bytes().to_vec().into(),
                         mode: 0o640,
                     }),
                     Step::plain(Op::Edit {
@@ -277,7 +278,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                     Step::plain(Op::Stat { path: dir.into() }),
                     world(WorldOp::Write {
                         path: child,
-                        bytes: b"x\n".to_vec(),
+                        bytes: b"x\n".to_vec().into(),
                         mode: 0o644,
                     }),
                     Step::plain(Op::Stat { path: dir.into() }),
@@ -312,14 +313,14 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                 vec![
                     world(WorldOp::Write {
                         path: path.clone(),
-                        bytes: b"one\n".to_vec(),
+                        bytes: b"one\n".to_vec().into(),
                         mode: 0o644,
                     }),
                     Step::plain(Op::Stat { path }),
                     world(WorldOp::Remove { path: "d".into() }),
                     world(WorldOp::Write {
                         path: "d".into(),
-                        bytes: b"now a file\n".to_vec(),
+                        bytes: b"now a file\n".to_vec().into(),
                         mode: 0o644,
                     }),
                     last,
@@ -335,10 +336,10 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
             .prop_map(|(len, guarded)| {
                 let n = "L".repeat(len);
                 vec![
-                    write(&n, "one\n".into(), WriteGuard::None),
+                    write(&n, "one\n", WriteGuard::None),
                     write(
                         &n,
-                        "one two\n".into(),
+                        "one two\n",
                         if guarded {
                             WriteGuard::ReplaceIfVersion(crate::step::VersionRef::Target)
                         } else {
@@ -364,7 +365,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                 vec![
                     world(WorldOp::Write {
                         path: n.to_string(),
-                        bytes: b"x\n".to_vec(),
+                        bytes: b"x\n".to_vec().into(),
                         mode: 0o644,
                     }),
                     Step::plain(Op::Facts {
@@ -393,7 +394,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                 ]),
             )
                 .prop_map(|(n, c, guard)| {
-                    let mut s = write(&n, "mine\n".into(), guard);
+                    let mut s = write(&n, "mine\n", guard);
                     s.interfere = Interfere::Competitor(c);
                     vec![s]
                 })
@@ -419,7 +420,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                     let mut s = match kind {
                         0 => write(
                             &n,
-                            "mine\n".into(),
+                            "mine\n",
                             WriteGuard::ReplaceIfVersion(crate::step::VersionRef::Target),
                         ),
                         k => Step::plain(Op::Edit {
@@ -431,7 +432,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                         }),
                     };
                     s.interfere = Interfere::ChangeAt(point, change);
-                    vec![write(&n, "one two\n".into(), WriteGuard::None), s]
+                    vec![write(&n, "one two\n", WriteGuard::None), s]
                 })
                 .boxed(),
         ));
@@ -443,7 +444,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                 pick(vec![CancelPoint::BeforeStage, CancelPoint::Staged]),
             )
                 .prop_map(|(n, point)| {
-                    let mut s = write(&format!("q/r/{n}"), "x\n".into(), WriteGuard::None);
+                    let mut s = write(&format!("q/r/{n}"), "x\n", WriteGuard::None);
                     s.interfere = Interfere::CancelAt(point);
                     vec![s]
                 })
@@ -544,12 +545,12 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                     vec![
                         world(WorldOp::Write {
                             path: path.clone(),
-                            bytes: b"one\n".to_vec(),
+                            bytes: b"one\n".to_vec().into(),
                             mode: 0o644,
                         }),
                         world(WorldOp::Write {
                             path: "e/b".into(),
-                            bytes: b"one elsewhere\n".to_vec(),
+                            bytes: b"one elsewhere\n".to_vec().into(),
                             mode: 0o644,
                         }),
                         Step::plain(Op::Stat { path: path.clone() }),
@@ -571,7 +572,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                     vec![
                         world(WorldOp::Write {
                             path: format!("d/{n}"),
-                            bytes: b"x\n".to_vec(),
+                            bytes: b"x\n".to_vec().into(),
                             mode: 0o644,
                         }),
                         world(WorldOp::Symlink {
@@ -593,7 +594,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                     let mut v = vec![
                         world(WorldOp::Write {
                             path: "a".into(),
-                            bytes: b"one\n".to_vec(),
+                            bytes: b"one\n".to_vec().into(),
                             mode: 0o644,
                         }),
                         world(WorldOp::Symlink {
@@ -606,7 +607,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                         }),
                     ];
                     v.push(if dangling {
-                        write("l/x", "x\n".into(), WriteGuard::None)
+                        write("l/x", "x\n", WriteGuard::None)
                     } else if edit {
                         Step::plain(Op::Edit {
                             path: "l".into(),
@@ -616,7 +617,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                             guard: None,
                         })
                     } else {
-                        write("l", "two\n".into(), WriteGuard::None)
+                        write("l", "two\n", WriteGuard::None)
                     });
                     v
                 })

@@ -14,6 +14,7 @@
 use crate::failure::{Check, FailureKind, fail};
 use seam_model::SnapEntry;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -21,7 +22,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 #[derive(Clone, Debug)]
 pub(crate) enum PendingLaw {
     /// A write of `content` to the file at `rel` succeeded.
-    Write { rel: String, content: String },
+    Write { rel: String, content: Arc<str> },
     /// An edit of the file at `rel` succeeded.
     Edit {
         rel: String,
@@ -30,7 +31,7 @@ pub(crate) enum PendingLaw {
         replace_all: bool,
         /// What the edit worked on, where that is not the file before the step: the file as
         /// someone else changed it mid-edit (the edit was made again on it).
-        basis: Option<Vec<u8>>,
+        basis: Option<bytes::Bytes>,
     },
     /// A listing of the directory at `rel` returned `names`.
     List { rel: String, names: Vec<String> },

@@ -10,13 +10,14 @@ use crate::rules::Rule;
 use crate::step::{Interfere, Step, WriteGuard};
 use seam::{EditRequest, FsTarget, FsVersion, Signal, WriteIntent};
 use seam_model::{Guard, MutationResult, Resolved, WorldEffect};
+use std::sync::Arc;
 
 impl Harness {
     pub(super) async fn write_step(
         &mut self,
         step: &Step,
         path: &str,
-        content: &str,
+        content: &Arc<str>,
         guard: WriteGuard,
         rec: &mut StepRecord,
     ) -> Check {
@@ -117,7 +118,7 @@ impl Harness {
             h.note_latest(&r, &m.version, &a.version);
             h.pending_laws.push(PendingLaw::Write {
                 rel: Harness::rel(&real),
-                content: content.to_string(),
+                content: Arc::clone(content),
             });
             h.observe(&m.version, &a.version, Some(&real))
         })

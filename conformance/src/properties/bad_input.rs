@@ -35,18 +35,18 @@ fn steps(cx: &Context) -> (Vec<Step>, Vec<Intent>) {
     let mut steps = vec![
         Step::plain(Op::World(WorldOp::Write {
             path: "f".into(),
-            bytes: b"text\n".to_vec(),
+            bytes: b"text\n".to_vec().into(),
             mode: 0o644,
         })),
         Step::plain(Op::World(WorldOp::Mkdir { path: "d".into() })),
         Step::plain(Op::World(WorldOp::Write {
             path: "bin".into(),
-            bytes: b"a\0b".to_vec(),
+            bytes: b"a\0b".to_vec().into(),
             mode: 0o644,
         })),
         Step::plain(Op::World(WorldOp::Write {
             path: "bad".into(),
-            bytes: b"h\xFFi".to_vec(),
+            bytes: b"h\xFFi".to_vec().into(),
             mode: 0o644,
         })),
     ];

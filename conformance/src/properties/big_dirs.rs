@@ -130,7 +130,7 @@ impl Made {
         match &self.content {
             Some(c) => WorldEffect::CreateFile {
                 path,
-                bytes: c.clone().into_bytes(),
+                bytes: c.clone().into_bytes().into(),
                 mode: 0o644,
             },
             None => WorldEffect::CreateDir { path },

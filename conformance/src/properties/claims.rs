@@ -46,7 +46,7 @@ impl Property for Claims {
         world
             .apply(&WorldEffect::CreateFile {
                 path: "old".into(),
-                bytes: b"one\n".to_vec(),
+                bytes: b"one\n".to_vec().into(),
                 mode: 0o644,
             })
             .map_err(|e| {
@@ -311,7 +311,7 @@ fn modes_as_declared(
         world
             .apply(&WorldEffect::CreateFile {
                 path: "mode-640".into(),
-                bytes: b"bits\n".to_vec(),
+                bytes: b"bits\n".to_vec().into(),
                 mode: 0o640,
             })
             .map_err(|e| {

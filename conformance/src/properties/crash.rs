@@ -222,7 +222,7 @@ impl Crash {
         world
             .apply(&WorldEffect::CreateFile {
                 path: path.clone(),
-                bytes: old.as_bytes().to_vec(),
+                bytes: old.as_bytes().to_vec().into(),
                 mode: mode.unwrap_or(0o644),
             })
             .map_err(|e| setup(e.to_string()))?;
@@ -478,7 +478,7 @@ impl Crash {
         world
             .apply(&WorldEffect::CreateFile {
                 path: path.clone(),
-                bytes: old.as_bytes().to_vec(),
+                bytes: old.as_bytes().to_vec().into(),
                 mode: 0o644,
             })
             .map_err(|e| setup(e.to_string()))?;

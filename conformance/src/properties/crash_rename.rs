@@ -126,7 +126,7 @@ impl CrashRename {
             world
                 .apply(&WorldEffect::CreateFile {
                     path: format!("{prefix}{}", src(i)),
-                    bytes: content(round, i),
+                    bytes: content(round, i).into(),
                     mode: mode.unwrap_or(0o644),
                 })
                 .map_err(|e| setup(e.to_string()))?;

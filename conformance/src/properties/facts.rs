@@ -36,17 +36,17 @@ impl Property for PathFacts {
         let mut steps = vec![
             world(WorldOp::Write {
                 path: "d/a".into(),
-                bytes: b"a\n".to_vec(),
+                bytes: b"a\n".to_vec().into(),
                 mode: 0o644,
             }),
             world(WorldOp::Write {
                 path: "dd/x y#%".into(),
-                bytes: b"x\n".to_vec(),
+                bytes: b"x\n".to_vec().into(),
                 mode: 0o644,
             }),
             world(WorldOp::Write {
                 path: "é/日本".into(),
-                bytes: b"j\n".to_vec(),
+                bytes: b"j\n".to_vec().into(),
                 mode: 0o644,
             }),
             facts("d/a", "d"),

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(super) fn file(path: &str, text: &str) -> WorldEffect {
     WorldEffect::CreateFile {
         path: path.into(),
-        bytes: text.as_bytes().to_vec(),
+        bytes: text.as_bytes().to_vec().into(),
         mode: 0o644,
     }
 }

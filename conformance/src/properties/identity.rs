@@ -46,12 +46,12 @@ fn steps() -> (Vec<Step>, Vec<Intent>) {
     let steps = vec![
         world(WorldOp::Write {
             path: "a".into(),
-            bytes: b"v1\n".to_vec(),
+            bytes: b"v1\n".to_vec().into(),
             mode: 0o644,
         }),
         world(WorldOp::Write {
             path: "d/x".into(),
-            bytes: b"x1\r\n".to_vec(),
+            bytes: b"x1\r\n".to_vec().into(),
             mode: 0o640,
         }),
         world(WorldOp::Symlink {

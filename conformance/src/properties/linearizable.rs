@@ -121,7 +121,7 @@ fn batch(rng: &mut SplitMix, n: u64, across: bool, namespace: bool) -> Vec<Step>
             let op = match rng.next_u32() % kinds {
                 0..=3 => Op::Write {
                     path: file,
-                    content: format!("w{i}\nalpha\n"),
+                    content: format!("w{i}\nalpha\n").into(),
                     guard: match rng.next_u32() % 3 {
                         0 => WriteGuard::None,
                         1 => WriteGuard::CreateIfAbsent,
@@ -181,7 +181,7 @@ fn batch(rng: &mut SplitMix, n: u64, across: bool, namespace: bool) -> Vec<Step>
         .collect();
     let mut steps = vec![Step::plain(Op::World(WorldOp::Write {
         path: FILES[0].into(),
-        bytes: BASE.as_bytes().to_vec(),
+        bytes: BASE.as_bytes().to_vec().into(),
         mode: 0o644,
     }))];
     for f in FILES {

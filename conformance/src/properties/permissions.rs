@@ -117,7 +117,7 @@ pub async fn run_cases(
 fn setup_effects() -> Vec<WorldEffect> {
     let file = |path: &str, mode| WorldEffect::CreateFile {
         path: path.into(),
-        bytes: b"s\n".to_vec(),
+        bytes: b"s\n".to_vec().into(),
         mode,
     };
     let chmod = |path: &str, mode| WorldEffect::Chmod {

@@ -107,7 +107,7 @@ fn aimed() -> Vec<(&'static str, Vec<Step>)> {
     let world_write = |path: &str, text: &str| {
         Step::plain(Op::World(WorldOp::Write {
             path: path.into(),
-            bytes: text.as_bytes().to_vec(),
+            bytes: text.as_bytes().to_vec().into(),
             mode: 0o644,
         }))
     };

@@ -101,7 +101,7 @@ fn round(create: bool, across: bool) -> Vec<Step> {
     if !create {
         steps.push(Step::plain(Op::World(WorldOp::Write {
             path: "a".into(),
-            bytes: b"base\n".to_vec(),
+            bytes: b"base\n".to_vec().into(),
             mode: 0o644,
         })));
         steps.push(Step::plain(Op::Stat { path: "a".into() }));
@@ -111,12 +111,12 @@ fn round(create: bool, across: bool) -> Vec<Step> {
             let op = match (create, i % 2) {
                 (true, _) => Op::Write {
                     path: "a".into(),
-                    content: format!("racer {i}\n"),
+                    content: format!("racer {i}\n").into(),
                     guard: WriteGuard::CreateIfAbsent,
                 },
                 (false, 0) => Op::Write {
                     path: "a".into(),
-                    content: format!("racer {i}\n"),
+                    content: format!("racer {i}\n").into(),
                     guard: WriteGuard::ReplaceIfVersion(VersionRef::Target),
                 },
                 (false, _) => Op::Edit {
@@ -148,7 +148,7 @@ fn namespace_round(r: usize, across: bool) -> Vec<Step> {
     let mut steps = vec![
         Step::plain(Op::World(WorldOp::Write {
             path: "a".into(),
-            bytes: b"base\n".to_vec(),
+            bytes: b"base\n".to_vec().into(),
             mode: 0o644,
         })),
         Step::plain(Op::Stat { path: "a".into() }),
@@ -158,7 +158,7 @@ fn namespace_round(r: usize, across: bool) -> Vec<Step> {
             let op = match (i + r) % 3 {
                 0 => Op::Write {
                     path: "a".into(),
-                    content: format!("racer {i}\n"),
+                    content: format!("racer {i}\n").into(),
                     guard: WriteGuard::ReplaceIfVersion(VersionRef::Target),
                 },
                 1 => Op::Remove {
@@ -192,7 +192,7 @@ fn swap_round() -> Vec<Step> {
     for f in ["a", "b"] {
         steps.push(Step::plain(Op::World(WorldOp::Write {
             path: f.into(),
-            bytes: format!("{f}\n").into_bytes(),
+            bytes: format!("{f}\n").into_bytes().into(),
             mode: 0o644,
         })));
         steps.push(Step::plain(Op::Stat { path: f.into() }));

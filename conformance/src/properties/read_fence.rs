@@ -82,7 +82,7 @@ fn confined(cx: &Context) -> Result<Option<(crate::factory::Subject, SandboxMode
 fn file(path: &str, text: &str) -> WorldEffect {
     WorldEffect::CreateFile {
         path: path.into(),
-        bytes: text.as_bytes().to_vec(),
+        bytes: text.as_bytes().to_vec().into(),
         mode: 0o644,
     }
 }

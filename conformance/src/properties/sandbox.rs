@@ -42,7 +42,7 @@ impl Property for SandboxModes {
         world
             .apply(&WorldEffect::CreateFile {
                 path: "old".into(),
-                bytes: b"one\n".to_vec(),
+                bytes: b"one\n".to_vec().into(),
                 mode: 0o644,
             })
             .map_err(|e| fail(FailureKind::Setup, e.to_string()))?;

@@ -170,7 +170,7 @@ fn private(cx: &Context, out: &mut Run) -> Result<(), Failure> {
     world
         .apply(&WorldEffect::CreateFile {
             path: "old".into(),
-            bytes: b"one\n".to_vec(),
+            bytes: b"one\n".to_vec().into(),
             mode: 0o644,
         })
         .map_err(setup)?;
@@ -304,7 +304,7 @@ fn not_clobbered(cx: &Context, out: &mut Run) -> Result<(), Failure> {
         .world
         .apply(&WorldEffect::CreateFile {
             path: planted.clone(),
-            bytes: b"PRECIOUS".to_vec(),
+            bytes: b"PRECIOUS".to_vec().into(),
             mode: 0o644,
         })
         .map_err(setup)?;

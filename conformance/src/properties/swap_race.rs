@@ -64,7 +64,7 @@ impl Property for SwapRace {
         let setup = |e: std::io::Error| fail(FailureKind::Setup, e.to_string());
         let file = |path: &str, text: &str| WorldEffect::CreateFile {
             path: path.into(),
-            bytes: text.as_bytes().to_vec(),
+            bytes: text.as_bytes().to_vec().into(),
             mode: 0o644,
         };
         for e in [
@@ -129,7 +129,7 @@ impl Property for SwapRace {
                     } else {
                         replace(&WorldEffect::CreateFile {
                             path: "ws/d/f".into(),
-                            bytes: b"inside\n".to_vec(),
+                            bytes: b"inside\n".to_vec().into(),
                             mode: 0o644,
                         })?;
                     }

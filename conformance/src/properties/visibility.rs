@@ -214,7 +214,7 @@ fn paused_round(instance: u8) -> Vec<Step> {
     let (first, plan) = plan(usize::from(instance), PAUSED_LINES, PAUSED_MUTATIONS);
     let mut steps = vec![Step::plain(Op::World(WorldOp::Write {
         path: "big".into(),
-        bytes: first.into_bytes(),
+        bytes: first.into_bytes().into(),
         mode: 0o644,
     }))];
     for m in plan {
@@ -249,7 +249,7 @@ fn free_round(cx: &Context, r: usize) -> Vec<Step> {
     vec![
         Step::plain(Op::World(WorldOp::Write {
             path: path(),
-            bytes: first.into_bytes(),
+            bytes: first.into_bytes().into(),
             mode: 0o644,
         })),
         Step::plain(Op::Together {
@@ -284,7 +284,7 @@ impl Mutation {
         match self {
             Mutation::Write(content) => Op::Write {
                 path: "big".into(),
-                content,
+                content: content.into(),
                 guard: WriteGuard::None,
             },
             Mutation::Edit(old, new) => Op::Edit {

@@ -41,10 +41,10 @@ impl World for CaseWorld {
         match effect {
             WorldEffect::CreateFile { path, bytes, mode } => {
                 self.world
-                    .create_file(&Self::at(path), bytes.clone(), *mode)
+                    .create_file(&Self::at(path), bytes.to_vec(), *mode)
             }
             WorldEffect::RewriteFile { path, bytes, .. } => {
-                self.world.rewrite_file(&Self::at(path), bytes.clone())
+                self.world.rewrite_file(&Self::at(path), bytes.to_vec())
             }
             WorldEffect::CreateDir { path } => self.world.create_dir(&Self::at(path)),
             WorldEffect::Symlink { path, target } => self.world.symlink(&Self::at(path), target),

@@ -20,7 +20,7 @@ pub(super) fn aimed(config: &ShortConfig) -> Vec<ShortCase> {
     let write_bytes = |path: &str, bytes: Vec<u8>| {
         world(WorldOp::Write {
             path: path.into(),
-            bytes,
+            bytes: bytes.into(),
             mode: 0o644,
         })
     };
@@ -229,7 +229,7 @@ pub(super) fn aimed(config: &ShortConfig) -> Vec<ShortCase> {
                     text("t", "small\n".into()),
                     Step::plain(Op::Write {
                         path: "t".into(),
-                        content: sized(size),
+                        content: sized(size).into(),
                         guard: WriteGuard::None,
                     }),
                 ],

@@ -80,7 +80,7 @@ struct Shape {
 fn file(path: &str, caps: Capabilities) -> WorldOp {
     WorldOp::Write {
         path: path.into(),
-        bytes: TEXT.as_bytes().to_vec(),
+        bytes: TEXT.as_bytes().to_vec().into(),
         mode: if caps.modes { 0o640 } else { 0o644 },
     }
 }

@@ -145,7 +145,7 @@ pub(super) fn stale(path: &str, step: Step) -> Vec<Step> {
         Step::plain(Op::Stat { path: path.into() }),
         world(WorldOp::Write {
             path: path.into(),
-            bytes: b"theirs\n".to_vec(),
+            bytes: b"theirs\n".to_vec().into(),
             mode: 0o644,
         }),
         step,
@@ -294,7 +294,7 @@ pub(super) fn changes(path: &str, config: &ShortConfig) -> Vec<Step> {
         world(WorldOp::Remove { path: path.into() }),
         world(WorldOp::Write {
             path: path.into(),
-            bytes: b"theirs\n".to_vec(),
+            bytes: b"theirs\n".to_vec().into(),
             mode: 0o644,
         }),
     ];
