@@ -41,6 +41,12 @@ pub trait World: Send + Sync {
     fn apply(&self, effect: &WorldEffect) -> io::Result<()>;
 
     /// Every entry under the root by relative path, with raw bytes and permission bits.
+    ///
+    /// A snapshot is the world *as it was*: its bytes never change once taken. The harness
+    /// keeps one as the next step's world before, and does not compare again a file whose
+    /// buffer is the very one it found equal to the model's at the last read-back — so a world
+    /// may hand out the buffers it keeps (shared, like the in-memory store's), never a view of
+    /// storage that changes under it (a mapped file).
     fn snapshot(&self) -> io::Result<BTreeMap<String, SnapEntry>>;
 
     /// The kind and mode of an entry named by an absolute path in the provider's world, without

@@ -166,6 +166,8 @@ pub struct Harness {
     last_expected_code: Option<seam::FsErrorCode>,
     /// The world as read back after the previous step.
     before: BTreeMap<String, SnapEntry>,
+    /// The buffers the last read-back found equal (see [`verify::KnownEqual`]).
+    known_equal: verify::KnownEqual,
     /// Targets by rendered spelling (joined to the step's working directory), for steps that
     /// reuse one.
     targets: HashMap<String, Earlier>,
@@ -312,6 +314,7 @@ impl Harness {
             config,
             last_expected_code: None,
             before: BTreeMap::new(),
+            known_equal: verify::KnownEqual::default(),
             targets: HashMap::new(),
             epoch: 0,
             changed: HashMap::new(),
