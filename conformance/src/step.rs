@@ -714,4 +714,27 @@ mod tests {
         assert_eq!(serde_json::from_str::<Step>(&json).expect("parse"), fenced);
         assert!(describe(&fenced).ends_with(r#"under workspace-write on "{root}/d""#));
     }
+
+    /// A world write's shared bytes are a string in a trace when they are UTF-8 and an array
+    /// of numbers when not, and read back into the same step.
+    #[test]
+    fn world_writes_round_trip_as_text_or_as_numbers() {
+        let world = |bytes: &'static [u8]| {
+            Step::plain(Op::World(WorldOp::Write {
+                path: "a".into(),
+                bytes: bytes::Bytes::from_static(bytes),
+                mode: 0o644,
+            }))
+        };
+        let (text, binary) = (world(b"one\r\n"), world(b"h\xffi"));
+        let json = serde_json::to_string(&text).expect("json");
+        assert_eq!(
+            json,
+            r#"{"op":"world","world":"write","path":"a","bytes":"one\r\n","mode":420}"#
+        );
+        assert_eq!(serde_json::from_str::<Step>(&json).expect("parse"), text);
+        let json = serde_json::to_string(&binary).expect("json");
+        assert!(json.contains(r#""bytes":[104,255,105]"#), "{json}");
+        assert_eq!(serde_json::from_str::<Step>(&json).expect("parse"), binary);
+    }
 }
