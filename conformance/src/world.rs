@@ -80,6 +80,24 @@ pub trait World: Send + Sync {
     }
 }
 
+/// The real path of `path`, as `realpath(3)` gives it, in three calls rather than a `readlink`
+/// of every prefix of the path (a world is made for every case): the path opened for its place
+/// alone (`O_PATH`, links followed), then its descriptor's name in `/proc/self/fd` —
+/// `realpath(3)` itself where that name cannot be had or trusted (no `/proc`, a path removed
+/// meanwhile, named `… (deleted)`).
+fn real_path(path: &Path) -> io::Result<PathBuf> {
+    use rustix::fs::{Mode, OFlags, open};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let fd = open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())?;
+    match std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+        Ok(real) if real.is_absolute() && !real.as_os_str().as_bytes().ends_with(b" (deleted)") => {
+            Ok(real)
+        }
+        _ => std::fs::canonicalize(path),
+    }
+}
+
 /// A [`World`] on the local disk: a root directory reached with `std::fs`.
 #[derive(Debug)]
 pub struct DiskWorld {
@@ -91,7 +109,7 @@ pub struct DiskWorld {
 impl DiskWorld {
     /// A world rooted at `root`, whose display path is its canonical form.
     pub fn new(root: &Path) -> io::Result<Self> {
-        let real = std::fs::canonicalize(root)?;
+        let real = real_path(root)?;
         let display = real
             .to_str()
             .ok_or_else(|| io::Error::other("the test root is not valid UTF-8"))?
@@ -117,7 +135,7 @@ impl DiskWorld {
                 "the alias {alias:?} of the test root must be absolute, without a trailing slash"
             )));
         }
-        if std::fs::canonicalize(alias)? != world.root {
+        if real_path(Path::new(alias))? != world.root {
             return Err(io::Error::other(format!(
                 "the alias {alias:?} does not lead to the test root {}",
                 world.root.display()

@@ -55,4 +55,5 @@ pub use beneath::{Confinement, is_escape};
 pub use config::{Durability, LocalConfig, Staging};
 pub use fs::LocalFileSystem;
 pub use namespace::{Within, entry_key, entry_parent};
+pub use paths::real_path;
 pub use version::version_token;

@@ -2,10 +2,33 @@
 //! — the real path of its nearest existing ancestor plus the missing suffix, so the key is stable
 //! across creation (also under a symlinked ancestor). Display paths, refusals, URLs and
 //! containment are the contract's ([`seam::paths`]).
+//!
+//! A key is asked for at every resolve, so finding a real path is on every call's way:
+//! [`real_path`] opens the path once and asks the kernel where the descriptor is, rather than
+//! `realpath(3)`'s walk, which reads every prefix of the path as a link — from the root each
+//! time.
 
 use crate::errors::io as io_err;
 use seam::{FsError, Verb};
 use std::path::PathBuf;
+
+/// The real path of `path`, links followed, as `realpath(3)` gives it (and with its errors: a
+/// component missing, not a directory, a loop, no search permission): the path opened for its
+/// place alone (`O_PATH`, which follows links as the walk does), then its descriptor's name in
+/// `/proc/self/fd`. Where that name cannot be had or trusted — no `/proc`, a path too long, a
+/// file removed between the two calls (named `… (deleted)`) — `realpath(3)` itself.
+pub fn real_path(path: &str) -> std::io::Result<PathBuf> {
+    use rustix::fs::{Mode, OFlags, open};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let fd = open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())?;
+    match std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+        Ok(real) if real.is_absolute() && !real.as_os_str().as_bytes().ends_with(b" (deleted)") => {
+            Ok(real)
+        }
+        _ => std::fs::canonicalize(path),
+    }
+}
 
 fn to_string(p: PathBuf, display: &str) -> Result<String, FsError> {
     p.into_os_string()
@@ -35,13 +58,13 @@ pub(crate) fn key_of(display: &str) -> Result<String, FsError> {
             _ => io_err(e, Verb::Resolve, at),
         }
     };
-    match std::fs::canonicalize(display) {
+    match real_path(display) {
         Ok(real) => to_string(real, display),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let comps: Vec<&str> = display.split('/').filter(|c| !c.is_empty()).collect();
             for i in (0..comps.len()).rev() {
                 let prefix = join("/", &comps[..i]);
-                match std::fs::canonicalize(&prefix) {
+                match real_path(&prefix) {
                     Ok(real) => return Ok(join(&to_string(real, display)?, &comps[i..])),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                     Err(e) => return Err(classify(e, display)),
@@ -70,5 +93,54 @@ mod tests {
     fn keys_split_into_parent_and_name() {
         assert_eq!(split_key("/a/b"), ("/a", "b"));
         assert_eq!(split_key("/a"), ("/", "a"));
+    }
+
+    /// `real_path` answers as `realpath(3)` does, path for path and error for error.
+    #[test]
+    fn real_paths_are_realpaths() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path().to_str().expect("utf-8").to_string();
+        std::fs::create_dir_all(format!("{base}/d/e")).expect("dirs");
+        std::fs::write(format!("{base}/d/e/f"), b"x").expect("file");
+        std::fs::write(format!("{base}/g (deleted)"), b"x").expect("file");
+        symlink("d/e", format!("{base}/to-e")).expect("link");
+        symlink(format!("{base}/to-e/f"), format!("{base}/abs-f")).expect("link");
+        symlink("abs-f", format!("{base}/chain")).expect("link");
+        symlink("nowhere", format!("{base}/dangling")).expect("link");
+        symlink("loop-b", format!("{base}/loop-a")).expect("link");
+        symlink("loop-a", format!("{base}/loop-b")).expect("link");
+        let found = [
+            "",
+            "/d",
+            "/d/e/f",
+            "/to-e",
+            "/to-e/f",
+            "/abs-f",
+            "/chain",
+            "/to-e/../e/f",
+            "/d/./e/../e",
+            "/g (deleted)",
+        ];
+        for p in found {
+            let path = format!("{base}{p}");
+            let real = std::fs::canonicalize(&path).expect("realpath");
+            assert_eq!(real_path(&path).expect("real_path"), real, "{p:?}");
+        }
+        let errors = [
+            "/missing",
+            "/d/missing/f",
+            "/dangling",
+            "/d/e/f/g",
+            "/loop-a",
+            "/chain/x",
+        ];
+        for p in errors {
+            let path = format!("{base}{p}");
+            let want = std::fs::canonicalize(&path).expect_err("realpath fails");
+            let got = real_path(&path).expect_err("real_path fails");
+            assert_eq!(got.kind(), want.kind(), "{p:?}");
+            assert_eq!(got.raw_os_error(), want.raw_os_error(), "{p:?}");
+        }
     }
 }

@@ -112,7 +112,7 @@ impl Root {
         let comps: Vec<&str> = absolute.split('/').filter(|c| !c.is_empty()).collect();
         for i in 1..=comps.len() {
             let prefix = format!("/{}", comps[..i].join("/"));
-            if std::fs::canonicalize(&prefix).is_ok_and(|real| real.to_str() == Some(root)) {
+            if crate::paths::real_path(&prefix).is_ok_and(|real| real.to_str() == Some(root)) {
                 return Ok(comps[i..].join("/"));
             }
         }

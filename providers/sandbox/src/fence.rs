@@ -21,7 +21,7 @@ pub(crate) fn writable_roots(workspace: &str, temp: &[String]) -> Vec<String> {
         if !root.starts_with('/') {
             continue;
         }
-        let Ok(real) = std::fs::canonicalize(root) else {
+        let Ok(real) = seam_local::real_path(root) else {
             continue;
         };
         let Some(real) = real.to_str().map(str::to_string) else {
@@ -52,7 +52,7 @@ fn real_spelling(key: &str, cwd: &str) -> Option<String> {
     if !(rest.is_empty() || rest.starts_with('/')) {
         return None;
     }
-    let real = std::fs::canonicalize(cwd).ok()?;
+    let real = seam_local::real_path(cwd).ok()?;
     let real = real.to_str()?;
     (real != cwd).then(|| format!("{real}{rest}"))
 }

@@ -128,8 +128,8 @@ impl Factory for LocalFactory {
     }
 }
 
-/// A fresh temporary directory for one case, its world, and the local configuration the case
-/// asks for.
+/// A temporary directory for one case (fresh, or emptied after an earlier case:
+/// [`CaseDir::aliased`]), its world, and the local configuration the case asks for.
 ///
 /// The provider is given the case's root through a link, as a user on macOS gives `/tmp/w`
 /// (really `/private/tmp/w`): the root is `…/seam-check-…/tmp/case-…/root`, where `tmp` is the
@@ -142,26 +142,23 @@ impl Factory for LocalFactory {
 /// `..` from the root is still the case's own.
 ///
 /// [`CaseDir::through_link`]: CaseDir::through_link
+/// [`CaseDir::aliased`]: CaseDir::aliased
 pub fn case_root(options: &CaseOptions) -> Result<(CaseDir, DiskWorld, LocalConfig), String> {
     let dir = CaseDir::aliased("case-")
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    let base = std::fs::canonicalize(dir.path()).map_err(|e| {
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).map_err(|e| {
         format!(
-            "cannot find the case directory {}: {e}",
+            "cannot lay out the case directory {}: {e}",
             dir.path().display()
         )
     })?;
-    let real = base.join("root");
-    let made = std::fs::create_dir(&real)
-        .and_then(|()| std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o711)));
-    made.map_err(|e| format!("cannot lay out the case directory {}: {e}", base.display()))?;
     let alias = dir
-        .through_link(&dir.path().join("root"))
+        .through_link(&dir.root())
         .ok_or("the case directory is not in the run directory")?;
     let alias = alias
         .to_str()
         .ok_or("the case directory is not valid UTF-8")?;
-    let world = DiskWorld::through_link(&real, alias).map_err(|e| e.to_string())?;
+    let world = DiskWorld::through_link(&dir.root(), alias).map_err(|e| e.to_string())?;
     let config = local_config(&world.root_display(), options, options.seed)?;
     Ok((dir, world, config))
 }

@@ -27,7 +27,10 @@
 //! prefix — [`USES`] cases at most, after which it is removed and a fresh one is spread
 //! elsewhere, so that the inodes a directory's cases free (which the allocator scans past for a
 //! while) never pile up in one block group; for the same reason a case that held its directory
-//! longer than [`BUSY`] (one that may have made thousands of inodes) has it removed. A
+//! longer than [`BUSY`] (one that may have made thousands of inodes) has it removed. Its
+//! root ([`CaseDir::root`], the directory the provider is given) is kept with it, emptied, for
+//! the same reason: a directory made and removed per case costs an inode, a block and, on a
+//! disk mounted with `discard`, a wait for the device to discard that block. A
 //! directory that cannot be emptied (a case left something this process may not remove), or
 //! that is found written into when it is taken again, is removed instead. Once a call has been
 //! given up at its limit, no directory is kept any more ([`a_call_was_given_up`]): the call may
@@ -81,6 +84,10 @@ pub(crate) fn a_call_was_given_up() {
 const CASES_IN: &str = "private";
 /// The link beside it, to it: [`CASES_IN`] spelled another way.
 const LINK: &str = "tmp";
+/// The directory in an aliased case directory that its case is rooted at.
+const ROOT: &str = "root";
+/// The mode a case's root is handed out with, kept or fresh (whatever the umask).
+const ROOT_MODE: u32 = 0o755;
 
 /// How many emptied case directories are kept for cases to come.
 const SPARES_KEPT: usize = 8;
@@ -202,7 +209,7 @@ impl Registry {
                 let spare = s.spares.swap_remove(i);
                 // Written into after its case ended (by what the case left running): not
                 // handed to another case.
-                if !is_empty(&spare.path) {
+                if !is_empty(&spare.path) || rooted(&spare.path).is_err() {
                     let _ = std::fs::remove_dir_all(&spare.path);
                     return self.fresh(s, prefix, aliased);
                 }
@@ -237,6 +244,11 @@ impl Registry {
                 return Err(e);
             }
         };
+        if aliased && let Err(e) = rooted(&dir) {
+            let _ = std::fs::remove_dir_all(&dir);
+            s.settle();
+            return Err(e);
+        }
         s.live.push(dir.clone());
         Ok(CaseDir {
             path: Some(dir),
@@ -349,14 +361,55 @@ impl Registry {
 
 static CASES: Registry = Registry::new();
 
+/// Whether a kept directory is as it was left: nothing in it but, at most, its empty root.
 fn is_empty(dir: &Path) -> bool {
-    std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none())
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.into_iter().all(|entry| {
+        entry.is_ok_and(|entry| {
+            entry.file_name() == ROOT
+                && entry.file_type().is_ok_and(|t| t.is_dir())
+                && std::fs::read_dir(entry.path()).is_ok_and(|mut e| e.next().is_none())
+        })
+    })
+}
+
+/// Gives an aliased case directory its empty root, with [`ROOT_MODE`]: made when missing,
+/// kept when there.
+fn rooted(dir: &Path) -> std::io::Result<()> {
+    let root = dir.join(ROOT);
+    match std::fs::create_dir(&root) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(ROOT_MODE))
 }
 
 /// Empties `dir` (and makes it private to its owner again, as a fresh one is): what is in it is
-/// removed, the directory itself stays.
+/// removed, the directory itself stays — and so does its root, emptied, when it is a directory
+/// of this directory's owner (a case may have replaced it, or handed it to another user).
 fn emptied(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    let owner = std::fs::metadata(dir)?.uid();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let (kind, path) = (entry.file_type()?, entry.path());
+        if entry.file_name() == ROOT && kind.is_dir() && entry.metadata()?.uid() == owner {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))?;
+            cleared(&path)?;
+        } else if kind.is_dir() {
+            std::fs::remove_dir_all(path)?;
+        } else {
+            std::fs::remove_file(path)?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes everything in `dir`.
+fn cleared(dir: &Path) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         if entry.file_type()?.is_dir() {
@@ -387,11 +440,19 @@ impl CaseDir {
         CASES.make(prefix, false)
     }
 
-    /// A fresh directory in the run directory's `private/`, its name starting with `prefix`,
-    /// that [`CaseDir::through_link`] can spell through the run's link. (The directories that
-    /// hold sockets stay in the run directory itself: a socket's path has room for 107 bytes.)
+    /// A directory in the run directory's `private/`, its name starting with `prefix`, that
+    /// [`CaseDir::through_link`] can spell through the run's link, with an empty directory in
+    /// it for the case to be rooted at ([`CaseDir::root`], mode `0755`) — so that `..` from the
+    /// root is still the case's own. Fresh, or emptied after an earlier case (see the module's
+    /// docs). (The directories that hold sockets stay in the run directory itself: a socket's
+    /// path has room for 107 bytes.)
     pub fn aliased(prefix: &str) -> std::io::Result<Self> {
         CASES.make(prefix, true)
+    }
+
+    /// The directory a case made [`CaseDir::aliased`] is rooted at: `root` in it.
+    pub fn root(&self) -> PathBuf {
+        self.path().join(ROOT)
     }
 
     /// Where it is.
@@ -486,231 +547,4 @@ pub fn run_dir() -> Option<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::Registry;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn a_case_never_dropped_is_removed_at_the_end_and_a_dropped_one_is_not_listed() {
-        static REGISTRY: Registry = Registry::new();
-        let dropped = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-        let dropped_path = dropped.path().to_path_buf();
-        let run = REGISTRY.run_dir().expect("a run directory");
-        let cases = run.join(super::CASES_IN);
-        assert_eq!(dropped_path.parent(), Some(cases.as_path()));
-        assert_topdir_on_ext4(&cases);
-        for dir in [&run, &cases] {
-            let mode = std::fs::metadata(dir)
-                .expect("run dir")
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o711, "others pass through, never list");
-        }
-        // The same directory, spelled through the run directory's link.
-        let aliased = dropped
-            .through_link(&dropped_path.join("root"))
-            .expect("in the case");
-        assert_eq!(
-            aliased,
-            run.join("tmp")
-                .join(dropped_path.file_name().expect("a name"))
-                .join("root")
-        );
-        std::fs::create_dir(dropped_path.join("root")).expect("root");
-        assert_eq!(
-            std::fs::canonicalize(&aliased).expect("through the link"),
-            std::fs::canonicalize(dropped_path.join("root")).expect("the directory")
-        );
-        assert_eq!(dropped.through_link(&run), None, "not in the case");
-        let beside = REGISTRY.make("seam-case-dirs-test-", false).expect("a dir");
-        assert_eq!(beside.path().parent(), Some(run.as_path()));
-        assert_eq!(beside.through_link(beside.path()), None, "not in private/");
-        drop(beside);
-        drop(dropped);
-        assert!(!dropped_path.exists());
-        assert!(!run.exists(), "the run directory goes with its last case");
-        let abandoned = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-        let path = abandoned.path().to_path_buf();
-        std::fs::create_dir_all(path.join("d/e")).expect("content");
-        std::fs::write(path.join("d/e/f"), b"x").expect("content");
-        // What a thread given up on does with its case: never drops it.
-        std::mem::forget(abandoned);
-        assert!(path.exists());
-        let run = REGISTRY.run_dir().expect("a run directory");
-        assert_eq!(REGISTRY.remove_all(), 1);
-        assert!(!path.exists(), "{} is left", path.display());
-        assert!(!run.exists(), "{} is left", run.display());
-        assert_eq!(REGISTRY.remove_all(), 0);
-    }
-
-    #[test]
-    fn an_interrupted_command_loses_its_run_directory_held_or_not_and_makes_no_more() {
-        static REGISTRY: Registry = Registry::new();
-        let _held = REGISTRY.hold();
-        let running = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-        let path = running.path().to_path_buf();
-        std::fs::write(path.join("f"), b"x").expect("content");
-        let run = REGISTRY.run_dir().expect("a run directory");
-        REGISTRY.close();
-        // Closed first (while the run's processes are stopped): nothing removed yet, nothing
-        // new made.
-        assert!(path.exists());
-        assert_eq!(
-            REGISTRY
-                .make("seam-case-dirs-test-", true)
-                .map(|_| ())
-                .map_err(|e| e.kind()),
-            Err(std::io::ErrorKind::Interrupted)
-        );
-        assert_eq!(REGISTRY.remove_everything(), 1);
-        assert!(!run.exists(), "{} is left", run.display());
-        let refused = REGISTRY.make("seam-case-dirs-test-", true).map(|_| ());
-        assert_eq!(
-            refused.map_err(|e| e.kind()),
-            Err(std::io::ErrorKind::Interrupted)
-        );
-        assert!(REGISTRY.run_dir().is_none());
-        // The case still running ends later: its drop finds nothing to remove.
-        drop(running);
-        assert!(!path.exists());
-    }
-
-    /// The run directory is spread (on ext2/3/4; elsewhere there is no flag to look at).
-    fn assert_topdir_on_ext4(dir: &std::path::Path) {
-        use rustix::fs::{IFlags, Mode, OFlags, ioctl_getflags, open, statfs};
-        if statfs(dir).map(|fs| fs.f_type) != Ok(0xEF53) {
-            return;
-        }
-        let fd = open(dir, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).expect("open");
-        let flags = ioctl_getflags(&fd).expect("flags");
-        assert!(
-            flags.contains(IFlags::TOPDIR),
-            "{} is not spread",
-            dir.display()
-        );
-    }
-
-    /// On ext2/3/4 (this machine's TMPDIR) the flag is set; elsewhere `spread` does nothing.
-    #[test]
-    fn spread_marks_a_directory_a_top_of_a_hierarchy_on_ext4() {
-        use rustix::fs::{IFlags, Mode, OFlags, ioctl_getflags, open, statfs};
-        let dir = tempfile::tempdir().expect("tempdir");
-        let Ok(fs) = statfs(dir.path()) else {
-            return;
-        };
-        // EXT2_SUPER_MAGIC, shared by ext2, ext3 and ext4.
-        if fs.f_type != 0xEF53 {
-            eprintln!("TMPDIR is not ext2/3/4: nothing to check");
-            return;
-        }
-        let flags = || {
-            let fd = open(
-                dir.path(),
-                OFlags::RDONLY | OFlags::DIRECTORY,
-                Mode::empty(),
-            )
-            .expect("open");
-            ioctl_getflags(&fd).expect("flags")
-        };
-        assert!(!flags().contains(IFlags::TOPDIR));
-        super::spread(dir.path());
-        assert!(flags().contains(IFlags::TOPDIR));
-        // Twice is the same.
-        super::spread(dir.path());
-        assert!(flags().contains(IFlags::TOPDIR));
-    }
-
-    #[test]
-    fn a_case_directory_is_emptied_and_used_again_then_removed_after_its_uses() {
-        static REGISTRY: Registry = Registry::busy_after(std::time::Duration::from_secs(3600));
-        let _held = REGISTRY.hold();
-        let first = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-        let path = first.path().to_path_buf();
-        std::fs::create_dir_all(path.join("d/e")).expect("content");
-        std::fs::write(path.join("d/e/f"), b"x").expect("content");
-        std::os::unix::fs::symlink("/", path.join("l")).expect("a link");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o711)).expect("mode");
-        drop(first);
-        assert!(path.is_dir(), "kept");
-        // Only for a case asking for the same kind of directory.
-        let other = REGISTRY.make("seam-case-dirs-other-", true).expect("a dir");
-        assert_ne!(other.path(), path);
-        let again = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-        assert_eq!(again.path(), path, "the kept one");
-        assert_eq!(std::fs::read_dir(&path).expect("list").count(), 0, "empty");
-        let mode = std::fs::metadata(&path).expect("dir").permissions().mode();
-        assert_eq!(mode & 0o777, 0o700, "private again, as a fresh one");
-        drop(again);
-        // Written into after its case ended: not handed to another case, and removed.
-        std::fs::write(path.join("late"), b"x").expect("a late write");
-        let fresh = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-        assert_ne!(fresh.path(), path);
-        assert!(!path.exists(), "the littered one is removed");
-        let path = fresh.path().to_path_buf();
-        drop(fresh);
-        // Used USES times, a directory is removed rather than kept.
-        for _ in 1..super::USES {
-            let dir = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-            assert_eq!(dir.path(), path, "one directory serves every case");
-        }
-        assert!(!path.exists(), "removed after its last use");
-        // Once a call was given up, nothing is kept, and what was kept goes.
-        let kept = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-        let kept_path = kept.path().to_path_buf();
-        drop(kept);
-        assert!(kept_path.exists(), "kept");
-        REGISTRY.with(|s| s.given_up = true);
-        let after = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-        assert_ne!(after.path(), kept_path);
-        assert!(
-            !kept_path.exists(),
-            "a kept directory outlived a call given up"
-        );
-        let after_path = after.path().to_path_buf();
-        drop(after);
-        assert!(!after_path.exists(), "kept after a call was given up");
-        REGISTRY.with(|s| s.given_up = false);
-        // The suite's other directories are never kept (a mount in one is unmounted by path).
-        let plain = REGISTRY.make("seam-case-dirs-test-", false).expect("a dir");
-        let path = plain.path().to_path_buf();
-        drop(plain);
-        assert!(!path.exists(), "{} is kept", path.display());
-        drop(other);
-    }
-
-    #[test]
-    fn a_directory_held_longer_than_the_busy_limit_is_removed_not_kept() {
-        static REGISTRY: Registry = Registry::busy_after(std::time::Duration::from_millis(100));
-        let _held = REGISTRY.hold();
-        let quick = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-        let quick_path = quick.path().to_path_buf();
-        drop(quick);
-        // (A machine so busy that make and drop took 100 ms would fail this line, not the next.)
-        assert!(quick_path.exists(), "a short case's directory is kept");
-        let busy = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-        assert_eq!(busy.path(), quick_path, "the kept one");
-        std::thread::sleep(std::time::Duration::from_millis(150));
-        drop(busy);
-        assert!(!quick_path.exists(), "a busy case's directory was kept");
-    }
-
-    #[test]
-    fn a_hold_keeps_one_run_directory_for_cases_made_one_after_another() {
-        static REGISTRY: Registry = Registry::new();
-        let hold = REGISTRY.hold();
-        let first = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-        let run = REGISTRY.run_dir().expect("a run directory");
-        drop(first);
-        assert!(run.exists(), "held");
-        let second = REGISTRY.make("seam-case-dirs-test-", true).expect("a dir");
-        assert_eq!(
-            second.path().parent(),
-            Some(run.join(super::CASES_IN).as_path()),
-            "the same one"
-        );
-        drop(second);
-        drop(hold);
-        assert!(!run.exists(), "{} is left", run.display());
-        assert_eq!(REGISTRY.run_dir(), None);
-    }
-}
+mod tests;
