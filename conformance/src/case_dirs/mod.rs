@@ -88,6 +88,9 @@ const LINK: &str = "tmp";
 const ROOT: &str = "root";
 /// The mode a case's root is handed out with, kept or fresh (whatever the umask).
 const ROOT_MODE: u32 = 0o755;
+/// The mode of an aliased case directory, kept or fresh: others may pass through to its root
+/// (the `permission-denied` property's unprivileged child) but not list it.
+const ALIASED_MODE: u32 = 0o711;
 
 /// How many emptied case directories are kept for cases to come.
 const SPARES_KEPT: usize = 8;
@@ -244,7 +247,7 @@ impl Registry {
                 return Err(e);
             }
         };
-        if aliased && let Err(e) = rooted(&dir) {
+        if aliased && let Err(e) = set_mode(&dir, ALIASED_MODE).and_then(|()| rooted(&dir)) {
             let _ = std::fs::remove_dir_all(&dir);
             s.settle();
             return Err(e);
@@ -383,21 +386,35 @@ fn rooted(dir: &Path) -> std::io::Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
         _ => {}
     }
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(ROOT_MODE))
+    set_mode(&root, ROOT_MODE)
 }
 
-/// Empties `dir` (and makes it private to its owner again, as a fresh one is): what is in it is
+/// Gives `path` the permission bits `mode`, unless it has them already (a case seldom changes
+/// them, and a change of mode is an inode written).
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    if std::fs::metadata(path)?.permissions().mode() & 0o7777 == mode {
+        return Ok(());
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+/// Empties `dir` (and gives it its mode again, as a fresh one has it): what is in it is
 /// removed, the directory itself stays — and so does its root, emptied, when it is a directory
 /// of this directory's owner (a case may have replaced it, or handed it to another user).
 fn emptied(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    set_mode(dir, ALIASED_MODE)?;
     let owner = std::fs::metadata(dir)?.uid();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let (kind, path) = (entry.file_type()?, entry.path());
-        if entry.file_name() == ROOT && kind.is_dir() && entry.metadata()?.uid() == owner {
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))?;
+        let meta = entry.metadata()?;
+        if entry.file_name() == ROOT && kind.is_dir() && meta.uid() == owner {
+            // Its owner may remove what is in it (the mode it is handed out with is restored
+            // when it is).
+            if meta.mode() & 0o700 != 0o700 {
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))?;
+            }
             cleared(&path)?;
         } else if kind.is_dir() {
             std::fs::remove_dir_all(path)?;
@@ -441,7 +458,8 @@ impl CaseDir {
     }
 
     /// A directory in the run directory's `private/`, its name starting with `prefix`, that
-    /// [`CaseDir::through_link`] can spell through the run's link, with an empty directory in
+    /// [`CaseDir::through_link`] can spell through the run's link, mode `0711` (others may pass
+    /// through to its root, never list it), with an empty directory in
     /// it for the case to be rooted at ([`CaseDir::root`], mode `0755`) — so that `..` from the
     /// root is still the case's own. Fresh, or emptied after an earlier case (see the module's
     /// docs). (The directories that hold sockets stay in the run directory itself: a socket's

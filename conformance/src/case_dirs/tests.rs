@@ -29,6 +29,15 @@ fn a_case_never_dropped_is_removed_at_the_end_and_a_dropped_one_is_not_listed() 
             .join(dropped_path.file_name().expect("a name"))
             .join("root")
     );
+    let mode = std::fs::metadata(&dropped_path)
+        .expect("case dir")
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o777,
+        0o711,
+        "others pass through to its root, never list it"
+    );
     // Its root is there, empty, whatever the umask.
     assert_eq!(dropped.root(), dropped_path.join("root"));
     assert_eq!(std::fs::read_dir(dropped.root()).expect("root").count(), 0);
@@ -155,7 +164,7 @@ fn a_case_directory_is_emptied_and_used_again_then_removed_after_its_uses() {
     std::fs::write(root.join("r/s/f"), b"x").expect("content");
     std::os::unix::fs::symlink("/", root.join("l")).expect("a link");
     std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o500)).expect("mode");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o711)).expect("mode");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o750)).expect("mode");
     let root_ino = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&root).expect("root"));
     drop(first);
     assert!(path.is_dir(), "kept");
@@ -186,7 +195,7 @@ fn a_case_directory_is_emptied_and_used_again_then_removed_after_its_uses() {
         "its mode as a fresh one's"
     );
     let mode = std::fs::metadata(&path).expect("dir").permissions().mode();
-    assert_eq!(mode & 0o777, 0o700, "private again, as a fresh one");
+    assert_eq!(mode & 0o777, 0o711, "its mode again, as a fresh one's");
     // A case that put something else where its root was: the next case has a root again.
     std::fs::remove_dir(again.root()).expect("root gone");
     std::os::unix::fs::symlink("/", again.root()).expect("a link for a root");

@@ -14,7 +14,6 @@ use seam_conformance::{
     SUITE_DIFF_LIMIT, Subject, World,
 };
 use seam_local::{Durability, LocalConfig, LocalFileSystem, Staging};
-use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 
 /// The `seam` binary the shipped providers run in when the suite kills them (the `crash`
@@ -146,12 +145,6 @@ impl Factory for LocalFactory {
 pub fn case_root(options: &CaseOptions) -> Result<(CaseDir, DiskWorld, LocalConfig), String> {
     let dir = CaseDir::aliased("case-")
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).map_err(|e| {
-        format!(
-            "cannot lay out the case directory {}: {e}",
-            dir.path().display()
-        )
-    })?;
     let alias = dir
         .through_link(&dir.root())
         .ok_or("the case directory is not in the run directory")?;
