@@ -83,13 +83,22 @@ pub trait World: Send + Sync {
 /// The real path of `path`, as `realpath(3)` gives it, in three calls rather than a `readlink`
 /// of every prefix of the path (a world is made for every case): the path opened for its place
 /// alone (`O_PATH`, links followed), then its descriptor's name in `/proc/self/fd` —
-/// `realpath(3)` itself where that name cannot be had or trusted (no `/proc`, a path removed
-/// meanwhile, named `… (deleted)`).
+/// `realpath(3)` itself wherever the two could differ (the open refused but for a missing
+/// component, not a directory, a loop or a path too long; no `/proc`; the path removed
+/// meanwhile, named `… (deleted)`). The local provider's `seam_local::real_path`, which the
+/// suite does not name.
 fn real_path(path: &Path) -> io::Result<PathBuf> {
     use rustix::fs::{Mode, OFlags, open};
+    use rustix::io::Errno;
     use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
-    let fd = open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())?;
+    let fd = match open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(e @ (Errno::NOENT | Errno::NOTDIR | Errno::LOOP | Errno::NAMETOOLONG)) => {
+            return Err(e.into());
+        }
+        Err(_) => return std::fs::canonicalize(path),
+    };
     match std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
         Ok(real) if real.is_absolute() && !real.as_os_str().as_bytes().ends_with(b" (deleted)") => {
             Ok(real)
@@ -339,4 +348,43 @@ fn read_privileged(path: &Path) -> io::Result<Vec<u8>> {
     let bytes = std::fs::read(path);
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
     bytes
+}
+
+#[cfg(test)]
+mod tests {
+    /// The disk world's real paths are `realpath(3)`'s: through links, chains, `..` after a
+    /// link, and its errors.
+    #[test]
+    fn a_world_finds_real_paths_as_realpath_does() {
+        use super::World;
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path();
+        std::fs::create_dir_all(base.join("d/e")).expect("dirs");
+        std::fs::write(base.join("d/e/f"), b"x").expect("file");
+        symlink("d/e", base.join("to-e")).expect("link");
+        symlink(base.join("to-e/f"), base.join("abs-f")).expect("link");
+        symlink("nowhere", base.join("dangling")).expect("link");
+        symlink("loop", base.join("loop")).expect("link");
+        for p in ["", "d", "to-e", "to-e/f", "abs-f", "to-e/../e/f"] {
+            let path = base.join(p);
+            let real = std::fs::canonicalize(&path).expect("realpath");
+            assert_eq!(super::real_path(&path).expect("real_path"), real, "{p:?}");
+        }
+        for p in ["missing", "dangling", "d/e/f/g", "loop"] {
+            let path = base.join(p);
+            let want = std::fs::canonicalize(&path).expect_err("realpath fails");
+            let got = super::real_path(&path).expect_err("real_path fails");
+            assert_eq!(got.raw_os_error(), want.raw_os_error(), "{p:?}");
+        }
+        // The world over a root spelled through a link is the root's real path.
+        let world = super::DiskWorld::new(&base.join("to-e")).expect("a world");
+        assert_eq!(
+            world.process_root(),
+            std::fs::canonicalize(base.join("d/e"))
+                .expect("real")
+                .to_str()
+                .expect("utf-8")
+        );
+    }
 }

@@ -34,8 +34,12 @@
 //! directory that cannot be emptied (a case left something this process may not remove), or
 //! that is found written into when it is taken again, is removed instead. Once a call has been
 //! given up at its limit, no directory is kept any more ([`a_call_was_given_up`]): the call may
-//! still be writing. A case starts in an empty directory either way (its name and inode may be
-//! an earlier case's; nothing in it is). The suite's other directories ([`CaseDir::new`]) are
+//! still be writing (a call that answered left nothing running: the local provider's blocking
+//! work is awaited by its call). A case starts in an empty directory either way (its name and
+//! inode may be an earlier case's; nothing in it is), with a root that has what a fresh one
+//! has — its owner and group, mode `0755`, no extended attributes (no ACL) — or a fresh one:
+//! a kept root that differs in any of these is removed and made again, as one is on a
+//! filesystem whose every directory carries a label (SELinux). The suite's other directories ([`CaseDir::new`]) are
 //! never used again: a FUSE layer mounted in one is unmounted *by its path* when its session
 //! ends, which may be after the directory's next case mounted its own there.
 //!
@@ -400,16 +404,18 @@ fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
 
 /// Empties `dir` (and gives it its mode again, as a fresh one has it): what is in it is
 /// removed, the directory itself stays — and so does its root, emptied, when it is a directory
-/// of this directory's owner (a case may have replaced it, or handed it to another user).
+/// with this directory's owner and group and no extended attribute (a case may have replaced
+/// it, handed it to another user, or given it an ACL that the next case's files would inherit).
 fn emptied(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     set_mode(dir, ALIASED_MODE)?;
-    let owner = std::fs::metadata(dir)?.uid();
+    let own = std::fs::metadata(dir)?;
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let (kind, path) = (entry.file_type()?, entry.path());
         let meta = entry.metadata()?;
-        if entry.file_name() == ROOT && kind.is_dir() && meta.uid() == owner {
+        let as_fresh = meta.uid() == own.uid() && meta.gid() == own.gid() && !has_xattrs(&path);
+        if entry.file_name() == ROOT && kind.is_dir() && as_fresh {
             // Its owner may remove what is in it (the mode it is handed out with is restored
             // when it is).
             if meta.mode() & 0o700 != 0o700 {
@@ -423,6 +429,15 @@ fn emptied(dir: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether `path` carries an extended attribute (an ACL is one); a filesystem without them has
+/// none.
+fn has_xattrs(path: &Path) -> bool {
+    match rustix::fs::llistxattr_query(path) {
+        Ok(len) => len > 0,
+        Err(e) => e != rustix::io::Errno::NOTSUP,
+    }
 }
 
 /// Removes everything in `dir`.

@@ -13,21 +13,29 @@ use seam::{FsError, Verb};
 use std::path::PathBuf;
 
 /// The real path of `path`, links followed, as `realpath(3)` gives it (and with its errors: a
-/// component missing, not a directory, a loop, no search permission): the path opened for its
-/// place alone (`O_PATH`, which follows links as the walk does), then its descriptor's name in
-/// `/proc/self/fd`. Where that name cannot be had or trusted — no `/proc`, a path too long, a
-/// file removed between the two calls (named `… (deleted)`) — `realpath(3)` itself.
+/// component missing, not a directory, a loop, a path too long): the path opened for its place
+/// alone (`O_PATH`, which follows links as the walk does), then its descriptor's name in
+/// `/proc/self/fd`. `realpath(3)` itself wherever the two could differ: the open refused for
+/// another reason (no search permission on a directory the path leaves again by `..`, which
+/// `realpath(3)` takes by the text; no descriptor to spare), or the name not to be had or
+/// trusted (no `/proc`; the file removed between the two calls, named `… (deleted)`).
 pub fn real_path(path: &str) -> std::io::Result<PathBuf> {
     use rustix::fs::{Mode, OFlags, open};
+    use rustix::io::Errno;
+    match open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(fd) => name_of(&fd).map_or_else(|| std::fs::canonicalize(path), Ok),
+        Err(e @ (Errno::NOENT | Errno::NOTDIR | Errno::LOOP | Errno::NAMETOOLONG)) => Err(e.into()),
+        Err(_) => std::fs::canonicalize(path),
+    }
+}
+
+/// The path the kernel has for `fd`, where it can be had and trusted.
+fn name_of(fd: &std::os::fd::OwnedFd) -> Option<PathBuf> {
     use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
-    let fd = open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())?;
-    match std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
-        Ok(real) if real.is_absolute() && !real.as_os_str().as_bytes().ends_with(b" (deleted)") => {
-            Ok(real)
-        }
-        _ => std::fs::canonicalize(path),
-    }
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    let removed = real.as_os_str().as_bytes().ends_with(b" (deleted)");
+    (real.is_absolute() && !removed).then_some(real)
 }
 
 fn to_string(p: PathBuf, display: &str) -> Result<String, FsError> {
@@ -142,5 +150,19 @@ mod tests {
             assert_eq!(got.kind(), want.kind(), "{p:?}");
             assert_eq!(got.raw_os_error(), want.raw_os_error(), "{p:?}");
         }
+    }
+
+    /// A descriptor's name is not trusted once its file is removed.
+    #[test]
+    fn a_removed_file_has_no_name_to_trust() {
+        use rustix::fs::{Mode, OFlags, open};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"x").expect("file");
+        let fd = open(&path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).expect("open");
+        let real = std::fs::canonicalize(&path).expect("realpath");
+        assert_eq!(name_of(&fd), Some(real));
+        std::fs::remove_file(&path).expect("removed");
+        assert_eq!(name_of(&fd), None);
     }
 }
