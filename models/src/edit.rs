@@ -12,6 +12,7 @@
 //! BOM is kept.
 
 use crate::text::{NotText, STYLE_SAMPLE_CHARS, decode_for_edit, lf_normalize};
+use std::borrow::Cow;
 
 /// Why an edit cannot apply.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +56,48 @@ pub fn apply_literal_edit(
     new: &str,
     replace_all: bool,
 ) -> Result<EditResult, EditError> {
+    let edited = edit_bytes(bytes, old, new, replace_all)?;
+    // Whole characters were cut out and whole characters put in: still UTF-8.
+    let new_bytes = edited.bytes;
+    let after = match std::str::from_utf8(&new_bytes[edited.bom_len..]) {
+        Ok(out_text) => lf_normalize(out_text),
+        Err(_) => lf_normalize(&String::from_utf8_lossy(&new_bytes[edited.bom_len..])),
+    };
+    Ok(EditResult {
+        bytes: new_bytes,
+        before: edited.view.into_owned(),
+        after,
+        replacements: edited.replacements,
+    })
+}
+
+/// A literal edit's new bytes alone: [`apply_literal_edit`] without its texts, for a caller
+/// that follows what the file holds and shows nothing (the generator). Making the texts is
+/// two more passes over the file.
+pub fn literal_edit_bytes(
+    bytes: &[u8],
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<Vec<u8>, EditError> {
+    edit_bytes(bytes, old, new, replace_all).map(|e| e.bytes)
+}
+
+/// What an edit makes before its texts are: the new bytes, the old text's LF view (`before`
+/// to be), how many regions were replaced, and how long the kept BOM is.
+struct Edited<'a> {
+    bytes: Vec<u8>,
+    view: Cow<'a, str>,
+    replacements: usize,
+    bom_len: usize,
+}
+
+fn edit_bytes<'a>(
+    bytes: &'a [u8],
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<Edited<'a>, EditError> {
     let (text, bom) = decode_for_edit(bytes).map_err(|e| {
         EditError::NotText(match e {
             NotText::Binary => NotTextReason::Binary,
@@ -67,8 +110,14 @@ pub fn apply_literal_edit(
     // bytes wide per character (a large file made this the model's whole cost).
     let t: &[u8] = text.as_bytes();
 
-    // The normalised view: every `\r` directly followed by `\n` is dropped.
-    let view: Vec<u8> = lf_normalize(text).into_bytes();
+    // The normalised view: every `\r` directly followed by `\n` is dropped. A text without a
+    // CRLF (most) is its own view, and is not copied.
+    let view: Cow<'_, str> = if memchr::memmem::find(t, b"\r\n").is_some() {
+        Cow::Owned(lf_normalize(text))
+    } else {
+        Cow::Borrowed(text)
+    };
+    let own_view = view.len() == t.len();
 
     let old_view = lf_normalize(old).into_bytes();
     let new_view = lf_normalize(new).into_bytes();
@@ -79,7 +128,7 @@ pub fn apply_literal_edit(
     // The occurrences left to right, each skipped past whole (matches never overlap). A unique
     // edit needs the first and how many follow it, not where (one letter of a large file can
     // occur hundreds of thousands of times).
-    let mut found = memchr::memmem::find_iter(&view, &old_view);
+    let mut found = memchr::memmem::find_iter(view.as_bytes(), &old_view);
     let matches: Vec<usize> = match (replace_all, found.next()) {
         (_, None) => return Err(EditError::NotFound),
         (true, Some(first)) => std::iter::once(first).chain(found).collect(),
@@ -116,6 +165,10 @@ pub fn apply_literal_edit(
     let mut regions: Vec<(usize, usize)> = Vec::new();
     let (mut in_t, mut in_view) = (0usize, 0usize);
     let mut walk_to = |target: usize| {
+        if own_view {
+            // No CRLF: the view is the text, place for place.
+            return target;
+        }
         while in_view < target {
             let crlf = t[in_t] == b'\r' && in_t + 1 < t.len() && t[in_t + 1] == b'\n';
             in_t += if crlf { 2 } else { 1 };
@@ -142,18 +195,11 @@ pub fn apply_literal_edit(
         cursor = end;
     }
     new_bytes.extend_from_slice(&t[cursor..]);
-
-    // Whole characters were cut out and whole characters put in: still UTF-8.
-    let after = match std::str::from_utf8(&new_bytes[bom_len..]) {
-        Ok(out_text) => lf_normalize(out_text),
-        Err(_) => lf_normalize(&String::from_utf8_lossy(&new_bytes[bom_len..])),
-    };
-    Ok(EditResult {
+    Ok(Edited {
         bytes: new_bytes,
-        before: String::from_utf8(view)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-        after,
+        view,
         replacements: matches.len(),
+        bom_len,
     })
 }
 

@@ -39,8 +39,9 @@ pub enum Outline {
     File {
         /// Its size in bytes.
         size: u64,
-        /// Its first bytes (as many as asked for).
-        head: Vec<u8>,
+        /// Its first bytes (as many as asked for), a view of the file's own buffer: an outline
+        /// copies no content.
+        head: Bytes,
         /// Its version (within one model, one version is one content).
         version: u64,
     },
@@ -281,7 +282,7 @@ impl Tree {
         self.walk(&|node| match node {
             Node::File { bytes, version, .. } => Outline::File {
                 size: bytes.len() as u64,
-                head: bytes[..bytes.len().min(head)].to_vec(),
+                head: bytes.slice(..bytes.len().min(head)),
                 version: *version,
             },
             Node::Dir { .. } => Outline::Dir,

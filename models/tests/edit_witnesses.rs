@@ -2,11 +2,12 @@
 //! the file beside its view, the contract keeps a view and the positions it dropped). On texts
 //! built from the characters that matter — `\r`, `\n`, multi-byte characters, a BOM — they must
 //! agree on every edit: the same bytes, the same `before` and `after`, or the same refusal.
+//! The model's edit without its texts (the generator's) must leave what the one with them does.
 
 use proptest::prelude::*;
 use seam::EditRequest;
 use seam::edit::{EditFailure, literal_edit};
-use seam_model::{EditError, apply_literal_edit};
+use seam_model::{EditError, Interference, Model, ModelConfig, apply_literal_edit};
 
 fn piece() -> impl Strategy<Value = &'static str> {
     prop::sample::select(vec!["a", "b", "\n", "\r", "\r\n", "é", "🦀", " ", "ab"])
@@ -43,5 +44,35 @@ proptest! {
             (Err(EditError::Ambiguous(a)), Err(EditFailure::Ambiguous(b))) => prop_assert_eq!(a, b),
             (m, c) => prop_assert!(false, "model {:?}, contract {:?}", m.map(|r| r.bytes), c.map(|e| e.bytes())),
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+    /// `edit_text_untold` is `edit_text` but for the texts: the same version or the same
+    /// refusal, and the same tree after it, byte for byte.
+    #[test]
+    fn an_edit_untold_changes_what_an_edit_does(
+        bom in any::<bool>(),
+        file in text(24),
+        old in text(4),
+        new in text(3),
+        all in any::<bool>(),
+    ) {
+        let mut told = Model::new(ModelConfig::new("/r"));
+        let content = if bom { format!("\u{feff}{file}") } else { file };
+        prop_assert!(told.write_text("/r/f", &content, None, &Interference::None).outcome.is_ok());
+        let mut untold = told.clone();
+        let a = told.edit_text("/r/f", &old, &new, all, None, &Interference::None);
+        let b = untold.edit_text_untold("/r/f", &old, &new, all);
+        match (a, b) {
+            (Ok((va, _, _)), Ok((vb, before, after))) => {
+                prop_assert_eq!(va, vb);
+                prop_assert!(before.is_empty() && after.is_empty(), "no texts");
+            }
+            (Err(ea), Err(eb)) => prop_assert_eq!(format!("{ea:?}"), format!("{eb:?}")),
+            (a, b) => prop_assert!(false, "told {:?}, untold {:?}", a.map(|o| o.0), b.map(|o| o.0)),
+        }
+        prop_assert_eq!(told.snapshot(), untold.snapshot());
     }
 }

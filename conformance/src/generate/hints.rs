@@ -31,7 +31,9 @@ pub struct GenState {
 #[derive(Clone, Debug, Default)]
 struct WordCache(Arc<Mutex<HashMap<u64, HeadWords>>>);
 
-/// A file's head and its first distinct words.
+/// A file's head and its first distinct words. The head is a copy: holding the outline's view
+/// would hold the whole file, for as long as the cache lives (while a failure is shrunk, that
+/// is every file of every attempt).
 type HeadWords = (Vec<u8>, Arc<[String]>);
 
 impl WordCache {
@@ -233,7 +235,8 @@ pub fn apply_hint(mut state: GenState, step: &Step) -> GenState {
             replace_all,
             ..
         } => {
-            let _ = model.edit_text(&p(path), old, new, *replace_all, None, &Interference::None);
+            // What the file then holds is all that is followed here: not the edit's texts.
+            let _ = model.edit_text_untold(&p(path), old, new, *replace_all);
         }
         Op::CreateDir {
             path,

@@ -279,13 +279,15 @@ pub(crate) fn edit_law(
         if i + 1 == gaps.len() {
             break;
         }
-        let next = gaps[i + 1];
+        // At most one of the two lengths fits: the new text's first `\n` is a `\n` in one and
+        // the `\r` of a CRLF in the other (the new text holds no CRLF of its own, it was made
+        // LF). So the untouched segment after it is compared once, at the top of the loop, not
+        // here as well: it may be most of a large file.
         let fits = |len: usize| {
             // A region without a `\r` is its own LF view: compared as it is, not copied.
             now_text
                 .get(pos..pos + len)
                 .is_some_and(|r| if r.contains('\r') { lf(r) == n } else { r == n })
-                && now_text[pos + len..].starts_with(next)
         };
         let len = [n.len(), n.len() + newlines]
             .into_iter()

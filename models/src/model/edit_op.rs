@@ -2,7 +2,7 @@
 //! ([`crate::apply_literal_edit`]), and what cancellation leaves behind (nothing).
 
 use super::{Interference, Model, ModelError, Resolved, Version, err};
-use crate::edit::{EditError, NotTextReason, apply_literal_edit};
+use crate::edit::{EditError, NotTextReason, apply_literal_edit, literal_edit_bytes};
 use crate::tree::Node;
 use crate::walk::{WalkError, lstat, realpath, stat_follow};
 use seam::{CancelPoint, FsError, Verb};
@@ -24,6 +24,32 @@ impl Model {
     ) -> Result<EditOutcomeModel, ModelError> {
         let r = self.resolve(path)?;
         self.edit_target(&r, old, new, replace_all, guard, interference)
+    }
+
+    /// `edit_text(resolve(path), old → new)` unguarded and undisturbed, for a caller that
+    /// follows what the world holds and shows nothing (the generator): the same change of the
+    /// tree and the same outcome, but `before` and `after` are left empty — making them is two
+    /// more passes over the file's text.
+    pub fn edit_text_untold(
+        &mut self,
+        path: &str,
+        old: &str,
+        new: &str,
+        replace_all: bool,
+    ) -> Result<EditOutcomeModel, ModelError> {
+        let r = self.resolve(path)?;
+        self.edit_inner(
+            &r,
+            Edit {
+                old,
+                new,
+                replace_all,
+                texts: false,
+            },
+            None,
+            &Interference::None,
+            &mut None,
+        )
     }
 
     /// `edit_text(target, old → new, guard)` under some interference.
@@ -53,20 +79,23 @@ impl Model {
         interference: &Interference,
     ) -> super::MutationResult<EditOutcomeModel> {
         let mut effect = None;
-        let outcome = self.edit_inner(r, old, new, replace_all, guard, interference, &mut effect);
+        let edit = Edit {
+            old,
+            new,
+            replace_all,
+            texts: true,
+        };
+        let outcome = self.edit_inner(r, edit, guard, interference, &mut effect);
         super::MutationResult {
             outcome,
             competitor: effect,
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn edit_inner(
         &mut self,
         r: &Resolved,
-        old: &str,
-        new: &str,
-        replace_all: bool,
+        edit: Edit<'_>,
         guard: Option<Version>,
         interference: &Interference,
         effect: &mut Option<crate::world::WorldEffect>,
@@ -101,7 +130,19 @@ impl Model {
         {
             return Err(stale());
         }
-        let result = apply_literal_edit(&bytes, old, new, replace_all).map_err(|e| {
+        let Edit {
+            old,
+            new,
+            replace_all,
+            texts,
+        } = edit;
+        let result = if texts {
+            apply_literal_edit(&bytes, old, new, replace_all).map(|r| (r.bytes, r.before, r.after))
+        } else {
+            literal_edit_bytes(&bytes, old, new, replace_all)
+                .map(|b| (b, String::new(), String::new()))
+        };
+        let (new_bytes, before, after) = result.map_err(|e| {
             err(match e {
                 EditError::NotText(NotTextReason::Binary) => FsError::binary(Verb::Edit, d),
                 EditError::NotText(NotTextReason::InvalidUtf8) => {
@@ -123,15 +164,7 @@ impl Model {
                 return Err(stale());
             }
             // Made again on what is there now (the change is not made twice).
-            return self.edit_inner(
-                r,
-                old,
-                new,
-                replace_all,
-                None,
-                &Interference::None,
-                &mut None,
-            );
+            return self.edit_inner(r, edit, None, &Interference::None, &mut None);
         }
         match interference {
             Interference::Cancel(CancelPoint::BeforeStage) => {
@@ -145,10 +178,19 @@ impl Model {
         }
         let v = self.tree.mint();
         if let Some(Node::File { bytes, version, .. }) = self.tree.get_mut(&real) {
-            *bytes = result.bytes.into();
+            *bytes = new_bytes.into();
             *version = v;
         }
         self.tree.touch_along(&parent);
-        Ok((Version::Object { n: v }, result.before, result.after))
+        Ok((Version::Object { n: v }, before, after))
     }
+}
+
+/// An edit's text and whether its `before` and `after` are wanted.
+#[derive(Clone, Copy)]
+struct Edit<'a> {
+    old: &'a str,
+    new: &'a str,
+    replace_all: bool,
+    texts: bool,
 }
