@@ -73,7 +73,8 @@ pub fn apply_literal_edit(
 
 /// A literal edit's new bytes alone: [`apply_literal_edit`] without its texts, for a caller
 /// that follows what the file holds and shows nothing (the generator). Making the texts is
-/// two more passes over the file.
+/// three more passes over the file (a copy of the old view, the new bytes checked as UTF-8 and
+/// normalised).
 pub fn literal_edit_bytes(
     bytes: &[u8],
     old: &str,

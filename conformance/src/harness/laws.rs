@@ -236,13 +236,12 @@ pub(crate) fn edit_law(
     new: &str,
     replace_all: bool,
 ) -> Result<(), String> {
+    // A BOM the file had is kept. One it did not have is not looked for here: a replacement
+    // may begin with U+FEFF at the file's start, or an edit may bring one there; one that
+    // neither explains is a changed byte, which the walk below finds.
     let bom = was.starts_with(BOM);
-    if now.starts_with(BOM) != bom {
-        return Err(if bom {
-            "the BOM was dropped".into()
-        } else {
-            "a BOM was added".into()
-        });
+    if bom && !now.starts_with(BOM) {
+        return Err("the BOM was dropped".into());
     }
     let skip = if bom { BOM.len() } else { 0 };
     let was_text = std::str::from_utf8(&was[skip..]).map_err(|_| "the old file was not UTF-8")?;
@@ -267,38 +266,31 @@ pub(crate) fn edit_law(
     }
     gaps.push(&was_text[cursor..]);
     let newlines = n.matches('\n').count();
-    let mut pos = 0;
-    for (i, gap) in gaps.iter().enumerate() {
-        if !now_text[pos..].starts_with(gap) {
-            return Err(format!(
-                "bytes outside the matched regions changed (untouched segment {i} of {} differs)",
-                gaps.len()
-            ));
-        }
-        pos += gap.len();
-        if i + 1 == gaps.len() {
-            break;
-        }
-        // At most one of the two lengths fits: the new text's first `\n` is a `\n` in one and
-        // the `\r` of a CRLF in the other (the new text holds no CRLF of its own, it was made
-        // LF). So the untouched segment after it is compared once, at the top of the loop, not
-        // here as well: it may be most of a large file.
+    if !now_text.starts_with(gaps[0]) {
+        return Err(format!(
+            "bytes outside the matched regions changed (untouched segment 0 of {} differs)",
+            gaps.len()
+        ));
+    }
+    let mut pos = gaps[0].len();
+    for (i, next) in gaps.iter().enumerate().skip(1) {
+        // The replacement, in the new text's own line endings (its LF view as it is) or in
+        // CRLF (every `\n` a `\r\n`), and the untouched segment after it. Each segment is
+        // compared once on the way to a pass: it may be most of a large file.
         let fits = |len: usize| {
-            // A region without a `\r` is its own LF view: compared as it is, not copied.
-            now_text
-                .get(pos..pos + len)
-                .is_some_and(|r| if r.contains('\r') { lf(r) == n } else { r == n })
+            now_text.get(pos..pos + len).is_some_and(|r| {
+                // A region without a `\r` is its own LF view: compared as it is, not copied.
+                (r == n || (r.contains('\r') && lf(r) == n))
+                    && now_text[pos + len..].starts_with(next)
+            })
         };
         let len = [n.len(), n.len() + newlines]
             .into_iter()
             .find(|l| fits(*l))
             .ok_or_else(|| {
-                format!(
-                    "replacement {} is not the new text in some line-ending style",
-                    i + 1
-                )
+                format!("replacement {i} is not the new text in some line-ending style")
             })?;
-        pos += len;
+        pos += len + next.len();
     }
     if pos != now_text.len() {
         return Err("the file has bytes after the last untouched segment".into());
@@ -374,6 +366,58 @@ mod tests {
         );
     }
 
+    /// Every edit the model makes passes the law, over every short text of the characters
+    /// that matter (`\r`, `\n`, CRLF, U+FEFF) — among them a new text that is CRLF only once
+    /// made LF (`\r\r\n`), a replacement that puts U+FEFF at the file's start, and an edit that
+    /// brings one there — and a file changed by one more byte anywhere does not.
+    #[test]
+    fn every_edit_the_model_makes_passes_the_law_and_one_more_byte_does_not() {
+        const PIECES: [&str; 5] = ["a", "\n", "\r", "\r\n", "\u{feff}"];
+        const OLD: [&str; 6] = ["a", "\n", "\r", "\r\n", "\r\r\n", "a\n"];
+        const NEW: [&str; 8] = ["", "b", "\n", "\r", "\r\r\n", "\u{feff}", "x\ny", "\n\r"];
+        let mut texts = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = texts
+                .iter()
+                .filter(|t| t.chars().count() < 4)
+                .flat_map(|t| PIECES.iter().map(move |p| format!("{t}{p}")))
+                .collect();
+            texts.extend(longer);
+        }
+        texts.sort();
+        texts.dedup();
+        let mut edits = 0;
+        for was in &texts {
+            for old in OLD {
+                for new in NEW {
+                    for all in [false, true] {
+                        let Ok(made) =
+                            seam_model::apply_literal_edit(was.as_bytes(), old, new, all)
+                        else {
+                            continue;
+                        };
+                        edits += 1;
+                        let now = made.bytes;
+                        assert_eq!(
+                            edit_law(was.as_bytes(), &now, old, new, all),
+                            Ok(()),
+                            "{was:?} {old:?} -> {new:?} (all: {all}) made {:?}",
+                            String::from_utf8_lossy(&now)
+                        );
+                        let mut more = now.clone();
+                        more.push(b'z');
+                        assert!(edit_law(was.as_bytes(), &more, old, new, all).is_err());
+                        let mut less = now.clone();
+                        if less.pop().is_some() {
+                            assert!(edit_law(was.as_bytes(), &less, old, new, all).is_err());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(edits > 10_000, "{edits} edits");
+    }
+
     #[test]
     fn the_edit_law_accepts_byte_faithful_edits_and_catches_the_rest() {
         // Byte-faithful: only the match changes, mixed endings stay.
@@ -397,6 +441,14 @@ mod tests {
         assert!(edit_law(b"a\r\r\nb\r", b"a\r\r\nZ\r", "b", "Z", false).is_ok());
         // Replacing the wrong occurrence breaks it.
         assert!(edit_law(b"b a b", b"b a Z", "b", "Z", false).is_err());
+        // A new text that is a CRLF only once made LF is written as that view.
+        assert!(edit_law(b"x\ny\n", b"x\n\r\n\n", "y", "\r\r\n", false).is_ok());
+        // U+FEFF put at the start by the replacement, or brought there by the edit: kept.
+        assert!(edit_law(b"ab", b"\xEF\xBB\xBFb", "a", "\u{feff}", false).is_ok());
+        assert!(edit_law(b"a\xEF\xBB\xBFb", b"\xEF\xBB\xBFb", "a", "", false).is_ok());
+        // A BOM the edit does not explain is a changed byte.
+        assert!(edit_law(b"ab", b"\xEF\xBB\xBFac", "b", "c", false).is_err());
+        assert!(edit_law(b"ab", b"\xEF\xBB\xBFb", "a", "", false).is_err());
     }
 
     #[test]

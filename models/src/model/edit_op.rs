@@ -28,8 +28,8 @@ impl Model {
 
     /// `edit_text(resolve(path), old → new)` unguarded and undisturbed, for a caller that
     /// follows what the world holds and shows nothing (the generator): the same change of the
-    /// tree and the same outcome, but `before` and `after` are left empty — making them is two
-    /// more passes over the file's text.
+    /// tree and the same outcome, but `before` and `after` are left empty — making them copies
+    /// the old text's view and checks and normalises the new text, three more passes over it.
     pub fn edit_text_untold(
         &mut self,
         path: &str,
