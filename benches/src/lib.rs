@@ -2,6 +2,7 @@
 //! baselines — the same work done with `std` and plain syscalls, measured in the same run so that
 //! a noisy machine moves both sides and the ratio stays honest.
 
+pub mod checking;
 pub mod floor;
 pub mod raw;
 

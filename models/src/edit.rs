@@ -113,11 +113,13 @@ fn edit_bytes<'a>(
 
     // The normalised view: every `\r` directly followed by `\n` is dropped. A text without a
     // CRLF (most) is its own view, and is not copied.
-    let view: Cow<'_, str> = if memchr::memmem::find(t, b"\r\n").is_some() {
-        Cow::Owned(lf_normalize(text))
-    } else {
-        Cow::Borrowed(text)
-    };
+    // A scan for the single byte `\r` rules out most texts faster than the search for the pair.
+    let view: Cow<'_, str> =
+        if memchr::memchr(b'\r', t).is_some() && memchr::memmem::find(t, b"\r\n").is_some() {
+            Cow::Owned(lf_normalize(text))
+        } else {
+            Cow::Borrowed(text)
+        };
     let own_view = view.len() == t.len();
 
     let old_view = lf_normalize(old).into_bytes();

@@ -28,6 +28,11 @@ pub fn lf_normalize(text: &str) -> String {
     // of the cost.
     static CRLF: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\r\n"));
+    // A text without a `\r` (most) has no CRLF: one scan for a single byte, faster than the
+    // search for a pair, tells.
+    if memchr::memchr(b'\r', text.as_bytes()).is_none() {
+        return text.to_owned();
+    }
     let mut out = String::with_capacity(text.len());
     let mut from = 0;
     for at in CRLF.find_iter(text.as_bytes()) {
@@ -71,7 +76,7 @@ pub fn decode_for_edit(bytes: &[u8]) -> Result<(&str, bool), NotText> {
 /// The `before` of an overwrite: the prior text LF-normalised, or `None` when the prior bytes
 /// are at or over `limit`, contain a NUL anywhere, or are not UTF-8.
 pub fn diff_basis(bytes: &[u8], limit: u64) -> Option<String> {
-    if bytes.len() as u64 >= limit || bytes.contains(&0) {
+    if bytes.len() as u64 >= limit || memchr::memchr(0, bytes).is_some() {
         return None;
     }
     let text = std::str::from_utf8(bytes).ok()?;
@@ -96,6 +101,17 @@ mod tests {
             decode_for_read(b"\xEF\xBB\xBFa\r\n"),
             Ok("a\r\n".to_string())
         );
+    }
+
+    #[test]
+    fn crlf_alone_becomes_lf_with_or_without_a_cr_elsewhere() {
+        // No `\r` at all (the single-byte scan), a lone `\r` (the scan finds one, the search
+        // for the pair none), CRLFs, and `\r\r\n` (one left to right pass).
+        assert_eq!(lf_normalize("plain\ntext"), "plain\ntext");
+        assert_eq!(lf_normalize("a\rb\n"), "a\rb\n");
+        assert_eq!(lf_normalize("a\r\nb\r\n"), "a\nb\n");
+        assert_eq!(lf_normalize("a\r\r\n"), "a\r\n");
+        assert_eq!(lf_normalize(""), "");
     }
 
     #[test]

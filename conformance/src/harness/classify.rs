@@ -11,6 +11,7 @@ use seam::{CancelPoint, FsErrorCode, FsKind};
 use seam_model::{
     Entry, Info, ModelError, MutationResult, Resolved, SnapEntry, Version, WriteResult,
 };
+use std::borrow::Cow;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// Streams of files at least this large have several chunks at any chunk size up to 256 KiB.
@@ -39,14 +40,35 @@ pub(super) struct EditSituation {
     guard_stale: bool,
 }
 
-fn lf(s: &str) -> String {
-    seam_model::lf_normalize(s)
+/// A text's LF view: borrowed when it has no `\r` (most texts — files run to megabytes, and
+/// an edit is classified after every step), made otherwise.
+fn lf(s: &str) -> Cow<'_, str> {
+    if memchr::memchr(b'\r', s.as_bytes()).is_none() {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(seam_model::lf_normalize(s))
+    }
 }
 
-fn crlf_dominant(text: &str) -> bool {
-    let crlf = occurrences(text, "\r\n");
+/// A text's line breaks: how many are CRLF, and how many are a `\n` alone.
+fn line_breaks(text: &str) -> (usize, usize) {
+    let crlf = if memchr::memchr(b'\r', text.as_bytes()).is_none() {
+        0
+    } else {
+        occurrences(text, "\r\n")
+    };
     let lf = memchr::memchr_iter(b'\n', text.as_bytes()).count();
-    crlf > lf - crlf
+    (crlf, lf - crlf)
+}
+
+/// Whether CRLF is the style of line breaks `(crlf, bare)`: more of them than bare `\n`.
+fn crlf_dominant((crlf, bare): (usize, usize)) -> bool {
+    crlf > bare
+}
+
+/// Where a file's first NUL is.
+fn first_nul(bytes: &[u8]) -> Option<usize> {
+    memchr::memchr(0, bytes)
 }
 
 /// How many times `needle` (not empty) occurs in `text`, matches not overlapping: `matches`'
@@ -186,7 +208,7 @@ impl Harness {
         let Some(SnapEntry::File { bytes, .. }) = followed else {
             return;
         };
-        match bytes.iter().position(|b| *b == 0) {
+        match first_nul(&bytes) {
             Some(i) if i < NUL_SAMPLE_BYTES => {
                 self.hit(Rule::ReadNulInWindow);
                 if i == NUL_SAMPLE_BYTES - 1 {
@@ -456,7 +478,7 @@ impl Harness {
                     self.hit(Rule::EditVersionBeforeMatch);
                 }
             }
-            Some(FsErrorCode::NotText) => match bytes.iter().position(|b| *b == 0) {
+            Some(FsErrorCode::NotText) => match first_nul(bytes) {
                 // Reached where the NUL is the only reason: the edit would otherwise apply.
                 Some(i)
                     if i >= NUL_SAMPLE_BYTES
@@ -476,24 +498,30 @@ impl Harness {
             None => {
                 let Some(text) = text else { return };
                 let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-                let view = lf(body);
-                if s.replace_all && occurrences(&view, &lf(&s.old)) > 1 {
+                if s.replace_all && occurrences(&lf(body), &lf(&s.old)) > 1 {
                     self.hit(Rule::EditReplaceAll);
                 }
-                let crlf = occurrences(body, "\r\n");
-                let bare = memchr::memchr_iter(b'\n', body.as_bytes()).count() - crlf;
+                let breaks = line_breaks(body);
+                let (crlf, bare) = breaks;
                 if crlf > 0 && bare > 0 {
                     self.hit(Rule::EditMixedEndings);
                 }
                 if lf(&s.old).contains('\n') && crlf > 0 {
                     self.hit(Rule::EditCrlfMatch);
                 }
-                let window: String = body.chars().take(seam::edit::STYLE_SAMPLE_CHARS).collect();
-                if lf(&s.new).contains('\n') && crlf_dominant(&window) {
-                    self.hit(Rule::EditInsertedStyle);
-                }
-                if lf(&s.new).contains('\n') && crlf_dominant(&window) != crlf_dominant(body) {
-                    self.hit(Rule::EditStyleWindow);
+                if lf(&s.new).contains('\n') {
+                    // The window the contract takes the style from: its first characters.
+                    let end = body
+                        .char_indices()
+                        .nth(seam::edit::STYLE_SAMPLE_CHARS)
+                        .map_or(body.len(), |(i, _)| i);
+                    let window = crlf_dominant(line_breaks(&body[..end]));
+                    if window {
+                        self.hit(Rule::EditInsertedStyle);
+                    }
+                    if window != crlf_dominant(breaks) {
+                        self.hit(Rule::EditStyleWindow);
+                    }
                 }
                 if bytes.starts_with(BOM) {
                     self.hit(Rule::EditKeepsBom);

@@ -13,6 +13,7 @@
 
 use crate::failure::{Check, FailureKind, fail};
 use seam_model::SnapEntry;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -187,13 +188,20 @@ fn list_law(after: &BTreeMap<String, SnapEntry>, rel: &str, names: &[String]) ->
 /// The LF view of `raw` (each `\r\n` as `\n`) and where its bytes are in `raw`: the view
 /// positions of the `\n`s that stand for a `\r\n`, in order. Nothing the size of the file
 /// but the view itself (an array of positions per byte made a large file the law's whole cost).
-struct View {
-    text: String,
+/// A text without a `\r` (most) is its own view, borrowed, not copied.
+struct View<'a> {
+    text: Cow<'a, str>,
     crlfs: Vec<usize>,
 }
 
-impl View {
-    fn of(raw: &str) -> View {
+impl<'a> View<'a> {
+    fn of(raw: &'a str) -> View<'a> {
+        if memchr::memchr(b'\r', raw.as_bytes()).is_none() {
+            return View {
+                text: Cow::Borrowed(raw),
+                crlfs: Vec::new(),
+            };
+        }
         let mut text = String::with_capacity(raw.len());
         let mut crlfs = Vec::new();
         let mut rest = raw;
@@ -204,7 +212,10 @@ impl View {
             rest = &rest[i + 2..];
         }
         text.push_str(rest);
-        View { text, crlfs }
+        View {
+            text: Cow::Owned(text),
+            crlfs,
+        }
     }
 
     /// Where the view's byte at `v` (or its end) is in `raw`: a `\n` that stands for a `\r\n`

@@ -515,10 +515,9 @@ impl Harness {
 
     /// Runs one step and checks it; the record's failure describes the first departure.
     pub fn step(&mut self, rt: &Runtime, index: usize, step: &Step) -> StepRecord {
-        let description = crate::step::describe(step);
         let mut record = StepRecord {
             index,
-            description: description.clone(),
+            description: crate::step::describe(step),
             expected: String::new(),
             actual: String::new(),
             normal: String::new(),
@@ -557,7 +556,8 @@ impl Harness {
             Err(fail(
                 FailureKind::Panic,
                 format!(
-                    "the provider panicked during `{description}`: {}",
+                    "the provider panicked during `{}`: {}",
+                    record.description,
                     panic_text(payload.as_ref())
                 ),
             ))
