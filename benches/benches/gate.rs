@@ -3,7 +3,8 @@
 //! the same steps replayed through the reference model alone (`seam_benches::floor`) in the
 //! same run. The ratio of the medians is the gate's overhead over its floor. Two parts of the
 //! gate are measured on their own: drawing the cases, and checking them once drawn
-//! (`seam_benches::checking`: one thread, nothing drawn), which no way of drawing avoids.
+//! (`seam_benches::checking`: four at a time as the gate runs them, nothing drawn), which no
+//! way of drawing avoids.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use seam_benches::{checking, floor, quick};

@@ -1,32 +1,26 @@
 //! The gate without its drawing: cases already drawn, each run through the harness against a
 //! fresh subject — the model, the provider, the read-back and the laws of every step — a few
 //! at a time on threads of their own, as the gate runs them, with nothing drawn and nothing
-//! supervised. What the gate costs beyond this is drawing the cases; what this costs beyond
-//! the model alone ([`crate::floor`]) is checking them, which any way of drawing cases pays.
+//! supervised (no call is timed or named, as the gate's watch does). What this costs beyond
+//! the model alone ([`crate::floor`]) is checking the cases, which any way of drawing them
+//! pays; what the gate costs beyond this is drawing them and watching every call.
 
 use seam_conformance::{
-    CaseDurability, CaseOptions, DEFAULT_CONFIGURATION, Factory, HarnessConfig, SequenceConfig,
-    Step, run_steps,
+    CASES_AT_ONCE, CaseDurability, CaseOptions, DEFAULT_CONFIGURATION, Factory, HarnessConfig,
+    SequenceConfig, Step, run_steps,
 };
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// How many cases run at once: as many as the gate runs.
-pub const AT_ONCE: usize = 4;
-
-/// Runs every case as the gate runs it (the same durability every n-th case, the factory's
-/// first configuration, no step's answers kept as text), [`AT_ONCE`] at a time; returns the
-/// steps run, or why a case could not run or did not pass.
+/// Runs every case as the gate runs it (full durability every n-th case, the factory's
+/// configurations in turn, no step's answers kept as text, [`CASES_AT_ONCE`] at a time);
+/// returns the steps run, or why a case could not run or did not pass.
 pub fn check(
     factory: &(dyn Factory + Sync),
     config: &SequenceConfig,
     cases: &[Vec<Step>],
 ) -> Result<u64, String> {
-    let configuration = factory
-        .configurations()
-        .first()
-        .cloned()
-        .unwrap_or_else(|| DEFAULT_CONFIGURATION.to_string());
+    let configurations = factory.configurations();
     let every = u64::from(config.full_durability_every.max(1));
     let harness = HarnessConfig {
         step_texts: false,
@@ -48,7 +42,11 @@ pub fn check(
             } else {
                 CaseDurability::Relaxed
             };
-            let options = CaseOptions::new(config.seed, durability, configuration.clone());
+            let configuration = configurations
+                .get(i % configurations.len().max(1))
+                .cloned()
+                .unwrap_or_else(|| DEFAULT_CONFIGURATION.to_string());
+            let options = CaseOptions::new(config.seed, durability, configuration);
             let (records, _) = run_steps(factory, &rt, &options, harness, case)
                 .map_err(|f| format!("case {i} did not run: {}", f.message))?;
             if let Some(f) = records.iter().find_map(|r| r.failure.as_ref()) {
@@ -58,7 +56,7 @@ pub fn check(
         }
     };
     std::thread::scope(|scope| {
-        for _ in 0..AT_ONCE {
+        for _ in 0..CASES_AT_ONCE {
             scope.spawn(|| {
                 let got = lane();
                 let mut total = outcome.lock().unwrap_or_else(|p| p.into_inner());

@@ -16,8 +16,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-/// How many cases run at once.
-pub(crate) const AT_ONCE: usize = 4;
+/// How many cases run at once (public as [`crate::CASES_AT_ONCE`], for a bench that runs
+/// cases as the suite does).
+pub const AT_ONCE: usize = 4;
 
 /// What one case gave: its records and counts, or why it could not run at all.
 pub(crate) type CaseResult = Result<(Vec<StepRecord>, Stats), Failure>;

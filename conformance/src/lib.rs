@@ -70,6 +70,7 @@ mod watch;
 mod world;
 
 pub use agent::{Agent, AgentError, AgentFactory};
+pub use concurrent::AT_ONCE as CASES_AT_ONCE;
 pub use factory::{
     CaseDurability, CaseOptions, DEFAULT_CONFIGURATION, DEPLOYMENT_WORKSPACE, Factory, Killable,
     NotKillable, NotPlaced, SUITE_DIFF_LIMIT, Subject,

@@ -41,7 +41,7 @@ pub(super) struct EditSituation {
 }
 
 /// A text's LF view: borrowed when it has no `\r` (most texts — files run to megabytes, and
-/// an edit is classified after every step), made otherwise.
+/// every edit step is classified), made otherwise.
 fn lf(s: &str) -> Cow<'_, str> {
     if memchr::memchr(b'\r', s.as_bytes()).is_none() {
         Cow::Borrowed(s)
@@ -72,7 +72,7 @@ fn first_nul(bytes: &[u8]) -> Option<usize> {
 }
 
 /// How many times `needle` (not empty) occurs in `text`, matches not overlapping: `matches`'
-/// count, by `memmem` (files run to megabytes, and an edit is classified after every step).
+/// count, by `memmem` (files run to megabytes, and every edit step is classified).
 fn occurrences(text: &str, needle: &str) -> usize {
     memchr::memmem::find_iter(text.as_bytes(), needle.as_bytes()).count()
 }
