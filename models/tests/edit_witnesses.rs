@@ -2,7 +2,8 @@
 //! the file beside its view, the contract keeps a view and the positions it dropped). On texts
 //! built from the characters that matter — `\r`, `\n`, multi-byte characters, a BOM — they must
 //! agree on every edit: the same bytes, the same `before` and `after`, or the same refusal.
-//! The model's edit without its texts (the generator's) must leave what the one with them does.
+//! The model's edit and write without their texts (the generator's) must leave what the ones
+//! with them do.
 
 use proptest::prelude::*;
 use seam::EditRequest;
@@ -80,6 +81,50 @@ proptest! {
             }
             (Err(ea), Err(eb)) => prop_assert_eq!(format!("{ea:?}"), format!("{eb:?}")),
             (a, b) => prop_assert!(false, "told {:?}, untold {:?}", a.map(|o| o.0), b.map(|o| o.0)),
+        }
+        prop_assert_eq!(format!("{told:?}"), format!("{untold:?}"));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+    /// `write_text_untold` is `write_text` but for the texts: the same operation and version or
+    /// the same refusal, and the same model after it (as `Debug` shows it), whether the write is
+    /// aimed at a file (text, binary, or over the diff basis' limit), a link to it, a directory,
+    /// a dangling link, nothing, or below a missing directory.
+    #[test]
+    fn a_write_untold_changes_what_a_write_does(
+        bom in any::<bool>(),
+        file in text(24),
+        content in text(24),
+        was in prop::sample::select(vec!["text", "binary", "large"]),
+        at in prop::sample::select(vec!["/r/d/f", "/r/l", "/r/d", "/r/dangling", "/r/missing", "/r/x/y/z"]),
+    ) {
+        let mut config = ModelConfig::new("/r");
+        config.diff_basis_max_bytes = 16;
+        let mut told = Model::new(config);
+        let mut existing = if bom { format!("\u{feff}{file}") } else { file };
+        match was {
+            "binary" => existing.push('\0'),
+            "large" => existing.push_str(&"x".repeat(16)),
+            _ => {}
+        }
+        prop_assert!(told.create_dir("/r/d", false, false).is_ok());
+        prop_assert!(told.write_text("/r/d/f", &existing, None, &Interference::None).outcome.is_ok());
+        for (path, target) in [("l", "d/f"), ("dangling", "nowhere")] {
+            let link = WorldOp::Symlink { path: path.into(), target: target.into() };
+            prop_assert!(told.world(&link).is_some());
+        }
+        let mut untold = told.clone();
+        let a = told.write_text(at, &content, None, &Interference::None).outcome;
+        let b = untold.write_text_untold(at, &content);
+        match (a, b) {
+            (Ok(wa), Ok(wb)) => {
+                prop_assert_eq!((wa.operation, wa.version), (wb.operation, wb.version));
+                prop_assert!(wb.before.is_none() && wb.after.is_empty(), "no texts");
+            }
+            (Err(ea), Err(eb)) => prop_assert_eq!(format!("{ea:?}"), format!("{eb:?}")),
+            (a, b) => prop_assert!(false, "told {:?}, untold {:?}", a.map(|w| w.version), b.map(|w| w.version)),
         }
         prop_assert_eq!(format!("{told:?}"), format!("{untold:?}"));
     }

@@ -3,7 +3,7 @@
 //! The generation model is a [`Model`] under a fixed root; only its state matters here.
 
 use crate::step::{Op, Step, VersionRef};
-use seam_model::{Interference, Model, Outline};
+use seam_model::{Model, Outline};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -220,11 +220,9 @@ pub fn apply_hint(mut state: GenState, step: &Step) -> GenState {
                 wrote = Some(path.clone());
             }
         }
+        // What the file then holds is all that is followed here: not the write's texts.
         Op::AgentWrite { path, content, .. } | Op::Write { path, content, .. }
-            if model
-                .write_text(&p(path), content, None, &Interference::None)
-                .outcome
-                .is_ok() =>
+            if model.write_text_untold(&p(path), content).is_ok() =>
         {
             wrote = Some(path.clone());
         }

@@ -112,6 +112,20 @@ impl Model {
         }
     }
 
+    /// `write_text(path, content)` unguarded and undisturbed, for a caller that follows what
+    /// the world holds and shows nothing (the generator): the same change of the tree and the
+    /// same outcome, but no `before` and an empty `after` — the diff basis decodes and
+    /// normalises the file it replaces, and `after` normalises the new text, each a pass over
+    /// it that such a caller never reads.
+    pub fn write_text_untold(
+        &mut self,
+        path: &str,
+        content: &str,
+    ) -> Result<WriteResult, ModelError> {
+        let r = self.resolve(path)?;
+        self.write_inner(&r, content, None, &Interference::None, &mut None, false)
+    }
+
     /// `write_text(target, content, guard)` under some interference.
     pub fn write_target(
         &mut self,
@@ -121,7 +135,7 @@ impl Model {
         interference: &Interference,
     ) -> MutationResult<WriteResult> {
         let mut competitor = None;
-        let outcome = self.write_inner(r, content, guard, interference, &mut competitor);
+        let outcome = self.write_inner(r, content, guard, interference, &mut competitor, true);
         MutationResult {
             outcome,
             competitor: competitor.map(|c| self.world_text(c)),
@@ -135,11 +149,17 @@ impl Model {
         guard: Option<Guard>,
         interference: &Interference,
         competitor_effect: &mut Option<WorldEffect>,
+        texts: bool,
     ) -> Result<WriteResult, ModelError> {
         let d = r.display.as_str();
         let key = r.key.0.clone();
         let not_regular = || err(FsError::not_regular_file(Verb::Write, d));
-        let limit = self.config.diff_basis_max_bytes;
+        // No diff basis is made for a caller that does not read it (`texts` false).
+        let limit = if texts {
+            self.config.diff_basis_max_bytes
+        } else {
+            0
+        };
         // What is there: its `before` (taken now, not a copy of its bytes), bits and version.
         let mut existing = match lstat(&self.tree, &key) {
             Err(_) => return Err(Self::loop_error(Verb::Write, d)),
@@ -261,7 +281,11 @@ impl Model {
             },
             version: Version::Object { n: version },
             before,
-            after: lf_normalize(content),
+            after: if texts {
+                lf_normalize(content)
+            } else {
+                String::new()
+            },
         })
     }
 }
