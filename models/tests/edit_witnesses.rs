@@ -91,14 +91,17 @@ proptest! {
     /// `write_text_untold` is `write_text` but for the texts: the same operation and version or
     /// the same refusal, and the same model after it (as `Debug` shows it), whether the write is
     /// aimed at a file (text, binary, or over the diff basis' limit), a link to it, a directory,
-    /// a dangling link, nothing, or below a missing directory.
+    /// a dangling link, nothing, below a missing directory, below a file, or a link to itself
+    /// (both refused).
     #[test]
     fn a_write_untold_changes_what_a_write_does(
         bom in any::<bool>(),
         file in text(24),
         content in text(24),
         was in prop::sample::select(vec!["text", "binary", "large"]),
-        at in prop::sample::select(vec!["/r/d/f", "/r/l", "/r/d", "/r/dangling", "/r/missing", "/r/x/y/z"]),
+        at in prop::sample::select(vec![
+            "/r/d/f", "/r/l", "/r/d", "/r/dangling", "/r/missing", "/r/x/y/z", "/r/d/f/x", "/r/loop",
+        ]),
     ) {
         let mut config = ModelConfig::new("/r");
         config.diff_basis_max_bytes = 16;
@@ -111,7 +114,7 @@ proptest! {
         }
         prop_assert!(told.create_dir("/r/d", false, false).is_ok());
         prop_assert!(told.write_text("/r/d/f", &existing, None, &Interference::None).outcome.is_ok());
-        for (path, target) in [("l", "d/f"), ("dangling", "nowhere")] {
+        for (path, target) in [("l", "d/f"), ("dangling", "nowhere"), ("loop", "loop")] {
             let link = WorldOp::Symlink { path: path.into(), target: target.into() };
             prop_assert!(told.world(&link).is_some());
         }
