@@ -59,20 +59,18 @@ impl TextChunks {
         }
         let end = (self.pos + self.chunk).min(self.bytes.len());
         let whole = end == self.bytes.len();
-        let len = match std::str::from_utf8(&self.bytes[self.pos..end]) {
-            Ok(text) => Some(text.len()),
+        let chunk = &self.bytes[self.pos..end];
+        let text = match std::str::from_utf8(chunk) {
+            Ok(text) => Some(text),
             // The chunk ends inside a character that the rest of the file may complete: end
             // the chunk before it (never empty: a chunk holds at least one whole character).
+            // Only that shorter prefix is checked again; a whole chunk is checked once.
             Err(e) if e.error_len().is_none() && !whole && e.valid_up_to() > 0 => {
-                Some(e.valid_up_to())
+                std::str::from_utf8(&chunk[..e.valid_up_to()]).ok()
             }
             Err(_) => None,
-        };
-        let text = len.and_then(|len| {
-            std::str::from_utf8(&self.bytes[self.pos..self.pos + len])
-                .ok()
-                .map(str::to_string)
-        });
+        }
+        .map(str::to_string);
         let Some(text) = text else {
             return self.fail(FsError::invalid_utf8(Verb::Read, &self.display));
         };
