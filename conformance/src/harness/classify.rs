@@ -55,7 +55,7 @@ fn line_breaks(text: &str) -> (usize, usize) {
     let crlf = if memchr::memchr(b'\r', text.as_bytes()).is_none() {
         0
     } else {
-        occurrences(text, "\r\n")
+        occurrences(text, "\r\n", usize::MAX)
     };
     let lf = memchr::memchr_iter(b'\n', text.as_bytes()).count();
     (crlf, lf - crlf)
@@ -71,10 +71,14 @@ fn first_nul(bytes: &[u8]) -> Option<usize> {
     memchr::memchr(0, bytes)
 }
 
-/// How many times `needle` (not empty) occurs in `text`, matches not overlapping: `matches`'
-/// count, by `memmem` (files run to megabytes, and every edit step is classified).
-fn occurrences(text: &str, needle: &str) -> usize {
-    memchr::memmem::find_iter(text.as_bytes(), needle.as_bytes()).count()
+/// How many times `needle` (not empty) occurs in `text`, matches not overlapping, counted up
+/// to `up_to`: `matches`' count, by `memmem` (files run to megabytes, and every edit step is
+/// classified). Whether there is one match, or more than one, is told by the first two: a
+/// short word of a large file can occur tens of thousands of times, each a search of its own.
+fn occurrences(text: &str, needle: &str, up_to: usize) -> usize {
+    memchr::memmem::find_iter(text.as_bytes(), needle.as_bytes())
+        .take(up_to)
+        .count()
 }
 
 impl Harness {
@@ -473,7 +477,7 @@ impl Harness {
         match code {
             Some(FsErrorCode::StaleVersion) if s.guard_stale => {
                 self.hit(Rule::EditStale);
-                let absent = text.is_some_and(|t| occurrences(&lf(t), &lf(&s.old)) == 0);
+                let absent = text.is_some_and(|t| occurrences(&lf(t), &lf(&s.old), 1) == 0);
                 if absent && !s.old.is_empty() {
                     self.hit(Rule::EditVersionBeforeMatch);
                 }
@@ -483,7 +487,7 @@ impl Harness {
                 Some(i)
                     if i >= NUL_SAMPLE_BYTES
                         && text.is_some_and(|t| {
-                            let n = occurrences(&lf(t), &lf(&s.old));
+                            let n = occurrences(&lf(t), &lf(&s.old), 2);
                             !s.old.is_empty() && (n == 1 || (n > 1 && s.replace_all))
                         }) =>
                 {
@@ -498,7 +502,7 @@ impl Harness {
             None => {
                 let Some(text) = text else { return };
                 let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-                if s.replace_all && occurrences(&lf(body), &lf(&s.old)) > 1 {
+                if s.replace_all && occurrences(&lf(body), &lf(&s.old), 2) > 1 {
                     self.hit(Rule::EditReplaceAll);
                 }
                 let breaks = line_breaks(body);
@@ -539,5 +543,23 @@ impl Harness {
             self.hit(Rule::EditKeepsMode);
         }
         self.classify_cancel(interfere, code, false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::occurrences;
+
+    /// Matches do not overlap, and the count stops at its bound: one match or more than one is
+    /// told without counting the rest.
+    #[test]
+    fn occurrences_do_not_overlap_and_stop_at_the_bound() {
+        assert_eq!(occurrences("aaa", "aa", usize::MAX), 1);
+        assert_eq!(occurrences("aaaa", "aa", usize::MAX), 2);
+        assert_eq!(occurrences(&"w ".repeat(1000), "w", usize::MAX), 1000);
+        assert_eq!(occurrences(&"w ".repeat(1000), "w", 2), 2);
+        assert_eq!(occurrences("a\r\nb\r\n", "\r\n", usize::MAX), 2);
+        assert_eq!(occurrences("abc", "x", 1), 0);
+        assert_eq!(occurrences("abc", "c", 2), 1);
     }
 }
