@@ -56,7 +56,7 @@ pub fn apply_literal_edit(
     new: &str,
     replace_all: bool,
 ) -> Result<EditResult, EditError> {
-    let edited = edit_bytes(bytes, old, new, replace_all)?;
+    let edited = edit_bytes(bytes, old, new, replace_all, usize::MAX)?;
     // Whole characters were cut out and whole characters put in: still UTF-8.
     let new_bytes = edited.bytes;
     let after = match std::str::from_utf8(&new_bytes[edited.bom_len..]) {
@@ -74,14 +74,16 @@ pub fn apply_literal_edit(
 /// A literal edit's new bytes alone: [`apply_literal_edit`] without its texts, for a caller
 /// that follows what the file holds and shows nothing (the generator). Making the texts is
 /// three more passes over the file (a copy of the old view, the new bytes checked as UTF-8 and
-/// normalised).
+/// normalised). An ambiguous edit's matches are not counted past two ([`EditError::Ambiguous`]
+/// holds 2 for two or more): such a caller asks only whether the edit applies, and a short word
+/// of a large file can occur tens of thousands of times, each a search of its own.
 pub fn literal_edit_bytes(
     bytes: &[u8],
     old: &str,
     new: &str,
     replace_all: bool,
 ) -> Result<Vec<u8>, EditError> {
-    edit_bytes(bytes, old, new, replace_all).map(|e| e.bytes)
+    edit_bytes(bytes, old, new, replace_all, 2).map(|e| e.bytes)
 }
 
 /// What an edit makes before its texts are: the new bytes, the old text's LF view (`before`
@@ -93,11 +95,13 @@ struct Edited<'a> {
     bom_len: usize,
 }
 
+/// `counted_up_to` (at least 2): how far an ambiguous edit's matches are counted.
 fn edit_bytes<'a>(
     bytes: &'a [u8],
     old: &str,
     new: &str,
     replace_all: bool,
+    counted_up_to: usize,
 ) -> Result<Edited<'a>, EditError> {
     let (text, bom) = decode_for_edit(bytes).map_err(|e| {
         EditError::NotText(match e {
@@ -135,7 +139,7 @@ fn edit_bytes<'a>(
     let matches: Vec<usize> = match (replace_all, found.next()) {
         (_, None) => return Err(EditError::NotFound),
         (true, Some(first)) => std::iter::once(first).chain(found).collect(),
-        (false, Some(first)) => match found.count() {
+        (false, Some(first)) => match found.take(counted_up_to.max(2) - 1).count() {
             0 => vec![first],
             more => return Err(EditError::Ambiguous(1 + more)),
         },

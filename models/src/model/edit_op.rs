@@ -29,7 +29,9 @@ impl Model {
     /// `edit_text(resolve(path), old → new)` unguarded and undisturbed, for a caller that
     /// follows what the world holds and shows nothing (the generator): the same change of the
     /// tree and the same outcome, but `before` and `after` are left empty — making them copies
-    /// the old text's view and checks and normalises the new text, three more passes over it.
+    /// the old text's view and checks and normalises the new text, three more passes over it —
+    /// and an ambiguous edit's matches are counted only up to two (its error says 2 for two or
+    /// more).
     pub fn edit_text_untold(
         &mut self,
         path: &str,
