@@ -157,6 +157,11 @@ impl Tree {
         }
     }
 
+    /// How many version numbers have been handed out: every change hands one out.
+    pub fn minted(&self) -> u64 {
+        self.counter
+    }
+
     /// A version number never handed out before.
     pub fn mint(&mut self) -> u64 {
         self.counter += 1;

@@ -22,6 +22,27 @@ pub struct GenState {
     pub plan: Vec<Step>,
     /// The words of the files' heads, computed once per content.
     words: WordCache,
+    /// The hints last drawn from this state.
+    last: LastHints,
+}
+
+/// The hints last drawn from a state, with what they were drawn from: the model's count of
+/// versions handed out (every change hands one out) and the recent writes. A step that changed
+/// nothing — a read, a listing, a refused write — is aimed with the same hints, not with a new
+/// outline of the whole tree. Each clone of a state keeps its own: two clones that went
+/// different ways may have handed out as many versions.
+#[derive(Debug, Default)]
+struct LastHints(Mutex<Option<(u64, Vec<String>, Hints)>>);
+
+impl Clone for LastHints {
+    fn clone(&self) -> Self {
+        LastHints(Mutex::new(
+            self.0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        ))
+    }
 }
 
 /// The words of each file's head by the file's version, so that a step's hints, which look at
@@ -84,6 +105,7 @@ impl GenState {
             recent: Vec::new(),
             plan,
             words: WordCache::default(),
+            last: LastHints::default(),
         }
     }
 }
@@ -112,8 +134,24 @@ pub struct Hints {
 }
 
 impl Hints {
-    /// Hints from the generation state; words come first from the files written last.
+    /// Hints from the generation state; words come first from the files written last. The
+    /// same as the last drawn from this state when the state has not changed since.
     pub fn from_state(state: &GenState) -> Hints {
+        let minted = state.model.minted();
+        let mut last = state.last.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((at, recent, hints)) = last.as_ref()
+            && *at == minted
+            && *recent == state.recent
+        {
+            return hints.clone();
+        }
+        let hints = Self::drawn_from(state);
+        *last = Some((minted, state.recent.clone(), hints.clone()));
+        hints
+    }
+
+    /// Hints drawn afresh from the generation state's outline.
+    fn drawn_from(state: &GenState) -> Hints {
         let outline = state.model.outline(WORDS_FROM);
         let mut hints = Self::from_outline(&outline, &state.words);
         let mut words = Vec::new();
@@ -371,6 +409,43 @@ mod tests {
                 proptest::prop_assert_eq!(&cached, &plain);
             }
         }
+    }
+
+    /// A step that changed nothing is aimed with the hints drawn before it (the very same
+    /// lists); a change has them drawn again. Two copies of a state that went different ways,
+    /// each by one new directory (as many versions handed out), are each aimed at their own.
+    #[test]
+    fn hints_are_drawn_again_after_a_change_and_only_then() {
+        let write = |path: &str| {
+            world(WorldOp::Write {
+                path: path.into(),
+                bytes: bytes::Bytes::from_static(b"one two\n"),
+                mode: 0o644,
+            })
+        };
+        let mkdir = |path: &str| world(WorldOp::Mkdir { path: path.into() });
+        let state = apply_hint(GenState::new(), &write("a"));
+        let first = Hints::from_state(&state);
+        assert_eq!(&first.paths[..], ["a"]);
+        assert_eq!(&first.words[..], ["one", "two"]);
+        let state = apply_hint(state, &Step::plain(Op::ReadText { path: "a".into() }));
+        let again = Hints::from_state(&state);
+        assert!(
+            Arc::ptr_eq(&first.paths, &again.paths),
+            "a read changes nothing"
+        );
+        let state = apply_hint(state, &write("b"));
+        let changed = Hints::from_state(&state);
+        assert_eq!(&changed.paths[..], ["a", "b"]);
+        assert_eq!(&changed.recent[..], ["a", "b"]);
+        let (x, y) = (
+            apply_hint(state.clone(), &mkdir("x")),
+            apply_hint(state.clone(), &mkdir("y")),
+        );
+        assert_eq!(x.model.minted(), y.model.minted());
+        assert_eq!(&Hints::from_state(&x).dirs[..], [".", "x"]);
+        assert_eq!(&Hints::from_state(&y).dirs[..], [".", "y"]);
+        assert_eq!(&Hints::from_state(&state).dirs[..], ["."]);
     }
 
     fn rename(from: &str, to: &str) -> Step {

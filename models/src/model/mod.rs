@@ -296,6 +296,14 @@ impl Model {
         }
     }
 
+    /// How many versions this model has handed out. Every change of the tree hands one out, so
+    /// a model whose count has not moved has not changed since: what a generator drew from it
+    /// still holds. (Two copies of one model that went different ways may have handed out as
+    /// many: the count tells a model from its own past, not from another model.)
+    pub fn minted(&self) -> u64 {
+        self.tree.minted()
+    }
+
     /// Every entry under the root, by relative path, without a copy of any file's content:
     /// each file's size and first `head` bytes (what a generator aims with).
     pub fn outline(&self, head: usize) -> BTreeMap<String, crate::tree::Outline> {
