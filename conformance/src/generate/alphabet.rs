@@ -96,6 +96,37 @@ pub(crate) fn nul_at(at: usize) -> String {
     s
 }
 
+/// [`nul_at`] shared: each text built once, and a case that writes it copies none of it.
+pub(crate) fn nul_at_shared(at: usize) -> Arc<str> {
+    static BUILT: Mutex<Vec<(usize, Arc<str>)>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, text)) = built.iter().find(|(a, _)| *a == at) {
+        return Arc::clone(text);
+    }
+    let text: Arc<str> = nul_at(at).into();
+    built.push((at, Arc::clone(&text)));
+    text
+}
+
+/// [`straddling_text`] shared: built once, and a case that writes it copies none of it (it is
+/// half a megabyte, and an opening that writes it is made twice for every case drawn).
+pub(crate) fn straddling_shared() -> Arc<str> {
+    static TEXT: OnceLock<Arc<str>> = OnceLock::new();
+    Arc::clone(TEXT.get_or_init(|| straddling_text().into()))
+}
+
+/// [`late_invalid`] shared: built once (300 KiB), and a case that writes it copies none of it.
+pub(crate) fn late_invalid_shared() -> Bytes {
+    static BYTES: OnceLock<Bytes> = OnceLock::new();
+    BYTES.get_or_init(|| late_invalid().into()).clone()
+}
+
+/// [`style_window_text`] shared: built once, and a case that writes it copies none of it.
+pub(crate) fn style_window_shared() -> Arc<str> {
+    static TEXT: OnceLock<Arc<str>> = OnceLock::new();
+    Arc::clone(TEXT.get_or_init(|| style_window_text().into()))
+}
+
 /// About 520 KiB of text whose 4-byte characters straddle every boundary of [`BOUNDARIES`]
 /// (starting 1, 2 or 3 bytes before it), with words and line breaks in between.
 pub(crate) fn straddling_text() -> String {
@@ -189,6 +220,25 @@ pub(crate) fn edge_texts(limit: u64) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A shared edge text is the text, and the very same one every time it is asked for.
+    #[test]
+    fn shared_edge_texts_are_the_texts_built_once() {
+        for at in [8192, 8292] {
+            assert_eq!(&*nul_at_shared(at), nul_at(at));
+            assert!(Arc::ptr_eq(&nul_at_shared(at), &nul_at_shared(at)));
+        }
+        assert_ne!(nul_at_shared(8192), nul_at_shared(8292));
+        assert_eq!(&*straddling_shared(), straddling_text());
+        assert!(Arc::ptr_eq(&straddling_shared(), &straddling_shared()));
+        assert_eq!(&*style_window_shared(), style_window_text());
+        assert!(Arc::ptr_eq(&style_window_shared(), &style_window_shared()));
+        assert_eq!(late_invalid_shared(), late_invalid());
+        assert_eq!(
+            late_invalid_shared().as_ptr(),
+            late_invalid_shared().as_ptr()
+        );
+    }
 
     #[test]
     fn edge_contents_sit_exactly_where_they_claim() {

@@ -7,7 +7,7 @@
 //! so both situations occur.) The first recipe meets an empty world; a later one may meet what
 //! an earlier one made, which only varies the situation further.
 
-use super::alphabet::{late_invalid, nul_at, straddling_text, style_window_text};
+use super::alphabet::{late_invalid_shared, nul_at_shared, straddling_shared, style_window_shared};
 use super::{GenConfig, name};
 use crate::step::{Interfere, Op, Step, WriteGuard};
 use proptest::prelude::*;
@@ -113,7 +113,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
         )
             .prop_map(|(n, at, all)| {
                 vec![
-                    write(&n, nul_at(at), WriteGuard::None),
+                    write(&n, nul_at_shared(at), WriteGuard::None),
                     Step::plain(Op::Edit {
                         path: n,
                         old: if all { "aaaa".into() } else { "tail".into() },
@@ -131,7 +131,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
         name()
             .prop_map(|n| {
                 vec![
-                    write(&n, straddling_text(), WriteGuard::None),
+                    write(&n, straddling_shared(), WriteGuard::None),
                     Step::plain(Op::StreamText { path: n }),
                 ]
             })
@@ -182,7 +182,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
                 vec![
                     world(WorldOp::Write {
                         path: n.clone(),
-                        bytes: late_invalid().into(),
+                        bytes: late_invalid_shared(),
                         mode: 0o644,
                     }),
                     Step::plain(Op::StreamText { path: n }),
@@ -197,7 +197,7 @@ fn recipe(config: &GenConfig) -> BoxedStrategy<Vec<Step>> {
         (name(), pick(vec!["x\ny", "\n", "\r\n"]), any::<bool>())
             .prop_map(|(n, new, all)| {
                 vec![
-                    write(&n, style_window_text(), WriteGuard::None),
+                    write(&n, style_window_shared(), WriteGuard::None),
                     Step::plain(Op::Edit {
                         path: n,
                         old: "style".into(),
