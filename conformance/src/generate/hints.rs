@@ -14,10 +14,13 @@ pub const GEN_ROOT: &str = "/seam-gen-root";
 /// streams and edits aim at those often, so a file made with an edge content is read soon after).
 #[derive(Clone, Debug)]
 pub struct GenState {
-    /// The model of the world.
-    pub model: Model,
+    /// The model of the world. Private, as `recent` is: both change only through
+    /// [`apply_hint`], and the hints kept in `last` are reused while the model's count of
+    /// versions and `recent` are unchanged (another model with as many versions put in its place
+    /// would be aimed with hints of the first).
+    model: Model,
     /// Spellings of the last few files written, newest last.
-    pub recent: Vec<String>,
+    recent: Vec<String>,
     /// The steps of the aimed opening not generated yet (see `openings`).
     pub plan: Vec<Step>,
     /// The words of the files' heads, computed once per content.
