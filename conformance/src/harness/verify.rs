@@ -19,7 +19,7 @@ use std::collections::HashSet;
 pub(super) struct KnownEqual(Vec<(Bytes, Bytes)>);
 
 /// Where a buffer is and how long: with the buffer held, no other buffer is there.
-fn place(b: &Bytes) -> (usize, usize) {
+pub(super) fn place(b: &Bytes) -> (usize, usize) {
     (b.as_ptr() as usize, b.len())
 }
 
