@@ -56,6 +56,10 @@ impl Factory for Reference {
         self.inner.name()
     }
 
+    fn streams_through_a_window(&self) -> bool {
+        self.inner.streams_through_a_window()
+    }
+
     fn configurations(&self) -> Vec<String> {
         self.inner.configurations()
     }

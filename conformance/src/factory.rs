@@ -93,6 +93,17 @@ pub trait Factory: Send + Sync {
     /// A fresh, empty subject.
     fn make(&self, options: &CaseOptions) -> Result<Subject, String>;
 
+    /// Whether the provider's streams come through a window: a number of chunks in flight that
+    /// the reader grants more of as it takes them (every backend over the wire protocol
+    /// announces one, `stream_window`). The gate then reads every stream of more than 128 KiB
+    /// slowly — it stops for 5 ms after the first chunk, so that a backend that sends past its
+    /// window has the time to, and is caught. A provider read in the suite's own process
+    /// (`false`) hands over each chunk when it is asked for: a pause there finds nothing and
+    /// only idles, and its long streams are read at full speed. The default: there is a window.
+    fn streams_through_a_window(&self) -> bool {
+        true
+    }
+
     /// A second provider instance over the storage of `subject` (made by this factory with
     /// `options`), as a second agent process would open it: its own caches, locks and
     /// connections, the same files. A backend that claims [`seam::Capability::SharedStorage`]

@@ -12,6 +12,7 @@ use seam::{
 };
 use seam_conformance::{CaseOptions, Factory, Subject};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// What happens before a call of the hooked provider.
@@ -52,6 +53,43 @@ pub struct Hooked {
     hook: Hook,
     one_at_a_time: Option<Arc<tokio::sync::Mutex<()>>>,
     without: Option<Capability>,
+    streams: Option<Arc<StreamLog>>,
+}
+
+/// How the streams of a hooked provider were read: of those whose second chunk was asked for,
+/// how many by a reader that stopped after the first (it let the runtime run something else in
+/// between) and how many straight on.
+#[derive(Default)]
+pub struct StreamLog {
+    pub paused: AtomicUsize,
+    pub straight: AtomicUsize,
+}
+
+impl StreamLog {
+    /// `stream`, telling this log how its second chunk was asked for. When the first chunk is
+    /// handed over, a task is spawned on the reader's runtime that marks the stream: the
+    /// runtime runs it only if the reader stops (its future waits on something, a timer say),
+    /// never while it reads on without stopping. No clock is read.
+    fn watch(self: &Arc<Self>, stream: TextStream) -> TextStream {
+        let log = self.clone();
+        let stopped = Arc::new(AtomicBool::new(false));
+        let mut handed = 0usize;
+        Box::pin(futures_util::StreamExt::map(stream, move |item| {
+            handed += 1;
+            if handed == 1 {
+                let stopped = stopped.clone();
+                tokio::spawn(async move { stopped.store(true, Ordering::SeqCst) });
+            } else if handed == 2 {
+                let count = if stopped.load(Ordering::SeqCst) {
+                    &log.paused
+                } else {
+                    &log.straight
+                };
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+            item
+        }))
+    }
 }
 
 impl Hooked {
@@ -138,7 +176,11 @@ impl FileSystem for Hooked {
             let text = self.inner.read_text(t, s).await?;
             return Ok(Box::pin(futures_util::stream::iter([Ok(text)])));
         }
-        self.inner.stream_text(t, s).await
+        let stream = self.inner.stream_text(t, s).await?;
+        Ok(match &self.streams {
+            Some(log) => log.watch(stream),
+            None => stream,
+        })
     }
     async fn read_bytes(&self, t: &FsTarget, m: u64, s: &Signal) -> Result<Vec<u8>, FsError> {
         let _turn = self.turn().await;
@@ -223,6 +265,10 @@ pub struct HookedFactory {
     pub one_at_a_time: bool,
     /// A capability the subjects do not claim.
     pub without: Option<Capability>,
+    /// Where the subjects' streams say how they were read.
+    pub streams: Option<Arc<StreamLog>>,
+    /// Whether the subjects' streams come through a window (`None`: as the inner factory's).
+    pub window: Option<bool>,
 }
 
 impl HookedFactory {
@@ -234,6 +280,8 @@ impl HookedFactory {
             per_subject: None,
             one_at_a_time: false,
             without: None,
+            streams: None,
+            window: None,
         }
     }
 
@@ -245,6 +293,8 @@ impl HookedFactory {
             per_subject: Some(make),
             one_at_a_time: false,
             without: None,
+            streams: None,
+            window: None,
         }
     }
 }
@@ -259,6 +309,10 @@ impl Factory for HookedFactory {
     }
     fn configurations(&self) -> Vec<String> {
         self.inner.configurations()
+    }
+    fn streams_through_a_window(&self) -> bool {
+        self.window
+            .unwrap_or_else(|| self.inner.streams_through_a_window())
     }
     fn make(&self, options: &CaseOptions) -> Result<Subject, String> {
         let s = self.inner.make(options)?;
@@ -297,6 +351,7 @@ impl HookedFactory {
                 .one_at_a_time
                 .then(|| Arc::new(tokio::sync::Mutex::new(()))),
             without: self.without,
+            streams: self.streams.clone(),
         })
     }
 }

@@ -39,6 +39,10 @@ impl Factory for FaultyFactory {
         self.inner.permissions_checkable()
     }
 
+    fn streams_through_a_window(&self) -> bool {
+        self.inner.streams_through_a_window()
+    }
+
     fn configurations(&self) -> Vec<String> {
         self.inner.configurations()
     }

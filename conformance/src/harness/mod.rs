@@ -202,6 +202,8 @@ pub struct Harness {
     /// Told when the harness holds a call up itself (waiting for readers at a checkpoint), so
     /// that the call is not taken for slow.
     pause_log: Option<PauseLog>,
+    /// Whether long streams are read slowly (see [`Harness::with_stream_window`]).
+    slow_long_streams: bool,
 }
 
 /// Where the harness says it held calls up, from when to when.
@@ -333,12 +335,21 @@ impl Harness {
                 Arc::new(AtomicU8::new(READER_PATIENCE)),
             ],
             pause_log: None,
+            slow_long_streams: true,
         }
     }
 
     /// The same harness, telling `log` when it holds a call up itself.
     pub(crate) fn with_pause_log(mut self, log: PauseLog) -> Self {
         self.pause_log = Some(log);
+        self
+    }
+
+    /// The same harness, reading streams of more than 128 KiB slowly only if the provider's
+    /// streams come through a window ([`crate::Factory::streams_through_a_window`]; a harness
+    /// reads them slowly unless told there is none).
+    pub(crate) fn with_stream_window(mut self, window: bool) -> Self {
+        self.slow_long_streams = window;
         self
     }
 

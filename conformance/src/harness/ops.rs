@@ -322,9 +322,10 @@ impl Harness {
         };
         let expected = self.model.read_text_target(&r);
         let actual = if stream {
-            let long = expected
-                .as_ref()
-                .is_ok_and(|text| text.len() > SLOW_READER_FROM);
+            let long = self.slow_long_streams
+                && expected
+                    .as_ref()
+                    .is_ok_and(|text| text.len() > SLOW_READER_FROM);
             let stream = self.fs.stream_text(&t, &Signal::none()).await;
             if long {
                 collect_stream_slowly(stream).await
@@ -493,9 +494,10 @@ pub(super) async fn collect_stream(
     Ok(text)
 }
 
-/// A stream the model says is longer than this is read slowly: more than a window of chunks
-/// of any backend here (8 chunks of 16 KiB, the kits'), so that a backend sending past its
-/// window has something to send.
+/// A stream the model says is longer than this is read slowly, when the provider's streams
+/// come through a window ([`crate::Factory::streams_through_a_window`]): more than a window
+/// of chunks of any backend here (8 chunks of 16 KiB, the kits'), so that a backend sending
+/// past its window has something to send.
 const SLOW_READER_FROM: usize = 128 * 1024;
 
 /// How long a slow reader stops after its first chunk.

@@ -236,7 +236,8 @@ pub(crate) fn run_watched(
     } else {
         None
     };
-    let mut harness = Harness::with_agent(subject, config, agent);
+    let mut harness = Harness::with_agent(subject, config, agent)
+        .with_stream_window(factory.streams_through_a_window());
     if let Some(fs) = second {
         harness = harness.with_second(fs);
     }

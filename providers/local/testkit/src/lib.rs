@@ -76,6 +76,11 @@ impl Factory for LocalFactory {
         "local".into()
     }
 
+    /// Read in the suite's own process: a stream hands over each chunk when it is asked for.
+    fn streams_through_a_window(&self) -> bool {
+        false
+    }
+
     /// The local provider in `seam serve` on stdio, in a child process the suite may kill.
     fn killable(&self, options: &CaseOptions) -> Result<Killable, NotKillable> {
         killable_shipped("local", options)

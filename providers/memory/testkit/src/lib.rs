@@ -35,6 +35,11 @@ impl Factory for MemoryFactory {
         "memory".into()
     }
 
+    /// Read in the suite's own process: a stream hands over each chunk when it is asked for.
+    fn streams_through_a_window(&self) -> bool {
+        false
+    }
+
     fn make(&self, _options: &CaseOptions) -> Result<Subject, String> {
         let store = MemoryStore::new();
         let world = store.world();

@@ -43,6 +43,11 @@ impl Factory for SandboxFactory {
         format!("sandbox:{}", self.0.as_str())
     }
 
+    /// Read in the suite's own process: a stream hands over each chunk when it is asked for.
+    fn streams_through_a_window(&self) -> bool {
+        false
+    }
+
     /// The sandbox in `seam serve` on stdio, in a child process the suite may kill.
     fn killable(&self, options: &CaseOptions) -> Result<Killable, NotKillable> {
         killable_shipped(&self.name(), options)
