@@ -66,7 +66,11 @@ fn gate(c: &mut Criterion) {
             .map(|(config, cases)| checking::check(&MemoryFactory, config, cases))
             .sum()
     };
-    assert_eq!(check_all(), Ok(steps), "the cases checked alone, step for step");
+    assert_eq!(
+        check_all(),
+        Ok(steps),
+        "the cases checked alone, step for step"
+    );
     let mut g = c.benchmark_group("gate/sequences");
     g.throughput(Throughput::Elements(steps));
     g.sample_size(10);
