@@ -97,9 +97,10 @@ pub trait Factory: Send + Sync {
     /// the reader grants more of as it takes them (every backend over the wire protocol
     /// announces one, `stream_window`). The gate then reads every stream of more than 128 KiB
     /// slowly — it stops for 5 ms after the first chunk, so that a backend that sends past its
-    /// window has the time to, and is caught. A provider read in the suite's own process
-    /// (`false`) hands over each chunk when it is asked for: a pause there finds nothing and
-    /// only idles, and its long streams are read at full speed. The default: there is a window.
+    /// window has the time to, and a client that counts credit (seam's remote client does)
+    /// catches it. A provider read in the suite's own process (`false`) has no credit to keep,
+    /// whatever it reads ahead: a pause there finds nothing and only idles, and its long
+    /// streams are read at full speed. The default: there is a window.
     fn streams_through_a_window(&self) -> bool {
         true
     }

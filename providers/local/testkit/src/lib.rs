@@ -76,7 +76,7 @@ impl Factory for LocalFactory {
         "local".into()
     }
 
-    /// Read in the suite's own process: a stream hands over each chunk when it is asked for.
+    /// Read in the suite's own process: no window of chunks in flight, no credit to keep.
     fn streams_through_a_window(&self) -> bool {
         false
     }

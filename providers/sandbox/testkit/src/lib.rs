@@ -43,7 +43,7 @@ impl Factory for SandboxFactory {
         format!("sandbox:{}", self.0.as_str())
     }
 
-    /// Read in the suite's own process: a stream hands over each chunk when it is asked for.
+    /// Read in the suite's own process: no window of chunks in flight, no credit to keep.
     fn streams_through_a_window(&self) -> bool {
         false
     }
